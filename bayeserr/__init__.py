@@ -1,0 +1,47 @@
+"""bayeserr: honest error bars for language-model evaluations.
+
+The public API, imported lazily so that ``import bayeserr`` stays fast and
+never imports PyMC or ArviZ::
+
+    ds = bayeserr.load("results.csv")          # validated xarray.Dataset
+    bayeserr.score(ds)                         # per-model SEs and intervals (SPEC §2)
+    bayeserr.compare(ds, "A", "B")             # A − B, paired (SPEC §3)
+    bayeserr.compare_all(ds)                   # every pair, Holm / BH adjusted
+    bayeserr.report(ds).to_markdown()          # the full report (SPEC §6)
+    bayeserr.n_required(0.03, omega2=1/9)      # power (SPEC §4)
+"""
+
+from importlib import import_module
+
+__version__ = "0.1.0"
+
+_API = {
+    "load": ("data", "load"),
+    "InputError": ("errors", "InputError"),
+    "score": ("scoring", "score"),
+    "compare": ("compare", "compare"),
+    "compare_all": ("compare", "compare_all"),
+    "report": ("report", "build_report"),
+    "n_required": ("power", "n_required"),
+    "mde": ("power", "mde"),
+    "n_unpaired": ("power", "n_unpaired"),
+    "tie_zone": ("power", "tie_zone"),
+    "n_for_tie_zone": ("power", "n_for_tie_zone"),
+    "from_pilot": ("power", "from_pilot"),
+    "design_effect_icc": ("power", "design_effect_icc"),
+}
+
+__all__ = sorted(_API) + ["__version__"]
+
+
+def __getattr__(name):
+    if name in _API:
+        module, attr = _API[name]
+        value = getattr(import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'bayeserr' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,119 @@
+"""The paper's estimators as pure array functions (SPEC §2, Miller 2024).
+
+Every function here takes plain NumPy arrays of per-question scores ``s_i``
+(already averaged over samples, no NaN) and returns numbers; the layers above
+(:mod:`bayeserr.scoring`, :mod:`bayeserr.compare`) pick the arrays out of the
+dataset.  One place per formula; the docstring names the equation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+CLUSTER_CORRECTIONS = ("paper", "cr1")
+
+
+def z_value(level: float) -> float:
+    """Two-sided normal quantile ``z = Φ⁻¹(1 − α/2)`` for a confidence ``level`` (M3)."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1 (got {level}); use e.g. 0.95.")
+    return float(stats.norm.ppf(0.5 + level / 2))
+
+
+def se_clt(s: np.ndarray) -> float:
+    """(M1) ``SE_clt = sqrt( Σ (s_i − s̄)² / ((n − 1) n) )``: sample sd (ddof 1) / √n."""
+    s = np.asarray(s, dtype=float)
+    return float(np.sqrt(np.var(s, ddof=1) / s.size))
+
+
+def se_bernoulli(mean: float, n: int) -> float:
+    """(M2) ``SE_bernoulli = sqrt( s̄ (1 − s̄) / n )``, for 0/1 scores with K = 1."""
+    return float(np.sqrt(mean * (1.0 - mean) / n))
+
+
+def normal_interval(estimate, se, level: float) -> np.ndarray:
+    """(M3) ``estimate ± z·SE`` with the exact normal quantile for ``level``."""
+    half = z_value(level) * np.asarray(se, dtype=float)
+    return np.stack([estimate - half, estimate + half], axis=-1)
+
+
+def cluster_residual_sums(e: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``Σ_{i∈c} e_i`` for each cluster code ``c`` (codes need not be contiguous)."""
+    return np.bincount(codes, weights=e)
+
+
+def se_clustered(s: np.ndarray, codes: np.ndarray, correction: str = "paper") -> float:
+    """Clustered standard error of the mean (M4; applied to differences it is M8).
+
+    ``correction="paper"`` (default) is Miller's equation 4::
+
+        SE_cl² = SE_clt² + (1/n²) Σ_c Σ_{i≠j∈c} e_i e_j,    e_i = s_i − s̄
+
+    using ``Σ_{i≠j∈c} e_i e_j = (Σ_{i∈c} e_i)² − Σ_{i∈c} e_i²``.  With one
+    question per cluster it equals :func:`se_clt` exactly.
+
+    ``correction="cr1"`` is the finite-cluster (CR1) version that Inspect AI's
+    ``stderr(cluster=...)`` and statsmodels' cluster-robust OLS compute::
+
+        SE² = C/(C − 1) · Σ_c (Σ_{i∈c} e_i)² / n²
+    """
+    s = np.asarray(s, dtype=float)
+    n = s.size
+    e = s - s.mean()
+    sums = cluster_residual_sums(e, codes)
+    if correction == "paper":
+        cross = (sums**2).sum() - (e**2).sum()
+        return float(np.sqrt(max(se_clt(s) ** 2 + cross / n**2, 0.0)))
+    if correction == "cr1":
+        c = int(np.count_nonzero(np.bincount(codes)))
+        if c < 2:
+            return float("nan")
+        return float(np.sqrt(c / (c - 1) * (sums**2).sum() / n**2))
+    raise ValueError(f"cluster_correction must be one of {CLUSTER_CORRECTIONS}, got {correction!r}")
+
+
+def design_effect(se_cluster: float, se_plain: float) -> float:
+    """Design effect ``SE_cl² / SE_clt²`` (SPEC §2); NaN when SE_clt is 0."""
+    if se_plain == 0:
+        return float("nan")
+    return float(se_cluster**2 / se_plain**2)
+
+
+@dataclass(frozen=True)
+class VarianceComponents:
+    """Law-of-total-variance split of per-question scores (paper §3.1)."""
+
+    between_questions: float  #: Var(x), spread of the per-question true means
+    within_questions: float  #: E[σ²], mean within-question answer variance
+    k_recommended: int | None  #: smallest K with E[σ²]/K < Var(x)/10
+
+    def to_dict(self) -> dict:
+        return {"between_questions": self.between_questions,
+                "within_questions": self.within_questions}
+
+
+def variance_components(answers: np.ndarray) -> VarianceComponents | None:
+    """Split score variance into between- and within-question parts (SPEC §2).
+
+    ``answers`` is ``(question, sample)`` with NaN for missing samples.  Uses::
+
+        E[σ²]  ≈ mean_i var(answers_i, ddof=1)      (questions with K_i ≥ 2)
+        Var(x) ≈ Var(s_i) − mean_i(σ_i² / K_i)
+
+    and recommends the smallest K for which ``E[σ²]/K < Var(x)/10`` ("more
+    resamples stop paying off").  Returns ``None`` when no question has two
+    or more samples.
+    """
+    k = np.sum(~np.isnan(answers), axis=1)
+    rows = answers[k >= 2]
+    if rows.shape[0] == 0:
+        return None
+    sigma2 = np.nanvar(rows, axis=1, ddof=1)
+    within = float(sigma2.mean())
+    s = np.nanmean(answers[k >= 1], axis=1)
+    between = float(np.var(s, ddof=1) - np.mean(sigma2 / k[k >= 2]))
+    k_rec = int(np.floor(10 * within / between)) + 1 if between > 0 else None
+    return VarianceComponents(between, within, k_rec)

@@ -1,0 +1,109 @@
+"""The uncertainty report: per-model table, pairwise table, tie zone,
+warnings and row accounting (SPEC §6), as data, JSON or Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from . import caveats as _caveats
+from .compare import Comparisons, compare_all, pair_caveats
+from .data import RowAccount, rows_of
+from .estimators import CLUSTER_CORRECTIONS
+from .errors import InputError
+from .exact import LABELS
+from .power import tie_zone
+from .scoring import Scores, score
+
+SCHEMA = "bayeserr.report/1"
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything ``bayeserr report`` prints, for one results file."""
+
+    source: str
+    level: float
+    columns: dict
+    rows: RowAccount
+    scores: Scores
+    comparisons: Comparisons
+    tie_zone: dict
+    warnings: tuple
+    cluster_correction: str
+    adjust: str
+
+    def to_dict(self) -> dict:
+        """The SPEC §6 JSON object (NaN becomes ``null``)."""
+        return _jsonable({
+            "schema": SCHEMA,
+            "level": self.level,
+            "columns": self.columns,
+            "rows": self.rows.to_dict(),
+            "models": self.scores.to_dict(),
+            "comparisons": self.comparisons.to_dict(),
+            "tie_zone": self.tie_zone,
+            "warnings": [w.to_dict() for w in self.warnings],
+        })
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def to_markdown(self) -> str:
+        from .markdown import render_report
+        return render_report(self)
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return None if not math.isfinite(obj) else float(obj)
+    return obj
+
+
+def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
+    """Unpaired tie zone at the pooled mean score and median n; paired: the
+    median over pairs of ``z · sd(d)/√n`` (SPEC §3)."""
+    p = float(np.mean([m.mean for m in scores]))
+    n = float(np.median([m.n_questions for m in scores]))
+    paired = [c.se_paired for c in comps if math.isfinite(c.se_paired)]
+    from .estimators import z_value
+    return {"unpaired": tie_zone(p, n, level),
+            "paired_median": float(z_value(level) * np.median(paired)) if paired else None}
+
+
+def build_report(ds: xr.Dataset, *, level: float = 0.95, cluster_correction: str = "paper",
+                 adjust: str = "holm", on_unpaired: str = "error") -> Report:
+    """Score every model, compare every pair, and collect the warnings."""
+    if cluster_correction not in CLUSTER_CORRECTIONS:
+        raise InputError(f"cluster correction must be one of {', '.join(CLUSTER_CORRECTIONS)} "
+                         f"(got '{cluster_correction}').")
+    scores = score(ds, level=level, cluster_correction=cluster_correction)
+    order = sorted(scores, key=lambda m: -m.mean)
+    scores = Scores(tuple(order))
+    names = [m.model for m in order]
+    comps = (compare_all(ds, names, level=level, cluster_correction=cluster_correction,
+                         on_unpaired=on_unpaired)
+             if len(names) > 1 else Comparisons(()))
+    warnings = [w for m in scores for w in m.caveats] + pair_caveats(ds, comps)
+    if "cluster" in ds.coords and any(m.binary for m in scores):
+        warnings.append(_caveats.Caveat(
+            "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull "
+            "assume independent questions; with clusters read the 'n_eff' versions."))
+    return Report(source=ds.attrs.get("source", ""), level=level, columns=ds.attrs.get("columns", {}),
+                  rows=rows_of(ds), scores=scores, comparisons=comps,
+                  tie_zone=_tie_zone(scores, comps, level), warnings=tuple(warnings),
+                  cluster_correction=cluster_correction, adjust=adjust)
+
+
+__all__ = ["Report", "build_report", "LABELS"]
