@@ -54,3 +54,8 @@ def unpaired_dropped(a: str, b: str, n: int, only_a: int, only_b: int) -> Caveat
     return Caveat("unpaired_dropped", None, f"{a} vs {b}: compared on the {n} questions both "
                   f"answered; dropped {only_a} answered only by {a} and {only_b} answered "
                   f"only by {b} (--on-unpaired drop).")
+
+
+def pair_skipped(a: str, b: str, n: int) -> Caveat:
+    return Caveat("pair_not_comparable", None, f"{a} vs {b}: only {n} question(s) in common, "
+                  "too few for a paired comparison; the pair is left out of the table.")

@@ -87,7 +87,7 @@ def report(file, fmt, level, cluster_correction, on_unpaired, adjust, **kw):
 
 
 def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust):
-    from .report import build_report
+    from .reporting import build_report
     rep = build_report(ds, level=level, cluster_correction=cluster_correction, adjust=adjust,
                        on_unpaired=on_unpaired)
     click.echo(rep.to_json() if fmt == "json" else rep.to_markdown())
@@ -101,17 +101,16 @@ def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust):
 @analysis_options
 def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, **kw):
     """One pair in depth: A − B on the questions of FILE."""
-    from . import compare as cmp
+    from . import comparison as cmp
     from .data import rows_of
     from .markdown import render_comparison
-    from .report import _jsonable
+    from .reporting import _jsonable
     if a == b:
         raise InputError(f"compare needs two different models (got '{a}' twice).")
     ds = _load(file, models=[a, b], **_col_kwargs(kw))
-    comps = cmp.compare_all(ds, [a, b], level=level, cluster_correction=cluster_correction,
-                            on_unpaired=on_unpaired)
-    c = comps.pairs[0]
-    warnings = cmp.pair_caveats(ds, comps)
+    c = cmp.compare(ds, a, b, level=level, cluster_correction=cluster_correction,
+                    on_unpaired=on_unpaired)
+    warnings = cmp.pair_caveats(ds, cmp.Comparisons((c,)))
     if fmt == "json":
         out = {"comparison": c.to_dict(), "level": level, "rows": rows_of(ds).to_dict(),
                "warnings": [w.to_dict() for w in warnings]}
@@ -142,7 +141,7 @@ def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, **kw):
 def power(delta, n, omega2, sigma2_a, sigma2_b, k_a, k_b, alpha, power_, cluster_size, icc,
           unpaired, tie_p, pilot, fmt):
     """Plan an eval: questions needed (M9), minimum detectable effect (M10), tie zones."""
-    from . import power as pw
+    from . import planning as pw
     out, text = _plan(pw, delta, n, omega2, sigma2_a, sigma2_b, k_a, k_b, alpha, power_,
                       cluster_size, icc, unpaired, tie_p, pilot)
     if fmt == "json":

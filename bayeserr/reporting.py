@@ -12,12 +12,12 @@ import numpy as np
 import xarray as xr
 
 from . import caveats as _caveats
-from .compare import Comparisons, compare_all, pair_caveats
+from .comparison import Comparisons, compare_all, pair_caveats
 from .data import RowAccount, rows_of
 from .estimators import CLUSTER_CORRECTIONS
 from .errors import InputError
 from .exact import LABELS
-from .power import tie_zone
+from .planning import tie_zone
 from .scoring import Scores, score
 
 SCHEMA = "bayeserr.report/1"

@@ -97,6 +97,8 @@ class Comparisons:
     """All pairwise comparisons of a report, with multiplicity-adjusted p-values."""
 
     pairs: tuple[Comparison, ...]
+    #: pairs left out because they share fewer than 2 questions: (a, b, n_common)
+    skipped: tuple[tuple[str, str, int], ...] = ()
 
     def __iter__(self):
         return iter(self.pairs)
@@ -201,6 +203,9 @@ def compare_all(ds: xr.Dataset, models=None, *, level: float = 0.95,
     only = discordant_counts(s) if binary.any() else None
 
     ia, ib = np.triu_indices(len(names), 1)
+    few = pm.n[ia, ib] < 2
+    skipped = tuple((names[i], names[j], int(pm.n[i, j])) for i, j in zip(ia[few], ib[few]))
+    ia, ib = ia[~few], ib[~few]
     diff = pm.mean[ia, ib] - pm.mean.T[ia, ib]
     head_se = (se_cl if se_cl is not None else se_pa)[ia, ib]
     z, p, ci = _headline(diff, head_se, level)
@@ -228,20 +233,25 @@ def compare_all(ds: xr.Dataset, models=None, *, level: float = 0.95,
             p_holm=float(p_holm[k]), p_bh=float(p_bh[k]), correlation=float(corr[i, j]),
             mcnemar=mc, level=level, cluster_correction=cluster_correction if codes is not None else None,
         ))
-    return Comparisons(tuple(pairs))
+    return Comparisons(tuple(pairs), skipped)
 
 
 def compare(ds: xr.Dataset, a: str, b: str, **kwargs) -> Comparison:
     """One pair in depth: ``A − B`` (M5–M8, McNemar).  See :func:`compare_all`."""
     if a == b:
         raise InputError(f"compare needs two different models (got '{a}' twice).")
-    return compare_all(ds, [a, b], **kwargs).pairs[0]
+    comps = compare_all(ds, [a, b], **kwargs)
+    if not comps.pairs:
+        raise InputError(f"'{a}' and '{b}' share {comps.skipped[0][2]} question(s); a paired "
+                         "comparison needs at least 2.")
+    return comps.pairs[0]
 
 
 def pair_caveats(ds: xr.Dataset, comps: Comparisons) -> list:
     """Warnings about the comparisons: unpaired drops, McNemar under clustering."""
     out = [caveats.unpaired_dropped(c.a, c.b, c.n_questions, c.n_only_a, c.n_only_b)
            for c in comps if c.n_only_a or c.n_only_b]
+    out += [caveats.pair_skipped(a, b, n) for a, b, n in comps.skipped]
     if "cluster" in ds.coords and any(c.mcnemar is not None for c in comps):
         out.append(caveats.mcnemar_clustered())
     return out
