@@ -145,8 +145,8 @@ def power(delta, n, omega2, sigma2_a, sigma2_b, k_a, k_b, alpha, power_, cluster
     out, text = _plan(pw, delta, n, omega2, sigma2_a, sigma2_b, k_a, k_b, alpha, power_,
                       cluster_size, icc, unpaired, tie_p, pilot)
     if fmt == "json":
-        click.echo(json.dumps({k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                               for k, v in out.items()}, indent=2))
+        from .reporting import _jsonable
+        click.echo(json.dumps(_jsonable(out), indent=2))
     else:
         click.echo(text)
 

@@ -21,6 +21,7 @@ from .planning import tie_zone
 from .scoring import Scores, score
 
 SCHEMA = "bayeserr.report/1"
+COMPACT_ABOVE = 300  # pairs
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,11 @@ class Report:
             "warnings": [w.to_dict() for w in self.warnings],
         })
 
-    def to_json(self, indent: int | None = 2) -> str:
+    def to_json(self, indent: int | None = None) -> str:
+        """JSON text; indented for small reports, one compact line for large
+        ones (Python's fast C encoder only runs without indentation)."""
+        if indent is None and len(self.comparisons) <= COMPACT_ABOVE:
+            indent = 2
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def to_markdown(self) -> str:
@@ -60,14 +65,18 @@ class Report:
 
 
 def _jsonable(obj):
-    if isinstance(obj, dict):
+    """Plain JSON types: NaN and infinities become ``None`` (JSON ``null``)."""
+    t = type(obj)
+    if t is float:
+        return obj if math.isfinite(obj) else None
+    if t is dict:
         return {k: _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
+    if t is list or t is tuple:
         return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
+    if isinstance(obj, np.floating):
+        return _jsonable(float(obj))
+    if isinstance(obj, np.integer):
         return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return None if not math.isfinite(obj) else float(obj)
     return obj
 
 

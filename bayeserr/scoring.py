@@ -9,7 +9,7 @@ into a :class:`ModelScore`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -104,7 +104,11 @@ def _flat_frame(models) -> pd.DataFrame:
 def score_one(model: str, s: np.ndarray, answers: np.ndarray, codes: np.ndarray | None, *,
               level: float = 0.95, cluster_correction: str = "paper") -> ModelScore:
     """Score one model from its per-question means ``s`` (no NaN), its raw
-    ``answers`` ``(question, sample)`` and the questions' cluster ``codes``."""
+    ``answers`` ``(question, sample)`` and the questions' cluster ``codes``.
+
+    The exact intervals are added by :func:`_with_exact_intervals`, which
+    does all models in one vectorized call per method.
+    """
     n = s.size
     k = np.sum(~np.isnan(answers), axis=1)
     mean, se = float(s.mean()), se_clt(s)
@@ -116,14 +120,6 @@ def score_one(model: str, s: np.ndarray, answers: np.ndarray, codes: np.ndarray 
         se_cl = se_clustered(s, codes, cluster_correction)
         deff = design_effect(se_cl, se)
         intervals["clustered"] = normal_interval(mean, se_cl, level)
-    if binary:
-        successes = s.sum()
-        for key in METHODS:
-            intervals[key] = proportion_interval(successes, n, level, key)
-        if codes is not None:
-            n_eff = effective_n(n, deff)
-            for key in ("wilson", "clopper_pearson"):
-                intervals[f"{key}_clustered"] = proportion_interval(mean * n_eff, n_eff, level, key)
     return ModelScore(
         model=model, n_questions=n, n_clusters=n_clusters, k_samples=float(k.mean()),
         mean=mean, se_clt=se, se_bernoulli=se_bernoulli(mean, n) if binary else None,
@@ -132,6 +128,35 @@ def score_one(model: str, s: np.ndarray, answers: np.ndarray, codes: np.ndarray 
         level=level, binary=binary, intervals=intervals,
         variance=variance_components(answers) if answers.shape[1] > 1 else None,
     )
+
+
+def _with_exact_intervals(scores: list[ModelScore], level: float) -> list[ModelScore]:
+    """Add Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull intervals to the
+    0/1, K = 1 models, and under clustering the versions on the effective
+    sample size ``n / deff`` (SPEC §2)."""
+    idx = [j for j, m in enumerate(scores) if m.binary]
+    if not idx:
+        return scores
+    n = np.array([scores[j].n_questions for j in idx], float)
+    mean = np.array([scores[j].mean for j in idx])
+    extra = {key: proportion_interval(mean * n, n, level, key) for key in METHODS}
+    clustered = [j for j in idx if scores[j].n_clusters is not None]
+    if clustered:
+        n_eff = np.array([effective_n(scores[j].n_questions, scores[j].design_effect) for j in clustered])
+        mean_c = np.array([scores[j].mean for j in clustered])
+        for key in ("wilson", "clopper_pearson"):
+            extra[f"{key}_clustered"] = dict(zip(clustered, proportion_interval(mean_c * n_eff, n_eff, level, key)))
+    out = list(scores)
+    for row, j in enumerate(idx):
+        ivs = dict(scores[j].intervals)
+        for key, value in extra.items():
+            if isinstance(value, dict):
+                if j in value:
+                    ivs[key] = value[j]
+            else:
+                ivs[key] = value[row]
+        out[j] = replace(scores[j], intervals=ivs)
+    return out
 
 
 def score(ds: xr.Dataset, models=None, *, level: float = 0.95,
@@ -153,4 +178,4 @@ def score(ds: xr.Dataset, models=None, *, level: float = 0.95,
             str(name), s_all[j, answered], cube[j, answered],
             None if codes_all is None else codes_all[answered],
             level=level, cluster_correction=cluster_correction))
-    return Scores(tuple(out))
+    return Scores(tuple(_with_exact_intervals(out, level)))

@@ -1,0 +1,119 @@
+"""The report: SPEC §6 JSON schema, Markdown contents, demo, compare."""
+
+import json
+
+import pytest
+
+import bayeserr
+from bayeserr.examples import example_path
+
+MODEL_KEYS = {"model", "n_questions", "n_clusters", "k_samples", "mean", "se_clt", "se_bernoulli",
+              "se_clustered", "design_effect", "intervals", "variance"}
+INTERVAL_KEYS = {"clt", "clustered", "wilson", "clopper_pearson", "jeffreys", "agresti_coull",
+                 "wilson_clustered", "clopper_pearson_clustered", "beta_posterior",
+                 "hierarchical_posterior"}
+PAIR_KEYS = {"a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_clustered_paired",
+             "ci", "z", "p_value", "p_holm", "correlation", "mcnemar", "prob_a_better", "prob_tie"}
+
+
+def _check_schema(rep):
+    assert set(rep) == {"schema", "level", "columns", "rows", "models", "comparisons", "tie_zone",
+                        "warnings"}
+    assert rep["schema"] == "bayeserr.report/1"
+    assert set(rep["columns"]) == {"model", "question", "score", "cluster", "sample"}
+    assert set(rep["rows"]) == {"read", "used", "dropped"}
+    for m in rep["models"]:
+        assert set(m) == MODEL_KEYS and set(m["intervals"]) == INTERVAL_KEYS
+    for c in rep["comparisons"]:
+        assert set(c) == PAIR_KEYS
+        if c["mcnemar"] is not None:
+            assert set(c["mcnemar"]) == {"n_a_only", "n_b_only", "p_value", "p_mid"}
+    assert set(rep["tie_zone"]) == {"unpaired", "paired_median"}
+    for w in rep["warnings"]:
+        assert set(w) == {"code", "model", "message"}
+
+
+def test_demo_json_schema_and_contents(cli_json):
+    rep = cli_json("demo")
+    _check_schema(rep)
+    assert rep["rows"] == {"read": 2400, "used": 2400, "dropped": []}
+    assert rep["columns"] == {"model": "model", "question": "question_id", "score": "score",
+                              "cluster": "cluster_id", "sample": "sample"}
+    assert len(rep["models"]) == 4 and len(rep["comparisons"]) == 6
+    means = [m["mean"] for m in rep["models"]]
+    assert means == sorted(means, reverse=True)
+    for m in rep["models"]:
+        assert m["k_samples"] == 3 and m["n_clusters"] == 24
+        assert m["variance"]["within_questions"] > 0
+        assert m["intervals"]["wilson"] is None  # K > 1: no binomial interval
+        lo, hi = m["intervals"]["clustered"]
+        assert lo < m["mean"] < hi
+    for c in rep["comparisons"]:
+        assert c["ci"][0] < c["diff"] < c["ci"][1]
+        assert c["p_holm"] >= c["p_value"]
+        assert c["mcnemar"] is None and c["prob_a_better"] is None
+
+
+def test_json_and_markdown_agree(cli, cli_json):
+    rep = cli_json("demo")
+    md = cli("demo").output
+    for m in rep["models"]:
+        assert f"| {m['model']} | {100 * m['mean']:.1f} ({100 * m['se_clt']:.1f}) | 200 |" in md
+    c = rep["comparisons"][0]
+    assert f"[{100 * c['ci'][0]:.1f}, {100 * c['ci'][1]:.1f}]" in md
+    assert "Rows read: 2400; used: 2400; dropped: 0." in md
+    assert "## Warnings" in md and "## Tie zone" in md
+
+
+def test_binary_report_has_exact_and_clustered_exact_intervals(cli_json, tmp_path):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    lines = ["model,question_id,cluster_id,score"]
+    for m, p in (("A", 0.7), ("B", 0.6)):
+        lines += [f"{m},q{i},c{i // 5},{int(rng.random() < p)}" for i in range(150)]
+    path = tmp_path / "b.csv"
+    path.write_text("\n".join(lines) + "\n")
+    rep = cli_json("report", path)
+    for m in rep["models"]:
+        assert m["se_bernoulli"] == pytest.approx(np.sqrt(m["mean"] * (1 - m["mean"]) / 150))
+        for key in ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "wilson_clustered",
+                    "clopper_pearson_clustered"):
+            assert m["intervals"][key] is not None
+        if m["design_effect"] > 1:  # effective n < n widens the interval
+            w, wc = m["intervals"]["wilson"], m["intervals"]["wilson_clustered"]
+            assert wc[1] - wc[0] > w[1] - w[0]
+    assert rep["comparisons"][0]["mcnemar"] is not None
+    assert any(w["code"] == "mcnemar_clustered" for w in rep["warnings"])
+    assert any(w["code"] == "exact_not_cluster_aware" for w in rep["warnings"])
+
+
+def test_level_and_cr1_options(cli_json):
+    r95, r80 = cli_json("demo"), cli_json("demo", "--level", 0.8)
+    assert r80["level"] == 0.8
+    w95 = r95["models"][0]["intervals"]["clt"]
+    w80 = r80["models"][0]["intervals"]["clt"]
+    assert (w80[1] - w80[0]) / (w95[1] - w95[0]) == pytest.approx(1.2815515655 / 1.959963985, rel=1e-8)
+    path = example_path()
+    paper = cli_json("report", path)["models"][0]
+    cr1 = cli_json("report", path, "--cluster-correction", "cr1")["models"][0]
+    assert cr1["se_clustered"] != paper["se_clustered"]
+
+
+def test_compare_command(cli, cli_json):
+    out = cli_json("compare", example_path(), "ckpt-0426", "baseline-v1")
+    c = out["comparison"]
+    assert c["a"] == "ckpt-0426" and c["diff"] > 0
+    assert out["rows"]["dropped"] == [{"reason": "model not selected", "count": 1200}]
+    md = cli("compare", example_path(), "ckpt-0426", "baseline-v1").output
+    assert "Clustered paired (M8" in md and "Rows read: 2400; used: 1200" in md
+
+
+def test_api_results_have_frames_and_dicts():
+    ds = bayeserr.load(example_path())
+    s = bayeserr.score(ds)
+    frame = s.to_frame()
+    assert list(frame.index) == ["ckpt-0412", "ckpt-0419", "ckpt-0426", "baseline-v1"]
+    assert {"mean", "se_clt", "clt_low", "clt_high"} <= set(frame.columns)
+    c = bayeserr.compare(ds, "ckpt-0419", "ckpt-0412")
+    assert c.to_frame().shape[0] == 1 and c.to_dict()["a"] == "ckpt-0419"
+    json.dumps(bayeserr.report(ds).to_dict())
