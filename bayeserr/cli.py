@@ -58,6 +58,32 @@ def analysis_options(f):
     return f
 
 
+def bayes_options(f):
+    opts = [
+        click.option("--bayes", "bayes_mode", type=click.Choice(["off", "fast", "mcmc"]), default="fast",
+                     show_default=True, help="Bayesian columns: none, closed-form/exact paths, or PyMC NUTS too."),
+        click.option("--rope", type=float, default=0.01, show_default=True,
+                     help="Region of practical equivalence for P(tie): |A − B| < rope."),
+        click.option("--prior", default="uniform", show_default=True,
+                     help="Beta prior of the conjugate model: uniform, jeffreys, or a,b."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random draw."),
+        click.option("--draws", type=int, default=1000, show_default=True, help="MCMC draws per chain."),
+        click.option("--save-posterior", type=click.Path(file_okay=False),
+                     help="Write the posteriors to this folder as netCDF (ArviZ InferenceData)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _bayes_settings(kw, fmt):
+    from .bayes import BayesSettings, parse_prior
+    draws = kw.pop("draws")
+    return BayesSettings(mode=kw.pop("bayes_mode"), rope=kw.pop("rope"), prior=parse_prior(kw.pop("prior")),
+                         seed=kw.pop("seed"), mcmc_draws=draws, mcmc_tune=draws,
+                         progress=fmt != "json")
+
+
 def _load(file, models=None, **cols):
     from .data import load
     return load(file, models=models, **cols)
@@ -80,17 +106,30 @@ def main():
 @analysis_options
 @click.option("--adjust", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison adjustment shown in the pairwise table.")
-def report(file, fmt, level, cluster_correction, on_unpaired, adjust, **kw):
+@bayes_options
+@click.option("--prior-sensitivity", is_flag=True,
+              help="Also show the Beta posterior interval under the uniform and Jeffreys priors.")
+def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
+           save_posterior, **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE."""
+    bayes = _bayes_settings(kw, fmt)
     ds = _load(file, **_col_kwargs(kw))
-    _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust)
+    _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes,
+                  prior_sensitivity, save_posterior)
 
 
-def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust):
+def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes=None,
+                  prior_sensitivity=False, save_posterior=None):
     from .reporting import build_report
     rep = build_report(ds, level=level, cluster_correction=cluster_correction, adjust=adjust,
-                       on_unpaired=on_unpaired)
+                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity)
     click.echo(rep.to_json() if fmt == "json" else rep.to_markdown())
+    if save_posterior:
+        from .bayes import save_posteriors
+        if not rep.posteriors:
+            raise InputError("--save-posterior: there is no posterior to save (--bayes off?).")
+        paths = save_posteriors(rep.posteriors, save_posterior, seed=bayes.seed if bayes else 0)
+        click.echo(f"wrote {len(paths)} posterior file(s) to {save_posterior}", err=True)
 
 
 @main.command()

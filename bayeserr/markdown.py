@@ -84,9 +84,11 @@ def variance_table(scores) -> str | None:
 def pairs_table(comps, level: float, adjust: str = "holm") -> str:
     clustered = any(c.se_clustered_paired is not None for c in comps)
     mcnemar = any(c.mcnemar is not None for c in comps)
+    bayes = any(c.prob_a_better is not None for c in comps)
     adj = "Holm p" if adjust == "holm" else "BH p"
     header = ["A − B", "n", "Diff", "SE unpaired", "SE paired", *(["SE clustered"] if clustered else []),
-              f"{level:.0%} CI", "ρ", "p", adj, *(["McNemar p (mid-p)"] if mcnemar else [])]
+              f"{level:.0%} CI", "ρ", "p", adj, *(["McNemar p (mid-p)"] if mcnemar else []),
+              *(["P(A > B)", "P(tie)"] if bayes else [])]
     rows = []
     for c in comps:
         row = [f"{c.a} − {c.b}", str(c.n_questions), pct(c.diff), pct(c.se_unpaired), pct(c.se_paired)]
@@ -96,9 +98,30 @@ def pairs_table(comps, level: float, adjust: str = "holm") -> str:
                 pval(c.p_holm if adjust == "holm" else c.p_bh)]
         if mcnemar:
             row.append("–" if c.mcnemar is None else f"{pval(c.mcnemar.p_value)} ({pval(c.mcnemar.p_mid)})")
+        if bayes:
+            row += [num(c.prob_a_better, 3), num(c.prob_tie, 3)]
         rows.append(row)
     basis = "clustered paired SE (M8)" if clustered else "paired SE (M7)"
     return table(header, rows) + f"\n\nDifferences in points; CI, z and p use the {basis}."
+
+
+def bayes_note(settings, clustered: bool) -> str:
+    """Which Bayesian model produced the posterior columns."""
+    from bayeserr.models.beta_binomial import prior_label
+    hier = ("PyMC NUTS (three levels with clusters and K > 1)" if settings.mode == "mcmc"
+            else "exact quadrature")
+    pairs = ("Bayesian bootstrap of the paired differences over clusters" if clustered else
+             "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
+    return (f"Bayesian columns (--bayes {settings.mode}): Beta posterior with prior "
+            f"{prior_label(settings.prior)}; hierarchical Beta–Binomial posterior of the mean by "
+            f"{hier}; P(A > B) and P(tie) (|A − B| < {100 * settings.rope:g} pt) from the "
+            f"{pairs}.")
+
+
+def sensitivity_table(rows, level: float) -> str:
+    priors = [k for k in rows[0] if k != "model"]
+    return table(["Model", *[f"{p} {level:.0%}" for p in priors]],
+                 [[r["model"], *[interval(r[p]) for p in priors]] for r in rows])
 
 
 def warnings_block(warnings) -> str:
@@ -127,6 +150,11 @@ def rows_block(rows) -> str:
 
 def render_report(rep) -> str:
     parts = [f"# bayeserr report: {rep.source}", "", "## Models", "", models_table(rep.scores, rep.level)]
+    if rep.bayes is not None:
+        parts += ["", bayes_note(rep.bayes, any(m.n_clusters for m in rep.scores))]
+    if rep.prior_sensitivity:
+        parts += ["", "### Prior sensitivity (Beta posterior)", "",
+                  sensitivity_table(rep.prior_sensitivity, rep.level)]
     var = variance_table(rep.scores)
     if var:
         parts += ["", "### Variance within and between questions (K > 1)", "", var]

@@ -38,6 +38,9 @@ class Report:
     warnings: tuple
     cluster_correction: str
     adjust: str
+    bayes: object = None  #: BayesSettings, or None when --bayes off
+    prior_sensitivity: tuple = ()
+    posteriors: dict | None = None  #: fits by model, for --save-posterior
 
     def to_dict(self) -> dict:
         """The SPEC §6 JSON object (NaN becomes ``null``)."""
@@ -92,8 +95,15 @@ def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
 
 
 def build_report(ds: xr.Dataset, *, level: float = 0.95, cluster_correction: str = "paper",
-                 adjust: str = "holm", on_unpaired: str = "error") -> Report:
-    """Score every model, compare every pair, and collect the warnings."""
+                 adjust: str = "holm", on_unpaired: str = "error", bayes=None,
+                 prior_sensitivity: bool = False) -> Report:
+    """Score every model, compare every pair, and collect the warnings.
+
+    ``bayes`` is a :class:`~bayeserr.bayes.BayesSettings` (default: the
+    ``fast`` mode); pass ``BayesSettings(mode="off")`` for none.
+    """
+    from .bayes import BayesSettings
+    bayes = BayesSettings() if bayes is None else bayes
     if cluster_correction not in CLUSTER_CORRECTIONS:
         raise InputError(f"cluster correction must be one of {', '.join(CLUSTER_CORRECTIONS)} "
                          f"(got '{cluster_correction}').")
@@ -104,7 +114,14 @@ def build_report(ds: xr.Dataset, *, level: float = 0.95, cluster_correction: str
     comps = (compare_all(ds, names, level=level, cluster_correction=cluster_correction,
                          on_unpaired=on_unpaired)
              if len(names) > 1 else Comparisons(()))
-    warnings = [w for m in scores for w in m.caveats] + pair_caveats(ds, comps)
+    fits, notes, sensitivity = None, [], ()
+    if bayes.mode != "off":
+        from . import bayes as _bayes
+        scores, fits, notes = _bayes.model_posteriors(ds, scores, bayes, level)
+        comps = _bayes.pair_posteriors(ds, comps, bayes)
+        if prior_sensitivity:
+            sensitivity = tuple(_bayes.prior_sensitivity(scores, level=level))
+    warnings = [w for m in scores for w in m.caveats] + pair_caveats(ds, comps) + notes
     if "cluster" in ds.coords and any(m.binary for m in scores):
         warnings.append(_caveats.Caveat(
             "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull "
@@ -112,7 +129,9 @@ def build_report(ds: xr.Dataset, *, level: float = 0.95, cluster_correction: str
     return Report(source=ds.attrs.get("source", ""), level=level, columns=ds.attrs.get("columns", {}),
                   rows=rows_of(ds), scores=scores, comparisons=comps,
                   tie_zone=_tie_zone(scores, comps, level), warnings=tuple(warnings),
-                  cluster_correction=cluster_correction, adjust=adjust)
+                  cluster_correction=cluster_correction, adjust=adjust,
+                  bayes=bayes if bayes.mode != "off" else None, prior_sensitivity=sensitivity,
+                  posteriors=fits)
 
 
 __all__ = ["Report", "build_report", "LABELS"]

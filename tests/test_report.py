@@ -51,7 +51,11 @@ def test_demo_json_schema_and_contents(cli_json):
     for c in rep["comparisons"]:
         assert c["ci"][0] < c["diff"] < c["ci"][1]
         assert c["p_holm"] >= c["p_value"]
-        assert c["mcnemar"] is None and c["prob_a_better"] is None
+        assert c["mcnemar"] is None
+        assert 0 <= c["prob_a_better"] <= 1 and 0 <= c["prob_tie"] <= 1
+        # a clearly positive gap is clearly probable
+        if c["ci"][0] > 0:
+            assert c["prob_a_better"] > 0.97
 
 
 def test_json_and_markdown_agree(cli, cli_json):

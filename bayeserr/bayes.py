@@ -1,0 +1,249 @@
+"""Bayesian columns of the report: which model of ``bayeserr.models`` applies
+to which data, and how its answer lands in the tables (SPEC §5, §6).
+
+Modes (``--bayes``):
+
+* ``off`` — no Bayesian columns.
+* ``fast`` (default) — closed forms and deterministic paths only, no sampler:
+  conjugate Beta posterior (0/1, K = 1); exact hierarchical posterior by
+  quadrature (0/1 answers grouped by cluster, or by question when K > 1);
+  for pairs, the Dirichlet 2×2 posterior (0/1, K = 1, no clusters) or else
+  the Bayesian bootstrap of the paired difference (over clusters when
+  clustered, else over questions).
+* ``mcmc`` — as ``fast``, but the hierarchical posterior comes from PyMC NUTS
+  (three levels when the data have both clusters and K > 1), with R-hat,
+  ESS and divergence checks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from .caveats import Caveat
+from .data import cluster_codes, question_means
+from .errors import InputError
+
+MODES = ("off", "fast", "mcmc")
+
+
+@dataclass(frozen=True)
+class BayesSettings:
+    mode: str = "fast"
+    rope: float = 0.01  #: half-width of the region of practical equivalence (1 point)
+    prior: object = "uniform"  #: Beta prior of the conjugate model
+    draws: int = 4000  #: Bayesian bootstrap draws
+    seed: int = 0
+    mcmc_draws: int = 1000
+    mcmc_tune: int = 1000
+    chains: int = 2
+    progress: bool = False
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise InputError(f"--bayes must be one of {', '.join(MODES)} (got '{self.mode}').")
+        if not 0 <= self.rope < 1:
+            raise InputError(f"--rope must be in [0, 1) (got {self.rope}); e.g. 0.01 for one point.")
+
+
+def parse_prior(text: str):
+    """``uniform``, ``jeffreys`` or ``a,b`` (a Beta(a, b) prior)."""
+    if "," in str(text):
+        try:
+            a, b = (float(v) for v in str(text).split(","))
+        except ValueError:
+            raise InputError(f"--prior '{text}': write two numbers as a,b (e.g. 2,2).") from None
+        return (a, b)
+    return text
+
+
+# --------------------------------------------------------------- per model
+def _binary_answers(answers: np.ndarray) -> bool:
+    a = answers[~np.isnan(answers)]
+    return bool(np.isin(a, (0.0, 1.0)).all())
+
+
+def group_counts(answers: np.ndarray, codes: np.ndarray | None):
+    """Right answers ``k`` and answers ``N`` per group for the hierarchical model.
+
+    Groups are clusters when given, else questions when some question has
+    more than one answer; ``None`` when there is no grouping or the answers
+    are not 0/1.
+    """
+    per_q_k = np.nansum(answers, axis=1)
+    per_q_n = np.sum(~np.isnan(answers), axis=1).astype(float)
+    if not _binary_answers(answers):
+        return None
+    if codes is not None:
+        uniq, inv = np.unique(codes, return_inverse=True)
+        return np.bincount(inv, weights=per_q_k), np.bincount(inv, weights=per_q_n)
+    if per_q_n.max() > 1:
+        return per_q_k, per_q_n
+    return None
+
+
+def _model_arrays(ds: xr.Dataset):
+    s, _ = question_means(ds)
+    return s, ds["score"].values, cluster_codes(ds)
+
+
+def model_posteriors(ds: xr.Dataset, scores, settings: BayesSettings, level: float):
+    """Fill ``beta_posterior`` and ``hierarchical_posterior`` of each model.
+
+    Returns the updated scores, the fits by model name (posterior objects or
+    ``InferenceData``) and any diagnostic caveats.
+    """
+    from bayeserr.models import beta_binomial, hierarchical
+    s_all, cube, codes_all = _model_arrays(ds)
+    names = [str(m) for m in ds["model"].values]
+    out, fits, notes = [], {}, []
+    for m in scores:
+        j = names.index(m.model)
+        answered = ~np.isnan(s_all[j])
+        answers = cube[j, answered]
+        codes = None if codes_all is None else codes_all[answered]
+        ivs = dict(m.intervals)
+        fit = {}
+        if m.binary:
+            post = beta_binomial.beta_posterior(m.mean * m.n_questions, m.n_questions, settings.prior)
+            ivs["beta_posterior"] = post.interval(level)
+            fit["beta"] = post
+        counts = group_counts(answers, codes)
+        if counts is not None:
+            if settings.mode == "mcmc":
+                idata, diag_notes = _hierarchical_mcmc(answers, codes, settings, m.model)
+                mu = idata.posterior["mu"].values.ravel()
+                ivs["hierarchical_posterior"] = np.quantile(mu, [(1 - level) / 2, (1 + level) / 2])
+                fit["hierarchical"] = idata
+                notes += diag_notes
+            else:
+                post = hierarchical.fit_exact(*counts)
+                ivs["hierarchical_posterior"] = post.interval(level)
+                fit["hierarchical"] = post
+        out.append(replace(m, intervals=ivs))
+        fits[m.model] = fit
+    return type(scores)(tuple(out)), fits, notes
+
+
+def _hierarchical_mcmc(answers, codes, settings: BayesSettings, model: str):
+    from bayeserr.models import diagnostics, hierarchical, three_level
+    kw = dict(draws=settings.mcmc_draws, tune=settings.mcmc_tune, chains=settings.chains,
+              seed=settings.seed, progressbar=settings.progress)
+    k_q = np.nansum(answers, axis=1)
+    n_q = np.sum(~np.isnan(answers), axis=1)
+    if codes is not None and n_q.max() > 1:
+        inv = np.unique(codes, return_inverse=True)[1]
+        idata = three_level.fit_mcmc(k_q, n_q, inv, **kw)
+    else:
+        idata = hierarchical.fit_mcmc(*group_counts(answers, codes), **kw)
+    diag = diagnostics.diagnose(idata, ["mu"])
+    idata.attrs["diagnostics"] = str(diag)
+    notes = [Caveat("mcmc_diagnostics", model, f"hierarchical model: {p}")
+             for p in diagnostics.problems(diag)]
+    return idata, notes
+
+
+def prior_sensitivity(scores, priors=("uniform", "jeffreys"), level: float = 0.95) -> list[dict]:
+    """Beta posterior intervals of each 0/1 model under several priors."""
+    from bayeserr.models import beta_binomial
+    rows = []
+    for m in scores:
+        if not m.binary:
+            continue
+        row = {"model": m.model}
+        for p in priors:
+            row[beta_binomial.prior_label(p)] = beta_binomial.beta_posterior(
+                m.mean * m.n_questions, m.n_questions, p).interval(level).tolist()
+        rows.append(row)
+    return rows
+
+
+# --------------------------------------------------------------- pairs
+def _uses_dirichlet(c, clustered: bool) -> bool:
+    return c.mcnemar is not None and not clustered
+
+
+def _dirichlet_probs(pairs, rope):
+    from bayeserr.models import paired_dirichlet as pdir
+    b = np.array([c.mcnemar.n_a_only for c in pairs])
+    cc = np.array([c.mcnemar.n_b_only for c in pairs])
+    r = np.array([c.mcnemar.n_both + c.mcnemar.n_neither for c in pairs])
+    return pdir.prob_a_better(b, cc, r), pdir.prob_within(rope, b, cc, r)
+
+
+def bootstrap_pair_draws(ds: xr.Dataset, pairs, draws: int, seed: int) -> dict:
+    """Draws of A − B for each pair, by the Bayesian bootstrap on the
+    questions both answered (over clusters when clustered).
+
+    Models with the same answered-question pattern share one computation;
+    each pattern pair is bootstrapped on its common questions with the same
+    seed (common random weights).
+    """
+    from bayeserr.models.bayesian_bootstrap import bootstrap_means
+    s, _, codes = _model_arrays(ds)
+    names = {str(m): i for i, m in enumerate(ds["model"].values)}
+    mask = ~np.isnan(s)
+    _, pattern = np.unique(mask, axis=0, return_inverse=True)
+    groups: dict = {}
+    for c in pairs:
+        ia, ib = names[c.a], names[c.b]
+        groups.setdefault(tuple(sorted((pattern[ia], pattern[ib]))), []).append((c, ia, ib))
+    out = {}
+    for members in groups.values():
+        _, ia0, ib0 = members[0]
+        common = mask[ia0] & mask[ib0]
+        rows = sorted({i for _, ia, ib in members for i in (ia, ib)})
+        means = bootstrap_means(s[rows][:, common], None if codes is None else codes[common], draws, seed)
+        col = {r: k for k, r in enumerate(rows)}
+        for c, ia, ib in members:
+            out[(c.a, c.b)] = means[:, col[ia]] - means[:, col[ib]]
+    return out
+
+
+def pair_probabilities(delta: np.ndarray, rope: float) -> tuple[float, float]:
+    """``P(Δ > 0)`` (ties count half) and ``P(|Δ| < rope)`` from draws."""
+    return (float(np.mean(delta > 0) + 0.5 * np.mean(delta == 0)),
+            float(np.mean(np.abs(delta) < rope)))
+
+
+def pair_posteriors(ds: xr.Dataset, comps, settings: BayesSettings):
+    """Fill ``prob_a_better`` and ``prob_tie`` of every comparison."""
+    clustered = "cluster" in ds.coords
+    pairs = list(comps)
+    dir_pairs = [c for c in pairs if _uses_dirichlet(c, clustered)]
+    bb_pairs = [c for c in pairs if not _uses_dirichlet(c, clustered)]
+    probs = {}
+    if dir_pairs:
+        better, tie = _dirichlet_probs(dir_pairs, settings.rope)
+        probs.update({(c.a, c.b): (float(p), float(t)) for c, p, t in zip(dir_pairs, better, tie)})
+    if bb_pairs:
+        draws = bootstrap_pair_draws(ds, bb_pairs, settings.draws, settings.seed)
+        probs.update({key: pair_probabilities(d, settings.rope) for key, d in draws.items()})
+    new = tuple(replace(c, prob_a_better=probs[(c.a, c.b)][0], prob_tie=probs[(c.a, c.b)][1])
+                for c in pairs)
+    return type(comps)(new, comps.skipped)
+
+
+# --------------------------------------------------------------- saving
+def _idata(fit, name: str, seed: int):
+    if hasattr(fit, "to_inference_data"):
+        return fit.to_inference_data(seed=seed)
+    return fit
+
+
+def save_posteriors(fits: dict, directory, seed: int = 0) -> list[Path]:
+    """Write each posterior as netCDF (``<model>.<kind>.nc``) through ArviZ."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for model, kinds in fits.items():
+        for kind, fit in kinds.items():
+            safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
+            path = directory / f"{safe}.{kind}.nc"
+            _idata(fit, model, seed).to_netcdf(str(path))
+            written.append(path)
+    return written
