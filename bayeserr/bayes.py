@@ -17,7 +17,9 @@ Modes (``--bayes``):
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -59,6 +61,12 @@ def parse_prior(text: str):
             raise InputError(f"--prior '{text}': write two numbers as a,b (e.g. 2,2).") from None
         return (a, b)
     return text
+
+
+def sampling_output():
+    """PyMC's progress bar goes to stdout; send it to stderr so that the
+    report on stdout stays clean (and nothing at all when not shown)."""
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 # --------------------------------------------------------------- per model
@@ -135,11 +143,12 @@ def _hierarchical_mcmc(answers, codes, settings: BayesSettings, model: str):
               seed=settings.seed, progressbar=settings.progress)
     k_q = np.nansum(answers, axis=1)
     n_q = np.sum(~np.isnan(answers), axis=1)
-    if codes is not None and n_q.max() > 1:
-        inv = np.unique(codes, return_inverse=True)[1]
-        idata = three_level.fit_mcmc(k_q, n_q, inv, **kw)
-    else:
-        idata = hierarchical.fit_mcmc(*group_counts(answers, codes), **kw)
+    with sampling_output():
+        if codes is not None and n_q.max() > 1:
+            inv = np.unique(codes, return_inverse=True)[1]
+            idata = three_level.fit_mcmc(k_q, n_q, inv, **kw)
+        else:
+            idata = hierarchical.fit_mcmc(*group_counts(answers, codes), **kw)
     diag = diagnostics.diagnose(idata, ["mu"])
     idata.attrs["diagnostics"] = str(diag)
     notes = [Caveat("mcmc_diagnostics", model, f"hierarchical model: {p}")
@@ -247,3 +256,66 @@ def save_posteriors(fits: dict, directory, seed: int = 0) -> list[Path]:
             _idata(fit, model, seed).to_netcdf(str(path))
             written.append(path)
     return written
+
+
+# --------------------------------------------------------------- one pair in depth
+@dataclass(frozen=True)
+class PairPosterior:
+    """Posterior of A − B for ``bayeserr compare --bayes``."""
+
+    method: str
+    summary: dict  #: variable -> mean, sd, eti, hdi
+    prob_a_better: float
+    prob_tie: float
+    rope: float
+    diagnostics: dict | None = None
+    idata: object = None
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "summary": self.summary, "prob_a_better": self.prob_a_better,
+                "prob_tie": self.prob_tie, "rope": self.rope, "diagnostics": self.diagnostics}
+
+
+def _draws_idata(delta: np.ndarray, method: str):
+    from bayeserr.models.diagnostics import import_arviz
+    return import_arviz().from_dict(posterior={"delta": delta[None]}, attrs={"model": method})
+
+
+def pair_posterior(ds: xr.Dataset, c, settings: BayesSettings, level: float = 0.95) -> PairPosterior:
+    """The full posterior of one comparison: the latent bivariate model under
+    ``mcmc`` for 0/1 answers, else the Dirichlet 2×2 or Bayesian bootstrap."""
+    from bayeserr.models import diagnostics
+    clustered = "cluster" in ds.coords
+    sub = ds.sel(model=[c.a, c.b])
+    s, cube, codes = _model_arrays(sub)
+    both = ~np.isnan(s).any(axis=0)
+    if settings.mode == "mcmc" and _binary_answers(cube[:, both]):
+        from bayeserr.models import paired_latent
+        k = np.nansum(cube[:, both], axis=2)
+        n = np.sum(~np.isnan(cube[:, both]), axis=2)
+        pc = None if codes is None else np.unique(codes[both], return_inverse=True)[1]
+        with sampling_output():
+            idata = paired_latent.fit_mcmc(k, n, pc, draws=settings.mcmc_draws,
+                                           tune=settings.mcmc_tune, chains=settings.chains,
+                                           seed=settings.seed, progressbar=settings.progress)
+        names = ["delta", "rho_question"] + (["rho_cluster"] if pc is not None else [])
+        delta = idata.posterior["delta"].values.ravel()
+        diag = diagnostics.diagnose(idata, ["beta", *names])
+        method = "bivariate latent model (PyMC NUTS)"
+    elif _uses_dirichlet(c, clustered):
+        from bayeserr.models.paired_dirichlet import dirichlet_paired
+        mc = c.mcnemar
+        post = dirichlet_paired(mc.n_a_only, mc.n_b_only, mc.n_both + mc.n_neither, rope=settings.rope)
+        delta = post.sample(20000, settings.seed)
+        p_better, p_tie = post.prob_a_better, post.prob_tie
+        idata, names, diag = _draws_idata(delta, "dirichlet_paired"), ["delta"], None
+        return PairPosterior("Dirichlet 2×2 posterior, Dirichlet(1,1,1,1) prior",
+                             diagnostics.summarize(idata, names, level), p_better, p_tie,
+                             settings.rope, diag, idata)
+    else:
+        delta = bootstrap_pair_draws(sub, [c], settings.draws, settings.seed)[(c.a, c.b)]
+        idata, names, diag = _draws_idata(delta, "bayesian_bootstrap"), ["delta"], None
+        method = "Bayesian bootstrap over " + ("clusters" if clustered else "questions")
+    p_better, p_tie = pair_probabilities(delta, settings.rope)
+    return PairPosterior(method, diagnostics.summarize(idata, names, level), p_better, p_tie,
+                         settings.rope, diag, idata)

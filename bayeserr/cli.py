@@ -7,10 +7,10 @@ use 2 as well).
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import sys
+from dataclasses import replace
 
 import click
 
@@ -138,7 +138,8 @@ def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes
 @click.argument("b")
 @load_options
 @analysis_options
-def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, **kw):
+@bayes_options
+def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, save_posterior, **kw):
     """One pair in depth: A − B on the questions of FILE."""
     from . import comparison as cmp
     from .data import rows_of
@@ -146,16 +147,31 @@ def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, **kw):
     from .reporting import _jsonable
     if a == b:
         raise InputError(f"compare needs two different models (got '{a}' twice).")
+    bayes = _bayes_settings(kw, fmt)
     ds = _load(file, models=[a, b], **_col_kwargs(kw))
     c = cmp.compare(ds, a, b, level=level, cluster_correction=cluster_correction,
                     on_unpaired=on_unpaired)
     warnings = cmp.pair_caveats(ds, cmp.Comparisons((c,)))
+    post = None
+    if bayes.mode != "off":
+        from .bayes import pair_posterior
+        from .caveats import Caveat
+        from bayeserr.models.diagnostics import problems
+        post = pair_posterior(ds, c, bayes, level)
+        c = replace(c, prob_a_better=post.prob_a_better, prob_tie=post.prob_tie)
+        if post.diagnostics:
+            warnings += [Caveat("mcmc_diagnostics", None, p) for p in problems(post.diagnostics)]
+        if save_posterior:
+            from pathlib import Path
+            Path(save_posterior).mkdir(parents=True, exist_ok=True)
+            post.idata.to_netcdf(str(Path(save_posterior) / "comparison.nc"))
     if fmt == "json":
         out = {"comparison": c.to_dict(), "level": level, "rows": rows_of(ds).to_dict(),
+               "posterior": None if post is None else post.to_dict(),
                "warnings": [w.to_dict() for w in warnings]}
         click.echo(json.dumps(_jsonable(out), indent=2))
     else:
-        click.echo(render_comparison(c, rows_of(ds), warnings))
+        click.echo(render_comparison(c, rows_of(ds), warnings, post))
 
 
 @main.command()

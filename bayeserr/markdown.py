@@ -169,7 +169,25 @@ def render_report(rep) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_comparison(c, rows, warnings) -> str:
+def posterior_block(post, level: float) -> list[str]:
+    rows = []
+    for name, s in post.summary.items():
+        scale = 100 if name == "delta" else 1
+        fmt = (lambda v: f"{scale * v:.2f}")
+        rows.append([name + (" (points)" if name == "delta" else ""), fmt(s["mean"]), fmt(s["sd"]),
+                     f"[{fmt(s['eti'][0])}, {fmt(s['eti'][1])}]", f"[{fmt(s['hdi'][0])}, {fmt(s['hdi'][1])}]"])
+    lines = [f"## Posterior ({post.method})", "",
+             table(["", "mean", "sd", f"{level:.0%} equal-tailed", f"{level:.0%} HDI"], rows), "",
+             f"P(A > B) = {post.prob_a_better:.3f}; P(|A − B| < {100 * post.rope:g} pt) = "
+             f"{post.prob_tie:.3f}", ""]
+    if post.diagnostics:
+        d = post.diagnostics
+        lines += [f"Diagnostics: max R-hat {d['r_hat']:.3f}, min ESS bulk {d['ess_bulk']:.0f}, "
+                  f"tail {d['ess_tail']:.0f}, divergences {d['divergences']}", ""]
+    return lines
+
+
+def render_comparison(c, rows, warnings, post=None) -> str:
     """``bayeserr compare``: one pair in depth."""
     lines = [f"# {c.a} − {c.b}", "",
              f"- {c.a}: {pct(c.mean_a)}; {c.b}: {pct(c.mean_b)}; difference {pct(c.diff)} points "
@@ -191,5 +209,7 @@ def render_comparison(c, rows, warnings) -> str:
                         [[f"{c.a} right", str(mc.n_both), str(mc.n_a_only)],
                          [f"{c.a} wrong", str(mc.n_b_only), str(mc.n_neither)]]), "",
                   f"McNemar exact p = {pval(mc.p_value)}, mid-p = {pval(mc.p_mid)}", ""]
+    if post is not None:
+        lines += posterior_block(post, c.level)
     lines += ["## Warnings", "", warnings_block(warnings), "", "## Rows", "", rows_block(rows)]
     return "\n".join(lines) + "\n"
