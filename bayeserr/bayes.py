@@ -63,10 +63,24 @@ def parse_prior(text: str):
     return text
 
 
-def sampling_output():
-    """PyMC's progress bar goes to stdout; send it to stderr so that the
-    report on stdout stays clean (and nothing at all when not shown)."""
-    return contextlib.redirect_stdout(sys.stderr)
+@contextlib.contextmanager
+def sampling_output(settings: BayesSettings):
+    """Run a sampler with its output where it belongs: PyMC's progress bar
+    goes to stdout, so it is sent to stderr and the report on stdout stays
+    clean; without a progress bar (``--format json``) PyMC's log lines and
+    PyTensor's BLAS notice are silenced too."""
+    import logging
+    import warnings
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+        if not settings.progress:
+            logger.setLevel(logging.WARNING)
+            warnings.simplefilter("ignore", UserWarning)
+        try:
+            yield
+        finally:
+            logger.setLevel(level)
 
 
 # --------------------------------------------------------------- per model
@@ -143,7 +157,7 @@ def _hierarchical_mcmc(answers, codes, settings: BayesSettings, model: str):
               seed=settings.seed, progressbar=settings.progress)
     k_q = np.nansum(answers, axis=1)
     n_q = np.sum(~np.isnan(answers), axis=1)
-    with sampling_output():
+    with sampling_output(settings):
         if codes is not None and n_q.max() > 1:
             inv = np.unique(codes, return_inverse=True)[1]
             idata = three_level.fit_mcmc(k_q, n_q, inv, **kw)
@@ -184,39 +198,64 @@ def _dirichlet_probs(pairs, rope):
     return pdir.prob_a_better(b, cc, r), pdir.prob_within(rope, b, cc, r)
 
 
-def bootstrap_pair_draws(ds: xr.Dataset, pairs, draws: int, seed: int) -> dict:
-    """Draws of A − B for each pair, by the Bayesian bootstrap on the
-    questions both answered (over clusters when clustered).
+PAIR_CHUNK = 256
 
-    Models with the same answered-question pattern share one computation;
-    each pattern pair is bootstrapped on its common questions with the same
-    seed (common random weights).
+
+def _answer_patterns(mask: np.ndarray) -> np.ndarray:
+    """An id per row of the answered mask: rows with the same questions share it."""
+    ids: dict = {}
+    return np.array([ids.setdefault(row.tobytes(), len(ids)) for row in np.packbits(mask, axis=1)])
+
+
+def _bootstrap_groups(ds: xr.Dataset, pairs, draws: int, seed: int):
+    """Bayesian bootstrap draws of the model means for each group of pairs.
+
+    Pairs whose models have the same answered-question patterns share one
+    computation on their common questions (over clusters when clustered),
+    with the same seed (common random weights).  Yields
+    ``(means (draws × models), column of a, column of b, the pairs)``.
     """
     from bayeserr.models.bayesian_bootstrap import bootstrap_means
     s, _, codes = _model_arrays(ds)
     names = {str(m): i for i, m in enumerate(ds["model"].values)}
     mask = ~np.isnan(s)
-    _, pattern = np.unique(mask, axis=0, return_inverse=True)
+    pattern = _answer_patterns(mask)
     groups: dict = {}
     for c in pairs:
         ia, ib = names[c.a], names[c.b]
         groups.setdefault(tuple(sorted((pattern[ia], pattern[ib]))), []).append((c, ia, ib))
-    out = {}
     for members in groups.values():
         _, ia0, ib0 = members[0]
         common = mask[ia0] & mask[ib0]
         rows = sorted({i for _, ia, ib in members for i in (ia, ib)})
         means = bootstrap_means(s[rows][:, common], None if codes is None else codes[common], draws, seed)
         col = {r: k for k, r in enumerate(rows)}
-        for c, ia, ib in members:
-            out[(c.a, c.b)] = means[:, col[ia]] - means[:, col[ib]]
+        yield (means, np.array([col[ia] for _, ia, _ in members]),
+               np.array([col[ib] for _, _, ib in members]), [c for c, _, _ in members])
+
+
+def pair_probabilities(delta: np.ndarray, rope: float):
+    """``P(Δ > 0)`` (ties count half) and ``P(|Δ| < rope)`` from draws along axis 0."""
+    return (np.mean(delta > 0, axis=0) + 0.5 * np.mean(delta == 0, axis=0),
+            np.mean(np.abs(delta) < rope, axis=0))
+
+
+def bootstrap_pair_probabilities(ds: xr.Dataset, pairs, rope: float, draws: int, seed: int) -> dict:
+    """``(P(A > B), P(|A − B| < rope))`` of each pair by the Bayesian bootstrap,
+    vectorized over pairs in chunks."""
+    out = {}
+    for means, ca, cb, members in _bootstrap_groups(ds, pairs, draws, seed):
+        for start in range(0, len(members), PAIR_CHUNK):
+            sl = slice(start, start + PAIR_CHUNK)
+            better, tie = pair_probabilities(means[:, ca[sl]] - means[:, cb[sl]], rope)
+            out.update({(c.a, c.b): (float(p), float(q)) for c, p, q in zip(members[sl], better, tie)})
     return out
 
 
-def pair_probabilities(delta: np.ndarray, rope: float) -> tuple[float, float]:
-    """``P(Δ > 0)`` (ties count half) and ``P(|Δ| < rope)`` from draws."""
-    return (float(np.mean(delta > 0) + 0.5 * np.mean(delta == 0)),
-            float(np.mean(np.abs(delta) < rope)))
+def bootstrap_pair_draws(ds: xr.Dataset, c, draws: int, seed: int) -> np.ndarray:
+    """Draws of A − B for one comparison (Bayesian bootstrap)."""
+    means, ca, cb, _ = next(_bootstrap_groups(ds, [c], draws, seed))
+    return means[:, ca[0]] - means[:, cb[0]]
 
 
 def pair_posteriors(ds: xr.Dataset, comps, settings: BayesSettings):
@@ -230,8 +269,7 @@ def pair_posteriors(ds: xr.Dataset, comps, settings: BayesSettings):
         better, tie = _dirichlet_probs(dir_pairs, settings.rope)
         probs.update({(c.a, c.b): (float(p), float(t)) for c, p, t in zip(dir_pairs, better, tie)})
     if bb_pairs:
-        draws = bootstrap_pair_draws(ds, bb_pairs, settings.draws, settings.seed)
-        probs.update({key: pair_probabilities(d, settings.rope) for key, d in draws.items()})
+        probs.update(bootstrap_pair_probabilities(ds, bb_pairs, settings.rope, settings.draws, settings.seed))
     new = tuple(replace(c, prob_a_better=probs[(c.a, c.b)][0], prob_tie=probs[(c.a, c.b)][1])
                 for c in pairs)
     return type(comps)(new, comps.skipped)
@@ -294,7 +332,7 @@ def pair_posterior(ds: xr.Dataset, c, settings: BayesSettings, level: float = 0.
         k = np.nansum(cube[:, both], axis=2)
         n = np.sum(~np.isnan(cube[:, both]), axis=2)
         pc = None if codes is None else np.unique(codes[both], return_inverse=True)[1]
-        with sampling_output():
+        with sampling_output(settings):
             idata = paired_latent.fit_mcmc(k, n, pc, draws=settings.mcmc_draws,
                                            tune=settings.mcmc_tune, chains=settings.chains,
                                            seed=settings.seed, progressbar=settings.progress)
@@ -313,9 +351,9 @@ def pair_posterior(ds: xr.Dataset, c, settings: BayesSettings, level: float = 0.
                              diagnostics.summarize(idata, names, level), p_better, p_tie,
                              settings.rope, diag, idata)
     else:
-        delta = bootstrap_pair_draws(sub, [c], settings.draws, settings.seed)[(c.a, c.b)]
+        delta = bootstrap_pair_draws(sub, c, settings.draws, settings.seed)
         idata, names, diag = _draws_idata(delta, "bayesian_bootstrap"), ["delta"], None
         method = "Bayesian bootstrap over " + ("clusters" if clustered else "questions")
-    p_better, p_tie = pair_probabilities(delta, settings.rope)
+    p_better, p_tie = (float(v) for v in pair_probabilities(delta, settings.rope))
     return PairPosterior(method, diagnostics.summarize(idata, names, level), p_better, p_tie,
                          settings.rope, diag, idata)
