@@ -23,15 +23,18 @@ def z_value(level: float) -> float:
     return float(stats.norm.ppf(0.5 + level / 2))
 
 
-def se_clt(s: np.ndarray) -> float:
-    """(M1) ``SE_clt = sqrt( Σ (s_i − s̄)² / ((n − 1) n) )``: sample sd (ddof 1) / √n."""
+def se_clt(s: np.ndarray):
+    """(M1) ``SE_clt = sqrt( Σ (s_i − s̄)² / ((n − 1) n) )``: sample sd (ddof 1) / √n.
+
+    Along the last axis, so a (replicates × n) array gives one SE per replicate.
+    """
     s = np.asarray(s, dtype=float)
-    return float(np.sqrt(np.var(s, ddof=1) / s.size))
+    return np.sqrt(np.var(s, ddof=1, axis=-1) / s.shape[-1])
 
 
-def se_bernoulli(mean: float, n: int) -> float:
+def se_bernoulli(mean, n):
     """(M2) ``SE_bernoulli = sqrt( s̄ (1 − s̄) / n )``, for 0/1 scores with K = 1."""
-    return float(np.sqrt(mean * (1.0 - mean) / n))
+    return np.sqrt(np.asarray(mean) * (1.0 - np.asarray(mean)) / n)
 
 
 def normal_interval(estimate, se, level: float) -> np.ndarray:
@@ -41,11 +44,16 @@ def normal_interval(estimate, se, level: float) -> np.ndarray:
 
 
 def cluster_residual_sums(e: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """``Σ_{i∈c} e_i`` for each cluster code ``c`` (codes need not be contiguous)."""
-    return np.bincount(codes, weights=e)
+    """``Σ_{i∈c} e_i`` for each cluster code ``c`` along the last axis
+    (codes need not be contiguous; empty codes give 0)."""
+    if e.ndim == 1:
+        return np.bincount(codes, weights=e)
+    onehot = np.zeros((codes.size, int(codes.max()) + 1))
+    onehot[np.arange(codes.size), codes] = 1.0
+    return e @ onehot
 
 
-def se_clustered(s: np.ndarray, codes: np.ndarray, correction: str = "paper") -> float:
+def se_clustered(s: np.ndarray, codes: np.ndarray, correction: str = "paper"):
     """Clustered standard error of the mean (M4; applied to differences it is M8).
 
     ``correction="paper"`` (default) is Miller's equation 4::
@@ -59,27 +67,28 @@ def se_clustered(s: np.ndarray, codes: np.ndarray, correction: str = "paper") ->
     ``stderr(cluster=...)`` and statsmodels' cluster-robust OLS compute::
 
         SE² = C/(C − 1) · Σ_c (Σ_{i∈c} e_i)² / n²
+
+    Works along the last axis (one SE per row of a replicates × n array).
     """
     s = np.asarray(s, dtype=float)
-    n = s.size
-    e = s - s.mean()
+    n = s.shape[-1]
+    e = s - s.mean(axis=-1, keepdims=True)
     sums = cluster_residual_sums(e, codes)
     if correction == "paper":
-        cross = (sums**2).sum() - (e**2).sum()
-        return float(np.sqrt(max(se_clt(s) ** 2 + cross / n**2, 0.0)))
+        cross = (sums**2).sum(axis=-1) - (e**2).sum(axis=-1)
+        return np.sqrt(np.maximum(se_clt(s) ** 2 + cross / n**2, 0.0))
     if correction == "cr1":
         c = int(np.count_nonzero(np.bincount(codes)))
         if c < 2:
-            return float("nan")
-        return float(np.sqrt(c / (c - 1) * (sums**2).sum() / n**2))
+            return np.full(s.shape[:-1], np.nan) if s.ndim > 1 else np.float64("nan")
+        return np.sqrt(c / (c - 1) * (sums**2).sum(axis=-1) / n**2)
     raise ValueError(f"cluster_correction must be one of {CLUSTER_CORRECTIONS}, got {correction!r}")
 
 
-def design_effect(se_cluster: float, se_plain: float) -> float:
-    """Design effect ``SE_cl² / SE_clt²`` (SPEC §2); NaN when SE_clt is 0."""
-    if se_plain == 0:
-        return float("nan")
-    return float(se_cluster**2 / se_plain**2)
+def design_effect(se_cluster, se_plain):
+    """Design effect ``SE_cl² / SE_clt²`` (SPEC §2); NaN where SE_clt is 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(np.asarray(se_plain) == 0, np.nan, np.asarray(se_cluster) ** 2 / np.asarray(se_plain) ** 2)[()]
 
 
 @dataclass(frozen=True)

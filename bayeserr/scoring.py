@@ -111,18 +111,18 @@ def score_one(model: str, s: np.ndarray, answers: np.ndarray, codes: np.ndarray 
     """
     n = s.size
     k = np.sum(~np.isnan(answers), axis=1)
-    mean, se = float(s.mean()), se_clt(s)
+    mean, se = float(s.mean()), float(se_clt(s))
     binary = bool(np.all(k == 1) and np.isin(s, (0.0, 1.0)).all())
     intervals = {"clt": normal_interval(mean, se, level)}
     se_cl = deff = n_clusters = None
     if codes is not None:
         n_clusters = int(np.unique(codes).size)
-        se_cl = se_clustered(s, codes, cluster_correction)
-        deff = design_effect(se_cl, se)
+        se_cl = float(se_clustered(s, codes, cluster_correction))
+        deff = float(design_effect(se_cl, se))
         intervals["clustered"] = normal_interval(mean, se_cl, level)
     return ModelScore(
         model=model, n_questions=n, n_clusters=n_clusters, k_samples=float(k.mean()),
-        mean=mean, se_clt=se, se_bernoulli=se_bernoulli(mean, n) if binary else None,
+        mean=mean, se_clt=se, se_bernoulli=float(se_bernoulli(mean, n)) if binary else None,
         se_clustered=se_cl, design_effect=deff,
         cluster_correction=cluster_correction if codes is not None else None,
         level=level, binary=binary, intervals=intervals,
