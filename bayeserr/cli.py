@@ -272,3 +272,134 @@ def demo(fmt, level):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+# ------------------------------------------------------------------ simulation lab
+def _floats(text: str, name: str) -> list[float]:
+    try:
+        return [float(v) for v in str(text).split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"--{name} takes comma-separated numbers (got '{text}').") from None
+
+
+def _ints(text: str, name: str) -> list[int]:
+    values = _floats(text, name)
+    if any(v != int(v) or v < 1 for v in values):
+        raise InputError(f"--{name} takes positive whole numbers (got '{text}').")
+    return [int(v) for v in values]
+
+
+def grid_options(f):
+    opts = [
+        click.option("--n", "n_text", default="10,20,50,100,300,1000", show_default=True,
+                     help="Questions per eval (comma-separated)."),
+        click.option("--p", "p_text", default="0.05,0.5,0.8,0.95", show_default=True,
+                     help="True accuracies (comma-separated)."),
+        click.option("--cluster-size", "m_text", default="1,10", show_default=True,
+                     help="Questions per cluster; 1 = independent questions (comma-separated)."),
+        click.option("--icc", type=float, default=0.3, show_default=True,
+                     help="Latent intra-cluster correlation of clustered cells."),
+        click.option("--k", "k_text", default="1", show_default=True, help="Answers per question (comma-separated)."),
+        click.option("--spread", type=float, default=1.0, show_default=True,
+                     help="τ: spread of question difficulty on the probit scale."),
+        click.option("--fractional", is_flag=True, help="Scores are probabilities, not 0/1 answers."),
+        click.option("--reps", type=click.IntRange(10), default=2000, show_default=True),
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _designs(n_text, p_text, m_text, icc, k_text, spread, fractional, **extra):
+    from . import simulate as sim
+    ps = _floats(p_text, "p")
+    if any(not 0 < p < 1 for p in ps):
+        raise InputError("--p: accuracies must lie strictly between 0 and 1.")
+    if not 0 <= icc < 1:
+        raise InputError(f"--icc must be in [0, 1) (got {icc}).")
+    axes = dict(n=_ints(n_text, "n"), accuracy=ps, cluster_size=_ints(m_text, "cluster-size"),
+                k=_ints(k_text, "k"), **extra)
+    return [d if d.cluster_size > 1 else sim.replace(d, icc=0.0)
+            for d in sim.grid(**axes, icc=[icc], spread=[spread], fractional=[fractional])]
+
+
+def _run(designs, study, reps, seed, **kw):
+    from .lab import run_grid
+    with click.progressbar(length=len(designs), label="simulating", file=sys.stderr) as bar:
+        return run_grid(designs, study, reps, seed, progress=bar.update, **kw)
+
+
+def _emit(df, fmt, value, key):
+    from .lab import pivot_markdown
+    if fmt == "json":
+        click.echo(df.to_json(orient="records", indent=2))
+    elif fmt == "csv":
+        click.echo(df.to_csv(index=False), nl=False)
+    else:
+        click.echo(pivot_markdown(df, value, key))
+
+
+@main.group()
+def simulate():
+    """Simulation lab: measured coverage of intervals and error rates of tests."""
+
+
+@simulate.command("coverage")
+@grid_options
+@click.option("--level", type=float, default=0.95, show_default=True)
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the coverage figure (svg, png or pdf).")
+def simulate_coverage(n_text, p_text, m_text, icc, k_text, spread, fractional, reps, seed, fmt, level, plot):
+    """Coverage and mean width of every interval method over a grid (md table: coverage %)."""
+    from . import simulate as sim
+    designs = _designs(n_text, p_text, m_text, icc, k_text, spread, fractional)
+    df = _run(designs, sim.coverage, reps, seed, level=level)
+    _emit(df, fmt, "coverage", "method")
+    if plot:
+        from .lab import coverage_figure
+        coverage_figure(df, plot, level)
+
+
+@simulate.command("power")
+@grid_options
+@click.option("--gap", "gap_text", default="0,0.03", show_default=True, help="True gaps μ_A − μ_B (comma-separated).")
+@click.option("--rho", "rho_text", default="0,0.5", show_default=True,
+              help="Latent correlation of the models' question difficulties (comma-separated).")
+@click.option("--alpha", type=float, default=0.05, show_default=True)
+@click.option("--plan", "plan_power", type=float,
+              help="Validate (M9): for each cell with a gap, simulate at the n that (M9) plans for this power.")
+def simulate_power(n_text, p_text, m_text, icc, k_text, spread, fractional, reps, seed, fmt, gap_text,
+                   rho_text, alpha, plan_power):
+    """False-positive rate (gap 0) and detection rate (gap > 0) of every test (md table: rate %)."""
+    from . import simulate as sim
+    designs = _designs(n_text, p_text, m_text, icc, k_text, spread, fractional,
+                       gap=_floats(gap_text, "gap"), rho=_floats(rho_text, "rho"))
+    if plan_power is not None:
+        designs = [sim.planned(d, plan_power, alpha) for d in designs if d.gap > 0]
+        if not designs:
+            raise InputError("--plan needs a positive --gap.")
+    df = _run(designs, sim.error_rates, reps, seed, alpha=alpha)
+    _emit(df, fmt, "rate", "test")
+
+
+@simulate.command("calibration-docs")
+@click.option("--output", type=click.Path(file_okay=False), default="docs", show_default=True)
+@click.option("--reps", type=click.IntRange(10), default=2000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def calibration_docs(output, reps, seed):
+    """Regenerate docs/calibration.md and its figure (the published coverage study)."""
+    from pathlib import Path
+    from . import lab, simulate as sim
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    cov = _run(_designs("10,20,50,100,300,1000", "0.05,0.5,0.8,0.95", "1,10", 0.3, "1", 1.0, False),
+               sim.coverage, reps, seed)
+    rate_designs = _designs("100,300,1000", "0.75", "1", 0.0, "1", 1.0, False, gap=[0.0, 0.03], rho=[0.0, 0.8])
+    rate_designs += [sim.planned(sim.Design(accuracy=0.75, gap=0.03, rho=0.8), 0.8, 0.05)]
+    rates = _run(rate_designs, sim.error_rates, reps, seed)
+    lab.coverage_figure(cov, out / "calibration_coverage.svg")
+    cov.to_csv(out / "calibration_coverage.csv", index=False)
+    rates.to_csv(out / "calibration_rates.csv", index=False)
+    (out / "calibration.md").write_text(lab.calibration_page(cov, rates, "calibration_coverage.svg", reps, seed))
+    click.echo(f"wrote {out / 'calibration.md'}")

@@ -71,3 +71,51 @@ def to_inference_data(means: np.ndarray, models):
     import arviz as az
     return az.from_dict(posterior={"mean": means[None]}, coords={"model": list(models)},
                         dims={"mean": ["model"]}, attrs={"model": "bayesian_bootstrap"})
+
+
+def distinct_units(unit_sums: np.ndarray, unit_counts: np.ndarray):
+    """Distinct ``(sum, count)`` unit values and their multiplicity in each data set.
+
+    Returns ``values`` (V × 2) and ``mult`` (data sets × V).  Integer-valued
+    inputs (answer counts) are keyed as single integers, which is much faster
+    than finding unique rows.
+    """
+    sums, counts = np.asarray(unit_sums, float), np.asarray(unit_counts, float)
+    if np.all(sums == np.round(sums)) and np.all(counts == np.round(counts)):
+        lo, width = int(sums.min()), int(counts.max()) + 1
+        key = ((sums - lo) * width + counts).astype(np.int64)
+        uniq, inverse = np.unique(key, return_inverse=True)
+        values = np.stack([uniq // width + lo, uniq % width], axis=1).astype(float)
+    else:
+        values, inverse = np.unique(np.stack([sums, counts], -1).reshape(-1, 2), axis=0,
+                                    return_inverse=True)
+    inverse = inverse.reshape(sums.shape)
+    mult = np.zeros((sums.shape[0], values.shape[0]))
+    np.add.at(mult, (np.repeat(np.arange(sums.shape[0]), sums.shape[1]), inverse.ravel()), 1.0)
+    return values, mult
+
+
+def grouped_draws(values: np.ndarray, mult: np.ndarray, draws: int, rng, chunk: int = 200):
+    """Posterior draws of the ratio mean, chunk by chunk: yields (slice, draws array).
+
+    The Dirichlet(1, …, 1) weights of units with the same value aggregate
+    exactly to Gamma(multiplicity) weights on the distinct values, so each
+    draw costs one Gamma variate per distinct value instead of one per unit.
+    """
+    for start in range(0, mult.shape[0], chunk):
+        m = mult[start:start + chunk]
+        g = rng.standard_gamma(np.broadcast_to(m[:, None, :], (m.shape[0], draws, m.shape[1])))
+        yield slice(start, start + m.shape[0]), (g @ values[:, 0]) / (g @ values[:, 1])
+
+
+def grouped_intervals(unit_sums: np.ndarray, unit_counts: np.ndarray, level: float = 0.95,
+                      draws: int = 1000, seed: int = 0) -> np.ndarray:
+    """Bayesian bootstrap intervals of the ratio mean for many data sets at once
+    (data sets × units inputs).  For 0/1 answers without clusters this is the
+    Beta(k, n − k) posterior."""
+    values, mult = distinct_units(unit_sums, unit_counts)
+    out = np.empty((mult.shape[0], 2))
+    q = [(1 - level) / 2, (1 + level) / 2]
+    for sl, means in grouped_draws(values, mult, draws, np.random.default_rng(seed)):
+        out[sl] = np.quantile(means, q, axis=1).T
+    return out
