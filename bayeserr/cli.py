@@ -37,6 +37,13 @@ def load_options(f):
         click.option("--cluster-col", help="Column with the cluster id [default: cluster_id if present]."),
         click.option("--sample-col", help="Column with the sample index [default: sample if present]."),
         click.option("--no-cluster", is_flag=True, help="Ignore the cluster column."),
+        click.option("--input-format", type=click.Choice(["auto", "table", "inspect", "lm-eval"]),
+                     default="auto", show_default=True,
+                     help="Results table, Inspect AI logs (.eval/.json) or lm-eval samples; auto picks from the path."),
+        click.option("--scorer", help="Inspect: the scorer whose score is used [default: the first]."),
+        click.option("--cluster-field", help="Inspect: sample metadata field used as cluster (dotted path)."),
+        click.option("--metric", help="lm-eval: the metric used as score [default: acc]."),
+        click.option("--filter", "filt", help="lm-eval: the filter whose rows are used."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -90,7 +97,8 @@ def _load(file, models=None, **cols):
 
 
 def _col_kwargs(kw):
-    keys = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "no_cluster")
+    keys = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "no_cluster",
+            "input_format", "scorer", "cluster_field", "metric", "filt")
     return {k: kw.pop(k) for k in keys}
 
 
@@ -101,7 +109,7 @@ def main():
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @load_options
 @analysis_options
 @click.option("--adjust", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
@@ -109,11 +117,17 @@ def main():
 @bayes_options
 @click.option("--prior-sensitivity", is_flag=True,
               help="Also show the Beta posterior interval under the uniform and Jeffreys priors.")
+@click.option("--models", "models_text", help="Only these models (comma-separated); other rows count as dropped.")
 def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
-           save_posterior, **kw):
-    """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE."""
+           save_posterior, models_text, **kw):
+    """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
+
+    FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
+    Inspect AI log or folder of logs, or lm-evaluation-harness samples.
+    """
     bayes = _bayes_settings(kw, fmt)
-    ds = _load(file, **_col_kwargs(kw))
+    models = [m.strip() for m in models_text.split(",")] if models_text else None
+    ds = _load(file, models=models, **_col_kwargs(kw))
     _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes,
                   prior_sensitivity, save_posterior)
 
@@ -133,7 +147,7 @@ def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.argument("a")
 @click.argument("b")
 @load_options

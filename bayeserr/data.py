@@ -255,8 +255,9 @@ def _select_models(df, cols, models, where, account):
 
 # ---------------------------------------------------------------------- public
 def load(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
-         sample_col=None, no_cluster: bool = False, models=None, name: str | None = None
-         ) -> xr.Dataset:
+         sample_col=None, no_cluster: bool = False, models=None, name: str | None = None,
+         dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
+         filt=None) -> xr.Dataset:
     """Read and validate per-answer results into an ``xarray.Dataset`` (SPEC §1).
 
     Parameters
@@ -270,6 +271,12 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         Ignore a cluster column even when present.
     models : list of str, optional
         Keep only these models (the other rows are counted as dropped).
+    input_format : {"auto", "table", "inspect", "lm-eval"}
+        Reader for eval logs (:mod:`bayeserr.readers`); ``auto`` picks from
+        the path.  ``scorer`` and ``cluster_field`` (Inspect), ``metric`` and
+        ``filt`` (lm-eval) are passed to the reader.
+    dropped : list of (reason, count)
+        Rows a caller already removed, for the row accounting.
 
     Returns
     -------
@@ -278,14 +285,24 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         answer; ``cluster`` coordinate on ``question`` when clustered; attrs
         ``source``, ``columns`` and ``rows`` (the row accounting).
     """
+    dropped = list(dropped)
     if isinstance(source, pd.DataFrame):
         df, where = source, name or "DataFrame"
     else:
+        from .readers import read_logs
         where = name or str(source)
-        ids = [c for c in (model_col or "model", question_col or "question_id",
-                           cluster_col or "cluster_id") if c]
-        df = read_table(source, id_columns=ids)
-    account = RowAccount(read=len(df), used=len(df))
+        logs = read_logs(source, input_format, scorer=scorer, cluster_field=cluster_field,
+                         metric=metric, filt=filt)
+        if logs is not None:
+            df, more = logs
+            dropped += more
+        else:
+            ids = [c for c in (model_col or "model", question_col or "question_id",
+                               cluster_col or "cluster_id") if c]
+            df = read_table(source, id_columns=ids)
+    n_dropped = sum(c for _, c in dropped)
+    account = RowAccount(read=len(df) + n_dropped, used=len(df),
+                         dropped=tuple((r, c) for r, c in dropped if c))
     cols = resolve_columns(df, where, model_col=model_col, question_col=question_col,
                            score_col=score_col, cluster_col=cluster_col,
                            sample_col=sample_col, no_cluster=no_cluster)
