@@ -17,6 +17,7 @@ import click
 from .errors import InputError
 
 FORMATS = click.Choice(["md", "json"])
+REPORT_FORMATS = click.Choice(["md", "json", "latex", "html"])
 
 
 class _Group(click.Group):
@@ -50,7 +51,14 @@ def load_options(f):
     return f
 
 
-def analysis_options(f):
+def analysis_options(formats=FORMATS):
+    """Level, cluster correction, unpaired handling and output format."""
+    def deco(f):
+        return _analysis_options(f, formats)
+    return deco
+
+
+def _analysis_options(f, formats):
     opts = [
         click.option("--level", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
                      help="Confidence level of every interval."),
@@ -58,7 +66,7 @@ def analysis_options(f):
                      show_default=True, help="Clustered SE: the paper's (M4) or CR1 (Inspect AI, statsmodels)."),
         click.option("--on-unpaired", type=click.Choice(["error", "drop"]), default="error", show_default=True,
                      help="Models with different question sets: stop, or compare each pair on the questions both answered."),
-        click.option("--format", "fmt", type=FORMATS, default="md", show_default=True),
+        click.option("--format", "fmt", type=formats, default="md", show_default=True),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -111,15 +119,17 @@ def main():
 @main.command()
 @click.argument("file", type=click.Path())
 @load_options
-@analysis_options
+@analysis_options(REPORT_FORMATS)
 @click.option("--adjust", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison adjustment shown in the pairwise table.")
 @bayes_options
 @click.option("--prior-sensitivity", is_flag=True,
               help="Also show the Beta posterior interval under the uniform and Jeffreys priors.")
 @click.option("--models", "models_text", help="Only these models (comma-separated); other rows count as dropped.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Write the report to this file instead of the terminal (e.g. report.html).")
 def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
-           save_posterior, models_text, **kw):
+           save_posterior, models_text, output, **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -127,17 +137,25 @@ def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sens
     """
     bayes = _bayes_settings(kw, fmt)
     models = [m.strip() for m in models_text.split(",")] if models_text else None
+    if fmt == "html" and not output:
+        raise InputError("--format html writes a page: give it a file with --output report.html.")
     ds = _load(file, models=models, **_col_kwargs(kw))
     _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes,
-                  prior_sensitivity, save_posterior)
+                  prior_sensitivity, save_posterior, output)
 
 
 def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes=None,
-                  prior_sensitivity=False, save_posterior=None):
+                  prior_sensitivity=False, save_posterior=None, output=None):
     from .reporting import build_report
     rep = build_report(ds, level=level, cluster_correction=cluster_correction, adjust=adjust,
                        on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity)
-    click.echo(rep.to_json() if fmt == "json" else rep.to_markdown())
+    text = rep.render(fmt)
+    if output:
+        from pathlib import Path
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
     if save_posterior:
         from .bayes import save_posteriors
         if not rep.posteriors:
@@ -151,7 +169,7 @@ def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes
 @click.argument("a")
 @click.argument("b")
 @load_options
-@analysis_options
+@analysis_options()
 @bayes_options
 def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, save_posterior, **kw):
     """One pair in depth: A − B on the questions of FILE."""
@@ -274,14 +292,38 @@ def _plan(pw, delta, n, omega2, s2a, s2b, k_a, k_b, alpha, power_, m, icc, unpai
 
 
 @main.command()
-@click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
+@click.option("--format", "fmt", type=REPORT_FORMATS, default="md", show_default=True)
 @click.option("--level", default=0.95, show_default=True, type=float)
-def demo(fmt, level):
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to this file.")
+def demo(fmt, level, output):
     """Run the report on the bundled example (a fictional internal eval set)."""
     from .examples import example_path
     from .data import load
+    if fmt == "html" and not output:
+        raise InputError("--format html writes a page: give it a file with --output report.html.")
     ds = load(example_path(), name="bundled example: internal_eval.csv.gz")
-    _print_report(ds, fmt, level, "paper", "error", "holm")
+    _print_report(ds, fmt, level, "paper", "error", "holm", output=output)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@load_options
+@analysis_options()
+@bayes_options
+@click.option("--kind", type=click.Choice(["forest", "pairs", "heatmap", "posterior"]), default="forest",
+              show_default=True, help="Per-model intervals, pairwise differences, P(A > B) heatmap, posteriors.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
+              help="Figure file: .svg, .png or .pdf.")
+def plot(file, kind, output, fmt, level, cluster_correction, on_unpaired, save_posterior, **kw):
+    """Draw one figure of the report for FILE."""
+    from . import plots
+    from .reporting import build_report
+    bayes = _bayes_settings(kw, "json")
+    ds = _load(file, **_col_kwargs(kw))
+    rep = build_report(ds, level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
+                       bayes=bayes)
+    plots.save(plots.figure(rep, kind), output)
+    click.echo(f"wrote {output}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

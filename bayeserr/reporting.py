@@ -66,6 +66,22 @@ class Report:
         from .markdown import render_report
         return render_report(self)
 
+    def to_latex(self) -> str:
+        from .latex import render
+        return render(self)
+
+    def to_html(self, figures: bool = True) -> str:
+        from .html import render
+        return render(self, figures)
+
+    def render(self, fmt: str) -> str:
+        """The report as ``md``, ``json``, ``latex`` or ``html`` text."""
+        renderers = {"md": self.to_markdown, "json": self.to_json, "latex": self.to_latex,
+                     "html": self.to_html}
+        if fmt not in renderers:
+            raise InputError(f"unknown format '{fmt}'; use one of {', '.join(renderers)}.")
+        return renderers[fmt]()
+
 
 def _jsonable(obj):
     """Plain JSON types: NaN and infinities become ``None`` (JSON ``null``)."""

@@ -335,3 +335,16 @@ def prior_coverage(n: int, reps: int, level: float = 0.95, prior=(1.0, 1.0), see
     ivs = {"clt": normal_interval(mean, se_bernoulli(mean, n) * math.sqrt(n / (n - 1)), level),
            "beta_posterior": beta_intervals(k, n, level, prior)}
     return {m: float(np.mean((iv[:, 0] <= p) & (p <= iv[:, 1]))) for m, iv in ivs.items()}
+
+
+def simulate_models(design: Design, accuracies: dict, reps: int = 1, seed: int = 0) -> dict:
+    """Many models on the same questions: each model's latent difficulty is
+    ``ρ · (shared) + sqrt(1 − ρ²) · (own)``, so every pair has latent
+    correlation ρ² (``design.rho``); ``accuracies`` maps model -> μ."""
+    rng = np.random.default_rng(seed)
+    shared = _latent(design, reps, rng)
+    out = {}
+    for name, mu in accuracies.items():
+        z = design.rho * shared + math.sqrt(1 - design.rho**2) * _latent(design, reps, rng)
+        out[name] = _answers(design, mu, z, rng)
+    return out

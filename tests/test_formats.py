@@ -1,0 +1,113 @@
+"""LaTeX and HTML reports agree with the JSON; figures; the HTML page renders
+in headless Chromium with its tables and figures and no console errors."""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import bayeserr
+from bayeserr import plots
+from bayeserr.examples import example_path
+
+from .conftest import real_file
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def demo_report():
+    return bayeserr.report(bayeserr.load(example_path()))
+
+
+def _pt(x):
+    return f"{100 * x:.1f}"
+
+
+def test_latex_numbers_agree_with_json(cli, cli_json):
+    rep = cli_json("demo")
+    tex = cli("demo", "--format", "latex").stdout
+    assert tex.count(r"\toprule") == 2 and r"\begin{tabular}" in tex and r"\caption{" in tex
+    for m in rep["models"]:
+        # mean with the (clustered) SE in parentheses beneath it, then n and C
+        cell = rf"{_pt(m['mean'])}\\ ({_pt(m['se_clustered'])})"
+        assert cell in tex and f"& {m['n_questions']} & {m['n_clusters']} &" in tex
+        lo, hi = m["intervals"]["clustered"]
+        assert f"[{_pt(lo)}, {_pt(hi)}]" in tex
+    for c in rep["comparisons"]:
+        row = next(line for line in tex.splitlines() if line.startswith(f"{c['a']} $-$ {c['b']} &"))
+        assert f"& {_pt(c['diff'])} & {_pt(c['se_clustered_paired'])} & [{_pt(c['ci'][0])}, {_pt(c['ci'][1])}]" in row
+    assert "Miller 2024, eq. 4" in tex and r"95\%" in tex
+
+
+def test_latex_escapes_special_characters(tmp_path, cli):
+    path = tmp_path / "r.csv"
+    path.write_text("model,question_id,score\n" + "".join(f"{m},q{i},{i % 2}\n" for m in ("gpt_4 & co", "50%_model")
+                                                          for i in range(8)))
+    tex = cli("report", path, "--format", "latex").stdout
+    assert r"gpt\_4 \& co" in tex and r"50\%\_model" in tex and "Clopper--Pearson" in tex
+
+
+def test_html_numbers_agree_with_json_and_page_is_self_contained(tmp_path, cli, cli_json):
+    rep = cli_json("demo")
+    out = tmp_path / "report.html"
+    assert cli("demo", "--format", "html", "--output", out).exit_code == 0
+    page = out.read_text()
+    assert page.count("<svg") >= 4  # forest, pairs, heatmap, posterior densities
+    assert not re.search(r"""(src|href)=["']https?://""", page)  # nothing fetched from the network
+    for m in rep["models"]:
+        assert f"<td>{m['model']}</td><td>{_pt(m['mean'])}<span class=\"se\">({_pt(m['se_clt'])})</span>" in page
+    for c in rep["comparisons"]:
+        assert f"[{_pt(c['ci'][0])}, {_pt(c['ci'][1])}]" in page
+        assert f"{c['prob_a_better']:.3f}" in page
+    assert "Rows read: 2400; used: 2400; dropped: 0." in page
+
+
+def test_html_needs_output_file(cli):
+    res = cli("demo", "--format", "html")
+    assert res.exit_code == 2 and "--output" in res.output
+
+
+@pytest.mark.parametrize("kind", plots.KINDS)
+def test_plot_command_writes_each_figure(kind, tmp_path, cli):
+    out = tmp_path / f"{kind}.png"
+    res = cli("plot", example_path(), "--kind", kind, "--output", out)
+    assert res.exit_code == 0 and out.stat().st_size > 5000
+    svg = tmp_path / f"{kind}.svg"
+    assert cli("plot", example_path(), "--kind", kind, "-o", svg).exit_code == 0
+    assert svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_plot_rejects_unknown_suffix(tmp_path, cli):
+    res = cli("plot", example_path(), "--output", tmp_path / "x.bmp")
+    assert res.exit_code == 2 and ".svg, .png or .pdf" in res.output
+
+
+def test_many_models_figures_stay_readable():
+    rep = bayeserr.report(bayeserr.load(real_file("swebench_verified_bashonly_per_instance.csv.gz"),
+                                        no_cluster=False))
+    fig = plots.pairs(rep)
+    assert len(fig.axes[0].get_yticklabels()) <= plots.MAX_PAIRS
+    plots.svg(plots.heatmap(rep))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (.ci/run installs it)")
+def test_html_renders_in_headless_chromium(tmp_path, cli):
+    page = tmp_path / "report.html"
+    assert cli("demo", "--format", "html", "--output", page).exit_code == 0
+    shot = tmp_path / "shot.png"
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
+    shot_run = subprocess.run(flags + ["--window-size=1200,2600", f"--screenshot={shot}", page.as_uri()],
+                              capture_output=True, text=True, timeout=120)
+    dom = subprocess.run(flags + ["--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 50_000  # a real page, not a blank one
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert dom.stdout.count("<table") == 2 and dom.stdout.count("<svg") >= 4
+    assert "bayeserr report" in dom.stdout and "Rows read: 2400" in dom.stdout
+    console = [line for line in (shot_run.stderr + dom.stderr).splitlines() if ":CONSOLE" in line]
+    assert console == [], console
