@@ -128,8 +128,11 @@ def main():
 @click.option("--models", "models_text", help="Only these models (comma-separated); other rows count as dropped.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="Write the report to this file instead of the terminal (e.g. report.html).")
+@click.option("--pass-k", "pass_k_text", multiple=True,
+              help="Add pass@k tables for these k (e.g. --pass-k 1,10); needs n_samples/n_correct "
+                   "columns or 0/1 answers per sample.")
 def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
-           save_posterior, models_text, output, **kw):
+           save_posterior, models_text, output, pass_k_text, **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -140,15 +143,17 @@ def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sens
     if fmt == "html" and not output:
         raise InputError("--format html writes a page: give it a file with --output report.html.")
     ds = _load(file, models=models, **_col_kwargs(kw))
+    pass_k = [k for text in pass_k_text for k in _ints(text, "pass-k")]
     _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes,
-                  prior_sensitivity, save_posterior, output)
+                  prior_sensitivity, save_posterior, output, pass_k)
 
 
 def _print_report(ds, fmt, level, cluster_correction, on_unpaired, adjust, bayes=None,
-                  prior_sensitivity=False, save_posterior=None, output=None):
+                  prior_sensitivity=False, save_posterior=None, output=None, pass_k=()):
     from .reporting import build_report
     rep = build_report(ds, level=level, cluster_correction=cluster_correction, adjust=adjust,
-                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity)
+                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
+                       pass_k=pass_k)
     text = rep.render(fmt)
     if output:
         from pathlib import Path
@@ -328,6 +333,58 @@ def plot(file, kind, output, fmt, level, cluster_correction, on_unpaired, save_p
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+# ------------------------------------------------------------------ arena
+@main.command()
+@click.argument("votes_file", type=click.Path())
+@click.option("--model-a-col", default="model_a", show_default=True)
+@click.option("--model-b-col", default="model_b", show_default=True)
+@click.option("--winner-col", default="winner", show_default=True,
+              help="Column with model_a, model_b or tie.")
+@click.option("--cluster-col", help="Column to resample whole clusters of (prompt, annotator).")
+@click.option("--where", "where_text", multiple=True, metavar="COL=VALUE",
+              help="Use only votes with this value (e.g. --where judge_type=crowd); others count as dropped.")
+@click.option("--bootstrap", type=click.IntRange(0), default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--bootstrap-by", type=click.Choice(["votes", "cluster"]), default="votes", show_default=True)
+@click.option("--bayes", "bayes_flag", is_flag=True, help="Also fit the Bayesian Bradley–Terry model (PyMC).")
+@click.option("--level", type=float, default=0.95, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--format", "fmt", type=REPORT_FORMATS, default="md", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
+def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_text, bootstrap, bootstrap_by,
+          bayes_flag, level, seed, fmt, output):
+    """Bradley–Terry ratings (Elo scale) with bootstrap and rank intervals from pairwise votes."""
+    from . import arena as ar
+    where = {}
+    for item in where_text:
+        if "=" not in item:
+            raise InputError(f"--where takes COL=VALUE (got '{item}').")
+        col, value = item.split("=", 1)
+        where[col] = value
+    votes = ar.load_votes(votes_file, model_a_col=model_a_col, model_b_col=model_b_col,
+                          winner_col=winner_col, cluster_col=cluster_col, where=where)
+    if fmt == "html" and not output:
+        raise InputError("--format html writes a page: give it a file with --output ratings.html.")
+    with click.progressbar(length=bootstrap, label="bootstrap", file=sys.stderr) as bar:
+        bayes_kw = {"progressbar": fmt != "json", "seed": seed}
+        from .bayes import sampling_output, BayesSettings
+        with sampling_output(BayesSettings(progress=fmt != "json")):
+            ratings = ar.rate(votes, bootstrap=bootstrap, by=bootstrap_by, level=level, seed=seed,
+                              progress=bar.update, bayes=bayes_flag, bayes_kwargs=bayes_kw)
+    text = {"md": ar.to_markdown, "latex": ar.to_latex, "html": ar.to_html,
+            "json": lambda r: json.dumps(_jsonable(r.to_dict()), indent=2) + "\n"}[fmt](ratings)
+    if output:
+        from pathlib import Path
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+def _jsonable(obj):
+    from .reporting import _jsonable as j
+    return j(obj)
 
 
 # ------------------------------------------------------------------ simulation lab

@@ -32,6 +32,8 @@ DEFAULT_COLUMNS = {
     "score": "score",
     "cluster": "cluster_id",
     "sample": "sample",
+    "n_samples": "n_samples",
+    "n_correct": "n_correct",
 }
 REQUIRED = ("model", "question", "score")
 
@@ -45,9 +47,15 @@ class Columns:
     score: str = "score"
     cluster: str | None = None
     sample: str | None = None
+    n_samples: str | None = None  #: per-problem sample count (pass@k), optional
+    n_correct: str | None = None  #: per-problem correct count (pass@k), optional
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The SPEC §6 ``columns`` object (the pass@k count columns are not part of it)."""
+        d = asdict(self)
+        d.pop("n_samples")
+        d.pop("n_correct")
+        return d
 
 
 @dataclass(frozen=True)
@@ -136,9 +144,10 @@ def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_co
     present; ``no_cluster`` ignores a cluster column.
     """
     given = {"model": model_col, "question": question_col, "score": score_col,
-             "cluster": cluster_col, "sample": sample_col}
+             "cluster": cluster_col, "sample": sample_col, "n_samples": None, "n_correct": None}
     flags = {"model": "--model-col", "question": "--question-col", "score": "--score-col",
-             "cluster": "--cluster-col", "sample": "--sample-col"}
+             "cluster": "--cluster-col", "sample": "--sample-col", "n_samples": "n_samples",
+             "n_correct": "n_correct"}
     present = [str(c) for c in df.columns]
     chosen = {}
     for key, default in DEFAULT_COLUMNS.items():
@@ -334,6 +343,15 @@ def _build_dataset(df, cols, scores, where, account) -> xr.Dataset:
     if clusters is not None:
         coords["cluster"] = ("question", clusters)
     ds = xr.Dataset({"score": (("model", "question", "sample"), cube)}, coords=coords)
+    if cols.n_samples and cols.n_correct:
+        for key in ("n_samples", "n_correct"):
+            grid = np.full(shape[:2], np.nan)
+            grid[m_codes, q_codes] = pd.to_numeric(df[getattr(cols, key)], errors="coerce").to_numpy(float)
+            ds[key] = (("model", "question"), grid)
+        bad = (ds["n_correct"] > ds["n_samples"]) | (ds["n_correct"] < 0)
+        if bool(bad.any()):
+            raise InputError(f"{where}: n_correct is above n_samples or negative for some problems; "
+                             "fix the counts.")
     ds.attrs.update(source=where, columns=cols.to_dict(), rows=account.to_dict(),
                     binary=bool(np.isin(scores, (0.0, 1.0)).all()))
     return ds

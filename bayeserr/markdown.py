@@ -160,6 +160,10 @@ def render_report(rep) -> str:
         parts += ["", "### Variance within and between questions (K > 1)", "", var]
     if len(rep.comparisons):
         parts += ["", "## Pairwise comparisons", "", pairs_table(rep.comparisons, rep.level, rep.adjust)]
+    for k, (scores, comps) in (rep.pass_at_k or {}).items():
+        parts += ["", f"## pass@{k} (unbiased estimator, per problem)", "", models_table(scores, rep.level)]
+        if len(comps):
+            parts += ["", pairs_table(comps, rep.level, rep.adjust)]
     tz = rep.tie_zone
     parts += ["", "## Tie zone", "",
               f"Gaps smaller than {pct(tz['unpaired'])} points (unpaired) or "

@@ -41,6 +41,7 @@ class Report:
     bayes: object = None  #: BayesSettings, or None when --bayes off
     prior_sensitivity: tuple = ()
     posteriors: dict | None = None  #: fits by model, for --save-posterior
+    pass_at_k: dict | None = None  #: k -> (Scores, Comparisons) of per-problem pass@k
 
     def to_dict(self) -> dict:
         """The SPEC §6 JSON object (NaN becomes ``null``)."""
@@ -53,6 +54,9 @@ class Report:
             "comparisons": self.comparisons.to_dict(),
             "tie_zone": self.tie_zone,
             "warnings": [w.to_dict() for w in self.warnings],
+            "pass_at_k": None if not self.pass_at_k else {
+                str(k): {"models": s.to_dict(), "comparisons": c.to_dict()}
+                for k, (s, c) in self.pass_at_k.items()},
         })
 
     def to_json(self, indent: int | None = None) -> str:
@@ -110,9 +114,24 @@ def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
             "paired_median": float(z_value(level) * np.median(paired)) if paired else None}
 
 
+def _pass_at_k(ds, ks, level, cluster_correction, on_unpaired) -> dict:
+    """Per-problem pass@k scored and compared like any other score."""
+    from .passk import pass_k_dataset
+    out = {}
+    for k in ks:
+        pk = pass_k_dataset(ds, int(k))
+        scores = score(pk, level=level, cluster_correction=cluster_correction)
+        scores = Scores(tuple(sorted(scores, key=lambda m: -m.mean)))
+        names = [m.model for m in scores]
+        comps = (compare_all(pk, names, level=level, cluster_correction=cluster_correction,
+                             on_unpaired=on_unpaired) if len(names) > 1 else Comparisons(()))
+        out[int(k)] = (scores, comps)
+    return out
+
+
 def build_report(ds: xr.Dataset, *, level: float = 0.95, cluster_correction: str = "paper",
                  adjust: str = "holm", on_unpaired: str = "error", bayes=None,
-                 prior_sensitivity: bool = False) -> Report:
+                 prior_sensitivity: bool = False, pass_k=()) -> Report:
     """Score every model, compare every pair, and collect the warnings.
 
     ``bayes`` is a :class:`~bayeserr.bayes.BayesSettings` (default: the
@@ -147,7 +166,8 @@ def build_report(ds: xr.Dataset, *, level: float = 0.95, cluster_correction: str
                   tie_zone=_tie_zone(scores, comps, level), warnings=tuple(warnings),
                   cluster_correction=cluster_correction, adjust=adjust,
                   bayes=bayes if bayes.mode != "off" else None, prior_sensitivity=sensitivity,
-                  posteriors=fits)
+                  posteriors=fits,
+                  pass_at_k=_pass_at_k(ds, pass_k, level, cluster_correction, on_unpaired) if pass_k else None)
 
 
 __all__ = ["Report", "build_report", "LABELS"]

@@ -18,7 +18,7 @@ PAIR_KEYS = {"a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_cl
 
 def _check_schema(rep):
     assert set(rep) == {"schema", "level", "columns", "rows", "models", "comparisons", "tie_zone",
-                        "warnings"}
+                        "warnings", "pass_at_k"}  # pass_at_k: null unless --pass-k
     assert rep["schema"] == "bayeserr.report/1"
     assert set(rep["columns"]) == {"model", "question", "score", "cluster", "sample"}
     assert set(rep["rows"]) == {"read", "used", "dropped"}
@@ -29,6 +29,7 @@ def _check_schema(rep):
         if c["mcnemar"] is not None:
             assert set(c["mcnemar"]) == {"n_a_only", "n_b_only", "p_value", "p_mid"}
     assert set(rep["tie_zone"]) == {"unpaired", "paired_median"}
+    assert rep["pass_at_k"] is None
     for w in rep["warnings"]:
         assert set(w) == {"code", "model", "message"}
 
