@@ -43,7 +43,7 @@ def normal_interval(estimate, se, level: float) -> np.ndarray:
     return np.stack([estimate - half, estimate + half], axis=-1)
 
 
-def cluster_residual_sums(e: np.ndarray, codes: np.ndarray) -> np.ndarray:
+def cluster_sums(e: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """``Σ_{i∈c} e_i`` for each cluster code ``c`` along the last axis
     (codes need not be contiguous; empty codes give 0)."""
     if e.ndim == 1:
@@ -73,7 +73,7 @@ def se_clustered(s: np.ndarray, codes: np.ndarray, correction: str = "paper"):
     s = np.asarray(s, dtype=float)
     n = s.shape[-1]
     e = s - s.mean(axis=-1, keepdims=True)
-    sums = cluster_residual_sums(e, codes)
+    sums = cluster_sums(e, codes)
     if correction == "paper":
         cross = (sums**2).sum(axis=-1) - (e**2).sum(axis=-1)
         return np.sqrt(np.maximum(se_clt(s) ** 2 + cross / n**2, 0.0))

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from scipy import special, stats
 
-from .estimators import normal_interval, se_bernoulli, se_clt, se_clustered, z_value
+from .estimators import cluster_sums, normal_interval, se_bernoulli, se_clt, se_clustered, z_value
 from .exact import METHODS, effective_n, proportion_interval
 
 
@@ -143,9 +143,7 @@ def _unit_totals(answers: np.ndarray, codes):
     n_q = np.full(per_q.shape, float(answers.shape[2]))
     if codes is None:
         return per_q, n_q
-    onehot = np.zeros((codes.size, int(codes.max()) + 1))
-    onehot[np.arange(codes.size), codes] = 1.0
-    return per_q @ onehot, n_q @ onehot
+    return cluster_sums(per_q, codes), cluster_sums(n_q, codes)
 
 
 def intervals(answers: np.ndarray, design: Design, level: float = 0.95, bb_draws: int = 1000,

@@ -27,16 +27,12 @@ def unit_totals(s: np.ndarray, codes: np.ndarray | None):
     ``s`` is (models × questions) with NaN where unanswered; a unit is a
     cluster when ``codes`` are given, else a question.
     """
+    from bayeserr.estimators import cluster_sums
     answered = ~np.isnan(s)
     x = np.where(answered, s, 0.0)
     if codes is None:
         return x.T, answered.T.astype(float)
-    n_units = int(codes.max()) + 1
-    sums = np.zeros((n_units, s.shape[0]))
-    counts = np.zeros((n_units, s.shape[0]))
-    np.add.at(sums, codes, x.T)
-    np.add.at(counts, codes, answered.T.astype(float))
-    return sums, counts
+    return cluster_sums(x, codes).T, cluster_sums(answered.astype(float), codes).T
 
 
 def weighted_means(sums: np.ndarray, counts: np.ndarray, draws: int = 4000, seed: int = 0,
