@@ -48,9 +48,12 @@ def cluster_sums(e: np.ndarray, codes: np.ndarray) -> np.ndarray:
     (codes need not be contiguous; empty codes give 0)."""
     if e.ndim == 1:
         return np.bincount(codes, weights=e)
-    onehot = np.zeros((codes.size, int(codes.max()) + 1))
-    onehot[np.arange(codes.size), codes] = 1.0
-    return e @ onehot
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    out = np.zeros(e.shape[:-1] + (int(codes.max()) + 1,))
+    out[..., sorted_codes[starts]] = np.add.reduceat(e[..., order], starts, axis=-1)
+    return out
 
 
 def se_clustered(s: np.ndarray, codes: np.ndarray, correction: str = "paper"):
