@@ -108,7 +108,9 @@ def coverage_figure(df: pd.DataFrame, path, level: float = 0.95) -> Path:
                  "dashed: exact/score, dash-dot: Bayesian", fontsize=11)
     fig.tight_layout(rect=(0, 0.1, 1, 0.96))
     path = Path(path)
-    fig.savefig(path)
+    import matplotlib as mpl
+    mpl.rcParams["svg.hashsalt"] = "bayeserr"  # stable element ids: regenerated files diff cleanly
+    fig.savefig(path, metadata={"Date": None} if path.suffix == ".svg" else None)
     plt.close(fig)
     return path
 
