@@ -66,8 +66,9 @@ def _analysis_options(f, formats):
                      show_default=True, help="Clustered SE: the paper's (M4) or CR1 (Inspect AI, statsmodels)."),
         click.option("--on-unpaired", type=click.Choice(["error", "drop"]), default="error", show_default=True,
                      help="Models with different question sets: stop, or compare each pair on the questions both answered."),
-        click.option("--format", "fmt", type=formats, default="md", show_default=True),
     ]
+    if formats is not None:
+        opts.append(click.option("--format", "fmt", type=formats, default="md", show_default=True))
     for o in reversed(opts):
         f = o(f)
     return f
@@ -313,13 +314,13 @@ def demo(fmt, level, output):
 @main.command()
 @click.argument("file", type=click.Path())
 @load_options
-@analysis_options()
+@analysis_options(formats=None)
 @bayes_options
 @click.option("--kind", type=click.Choice(["forest", "pairs", "heatmap", "posterior"]), default="forest",
               show_default=True, help="Per-model intervals, pairwise differences, P(A > B) heatmap, posteriors.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
               help="Figure file: .svg, .png or .pdf.")
-def plot(file, kind, output, fmt, level, cluster_correction, on_unpaired, save_posterior, **kw):
+def plot(file, kind, output, level, cluster_correction, on_unpaired, save_posterior, **kw):
     """Draw one figure of the report for FILE."""
     from . import plots
     from .reporting import build_report
