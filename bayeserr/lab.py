@@ -7,10 +7,8 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from . import simulate as sim
 from .markdown import table
 
 DEFAULT_N = (10, 20, 50, 100, 300, 1000)

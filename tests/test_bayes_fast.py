@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import integrate, special, stats
+from scipy import integrate, stats
 
 import bayeserr
 from bayeserr.bayes import BayesSettings

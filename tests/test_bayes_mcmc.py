@@ -2,13 +2,11 @@
 paired models run and recover what they should.  Small draws; marked mcmc."""
 
 import json
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import bayeserr
 from bayeserr.models import hierarchical, paired_latent, three_level
 from bayeserr.models.diagnostics import diagnose, import_arviz, problems
 

@@ -1,11 +1,9 @@
 """LaTeX and HTML reports agree with the JSON; figures; the HTML page renders
 in headless Chromium with its tables and figures and no console errors."""
 
-import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 

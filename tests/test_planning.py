@@ -9,7 +9,6 @@ import pytest
 from scipy import stats
 
 import bayeserr
-from bayeserr import planning
 
 
 def test_m9_and_m10_are_inverses():

@@ -1,6 +1,5 @@
 """Exact intervals and McNemar on the real LangChain file; K samples on MathArena."""
 
-import itertools
 
 import numpy as np
 import pandas as pd

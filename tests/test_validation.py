@@ -2,7 +2,6 @@
 names the problem, no traceback."""
 
 import gzip
-import json
 import subprocess
 import sys
 
