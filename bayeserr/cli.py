@@ -130,7 +130,7 @@ def main():
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="Write the report to this file instead of the terminal (e.g. report.html).")
 @click.option("--pass-k", "pass_k_text", multiple=True,
-              help="Add pass@k tables for these k (e.g. --pass-k 1,10); needs n_samples/n_correct "
+              help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
 def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, pass_k_text, **kw):
@@ -332,8 +332,7 @@ def plot(file, kind, output, level, cluster_correction, on_unpaired, save_poster
     click.echo(f"wrote {output}", err=True)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+
 
 
 # ------------------------------------------------------------------ arena
@@ -517,3 +516,30 @@ def calibration_docs(output, reps, seed):
     rates.to_csv(out / "calibration_rates.csv", index=False)
     (out / "calibration.md").write_text(lab.calibration_page(cov, rates, "calibration_coverage.svg", reps, seed))
     click.echo(f"wrote {out / 'calibration.md'}")
+
+
+def join_multi_values(argv: list[str], options=("--pass-k",)) -> list[str]:
+    """Let an option take several space-separated whole numbers, as in
+    ``--pass-k 1 10``: click options take a fixed number of values, so the
+    numbers after such an option are joined into ``1,10`` before parsing."""
+    out, i = [], 0
+    while i < len(argv):
+        out.append(argv[i])
+        if argv[i] in options:
+            values = []
+            while i + 1 < len(argv) and argv[i + 1].replace(",", "").isdigit():
+                values.append(argv[i + 1])
+                i += 1
+            if values:
+                out.append(",".join(values))
+        i += 1
+    return out
+
+
+def run():
+    """Console entry point: ``main`` with multi-value options joined."""
+    return main(args=join_multi_values(sys.argv[1:]), prog_name="bayeserr")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run())

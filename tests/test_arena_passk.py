@@ -150,3 +150,16 @@ def test_pass_at_k_from_per_sample_rows():
     assert a.mean == pytest.approx(np.mean([pass_at_k(5, i % 4, 2) for i in range(12)]))
     c = bayeserr.compare(pk, "B", "A")
     assert c.n_questions == 12
+
+
+def test_pass_k_takes_space_separated_values():
+    import subprocess
+    import sys
+    from bayeserr.cli import join_multi_values
+    assert join_multi_values(["report", "f.csv", "--pass-k", "1", "10", "--format", "json"]) == \
+        ["report", "f.csv", "--pass-k", "1,10", "--format", "json"]
+    assert join_multi_values(["--pass-k", "1,5", "x.csv"]) == ["--pass-k", "1,5", "x.csv"]
+    path = real_file("evalperf_per_task.csv.gz")
+    out = subprocess.run([sys.executable, "-m", "bayeserr.cli", "report", str(path), "--pass-k", "1", "10",
+                          "--format", "json", "--bayes", "off"], capture_output=True, text=True, check=True)
+    assert set(json.loads(out.stdout)["pass_at_k"]) == {"1", "10"}
