@@ -116,6 +116,16 @@ class HierarchicalPosterior:
                                                    "method": "exact grid"})
 
 
+def _counts_above(values: np.ndarray, top: int) -> np.ndarray:
+    """``above[..., j]`` = number of groups (last axis) with value > j, for j < top."""
+    v = np.atleast_2d(values).astype(np.int64)
+    rows = v.shape[0]
+    counts = np.bincount((np.arange(rows)[:, None] * (top + 1) + v).ravel(),
+                         minlength=rows * (top + 1)).reshape(rows, top + 1)
+    above = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1][:, 1:].astype(float)
+    return above.reshape(np.shape(values)[:-1] + (top,))
+
+
 def _rising_log_sum(values: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """``Σ_g [gammaln(v_g + shift) − gammaln(shift)]`` for every grid point.
 
@@ -129,9 +139,7 @@ def _rising_log_sum(values: np.ndarray, shift: np.ndarray) -> np.ndarray:
     weight = np.bincount(inv).astype(float)
     top = int(uniq.max())
     if top <= 4 * uniq.size:
-        above = np.cumsum(np.bincount(values.astype(np.int64), minlength=top + 1)[::-1])[::-1]
-        j = np.arange(top)
-        return above[1:top + 1] @ np.log(shift[None, :] + j[:, None])
+        return _counts_above(values, top) @ np.log(shift[None, :] + np.arange(top)[:, None])
     return weight @ (special.gammaln(uniq[:, None] + shift[None, :]) - special.gammaln(shift)[None, :])
 
 
@@ -214,12 +222,6 @@ def fit_mcmc(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, groups=Non
 
 
 # ----------------------------------------------------------------- many data sets at once
-def _counts_above(values: np.ndarray, top: int) -> np.ndarray:
-    """``above[r, j]`` = number of groups of data set r with value > j, j < top."""
-    v = values.astype(np.int64)
-    return np.stack([(v > j).sum(axis=-1) for j in range(top)], axis=-1).astype(float)
-
-
 def _batch_grid(k: np.ndarray, n: np.ndarray, dense: int = 400) -> np.ndarray:
     """Logit-μ grid for many data sets: a coarse pass over [−9, 9] joined to
     a dense pass over the span where any data set's posterior can lie
