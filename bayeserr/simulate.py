@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from scipy import special, stats
 
-from .estimators import cluster_sums, normal_interval, se_bernoulli, se_clt, se_clustered, z_value
+from .estimators import cluster_sums, design_effect, normal_interval, se_bernoulli, se_clt, se_clustered, z_value
 from .exact import METHODS, effective_n, proportion_interval
 
 
@@ -167,12 +167,11 @@ def intervals(answers: np.ndarray, design: Design, level: float = 0.95, bb_draws
             out[key] = proportion_interval(mean * n, n, level, key)
         out["beta_posterior"] = beta_binomial.beta_intervals(mean * n, n, level)
     if codes is not None:
-        for corr in ("paper", "cr1"):
-            out[f"clustered_{corr}"] = normal_interval(mean, se_clustered(s, codes, corr), level)
+        se_cl = {corr: se_clustered(s, codes, corr) for corr in ("paper", "cr1")}
+        for corr, se_c in se_cl.items():
+            out[f"clustered_{corr}"] = normal_interval(mean, se_c, level)
         if design.binary_k1:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                deff = np.where(se > 0, se_clustered(s, codes) ** 2 / se**2, 1.0)
-            n_eff = np.array([effective_n(n, d) for d in deff])
+            n_eff = np.array([effective_n(n, d) for d in design_effect(se_cl["paper"], se)])
             for key in ("wilson", "clopper_pearson"):
                 out[f"{key}_clustered"] = proportion_interval(mean * n_eff, n_eff, level, key)
     if not design.fractional:
@@ -271,12 +270,13 @@ def _bootstrap_prob_a_better(a: np.ndarray, b: np.ndarray, codes, seed: int, dra
     """P(A − B > 0) by the Bayesian bootstrap over clusters (or questions) of
     the paired answer differences, for every replicate."""
     from bayeserr.models.bayesian_bootstrap import distinct_units, grouped_draws
+    from .bayes import pair_probabilities
     k_a, n_u = _unit_totals(a, codes)
     k_b, _ = _unit_totals(b, codes)
     values, mult = distinct_units(k_a - k_b, n_u)
     out = np.empty(a.shape[0])
     for sl, mean in grouped_draws(values, mult, draws, np.random.default_rng(seed)):
-        out[sl] = np.mean(mean > 0, axis=1) + 0.5 * np.mean(mean == 0, axis=1)
+        out[sl] = pair_probabilities(mean.T, rope=0.0)[0]
     return out
 
 
