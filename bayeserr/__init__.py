@@ -4,11 +4,15 @@ The public API, imported lazily so that ``import bayeserr`` stays fast and
 never imports PyMC or ArviZ::
 
     ds = bayeserr.load("results.csv")          # validated xarray.Dataset
-    bayeserr.score(ds)                         # per-model SEs and intervals (SPEC §2)
-    bayeserr.compare(ds, "A", "B")             # A − B, paired (SPEC §3)
+    bayeserr.score(ds)                         # per-model SEs and intervals (docs/methods.md §2)
+    bayeserr.compare(ds, "A", "B")             # A − B, paired (§3)
     bayeserr.compare_all(ds)                   # every pair, Holm / BH adjusted
-    bayeserr.report(ds).to_markdown()          # the full report (SPEC §6)
-    bayeserr.n_required(0.03, omega2=1/9)      # power (SPEC §4)
+    bayeserr.report(ds).to_markdown()          # the full report (§7)
+    bayeserr.plan(delta=0.03, omega2=1/9)      # power (§4)
+
+Every analysis takes the same options (``level``, ``cluster_correction``,
+``on_unpaired``, ``bayes="off"|"fast"|"mcmc"``, …; see
+:class:`bayeserr.Options`) and gives the same numbers as the command line.
 """
 
 from importlib import import_module
@@ -18,10 +22,14 @@ __version__ = "0.1.0"
 _API = {
     "load": ("data", "load"),
     "InputError": ("errors", "InputError"),
+    "Options": ("options", "Options"),
+    "BayesSettings": ("bayes.settings", "BayesSettings"),
     "score": ("scoring", "score"),
     "compare": ("comparison", "compare"),
     "compare_all": ("comparison", "compare_all"),
-    "report": ("reporting", "build_report"),
+    "report": ("reporting.build", "build_report"),
+    "compare_report": ("reporting.build", "build_comparison"),
+    "plan": ("power", "plan"),
     "n_required": ("planning", "n_required"),
     "mde": ("planning", "mde"),
     "n_unpaired": ("planning", "n_unpaired"),

@@ -240,56 +240,52 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
 
 
 # ------------------------------------------------------------------ rendering
-def to_markdown(r: Ratings) -> str:
-    from .markdown import table
+def ratings_blocks(r: Ratings) -> list:
+    """The arena report as neutral blocks (:mod:`bayeserr.reporting.document`),
+    written out by the same renderers as the eval report."""
+    from .reporting import document as doc
+    from .reporting.tables import Cell, Column, Table, text
     df = r.to_frame()
-    header = ["Rank", "Model", "Rating", f"{r.level:.0%} CI", "Rank interval", "Votes"]
-    if r.bayes_interval is not None:
-        header.insert(4, "Bayesian CI")
+    bayes = r.bayes_interval is not None
+    cols = [Column("rank", "Rank"), Column("model", "Model", numeric=False), Column("rating", "Rating"),
+            Column("ci", f"{r.level:.0%} CI", f"{r.level:.0%} CI".replace("%", r"\%"))]
+    if bayes:
+        cols.append(Column("bayes", "Bayesian CI"))
+    cols += [Column("ranks", "Rank interval"), Column("votes", "Votes")]
     rows = []
     for _, x in df.iterrows():
-        row = [str(x["rank"]), str(x["model"]), f"{x['rating']:.0f}", f"[{x['low']:.0f}, {x['high']:.0f}]",
-               f"{x['rank_low']}–{x['rank_high']}", str(x["n_votes"])]
-        if r.bayes_interval is not None:
-            row.insert(4, f"[{x['bayes_low']:.0f}, {x['bayes_high']:.0f}]")
-        rows.append(row)
-    parts = [f"# Arena ratings: {r.source}", "",
-             table(header, rows), "",
-             f"Bradley–Terry MLE on the Elo scale (R = 400 s / ln 10 + 1000; ties count half a win each); "
-             f"{r.level:.0%} percentile intervals from {r.bootstrap} bootstrap resamples of {r.bootstrap_by}.",
-             "", "## Neighbours the votes cannot order", ""]
+        row = [Cell("int", x["rank"]), text(x["model"]), Cell("num", x["rating"], digits=0),
+               Cell("range", (x["low"], x["high"]), digits=0)]
+        if bayes:
+            row.append(Cell("range", (x["bayes_low"], x["bayes_high"]), digits=0))
+        row += [Cell("span", (x["rank_low"], x["rank_high"])), Cell("int", x["n_votes"])]
+        rows.append(tuple(row))
+    method = (f"Bradley–Terry MLE on the Elo scale (R = 400 s / ln 10 + 1000; ties count half a win "
+              f"each); {r.level:.0%} percentile intervals from {r.bootstrap} bootstrap resamples of "
+              f"{r.bootstrap_by}.")
+    table = Table("ratings", "Ratings", tuple(cols), tuple(rows), (method,), method)
+    out = [doc.Heading(f"Arena ratings: {r.source}", 1), table,
+           doc.Heading("Neighbours the votes cannot order")]
     if r.not_separable:
-        parts += [f"- {a} vs {b}: P({a} ahead) = {p:.2f}" for a, b, p in r.not_separable]
+        out.append(doc.Bullets(tuple((None, f"{a} vs {b}: P({a} ahead) = {p:.2f}")
+                                     for a, b, p in r.not_separable), "neighbours"))
     else:
-        parts.append(f"Every neighbour is ordered with probability ≥ {(1 + r.level) / 2:.3f}.")
+        out.append(doc.Para(f"Every neighbour is ordered with probability ≥ {(1 + r.level) / 2:.3f}."))
     if r.rows is not None:
-        from .markdown import rows_block
-        parts += ["", "## Rows", "", rows_block(r.rows)]
-    return "\n".join(parts) + "\n"
+        out += [doc.Heading("Rows"), doc.Para(doc.rows_text(r.rows.to_dict()), "rows")]
+    return out
+
+
+def to_markdown(r: Ratings) -> str:
+    from .reporting.markdown import render_blocks
+    return render_blocks(ratings_blocks(r))
 
 
 def to_latex(r: Ratings) -> str:
-    from .latex import esc
-    df = r.to_frame()
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{rlrrrr}", r"\toprule",
-             r"Rank & Model & Rating & " + f"{r.level:.0%}".replace("%", r"\%") + r" CI & Rank interval & Votes \\",
-             r"\midrule"]
-    for _, x in df.iterrows():
-        lines.append(f"{x['rank']} & {esc(x['model'])} & {x['rating']:.0f} & [{x['low']:.0f}, {x['high']:.0f}] & "
-                     f"{x['rank_low']}--{x['rank_high']} & {x['n_votes']} \\\\")
-    lines += [r"\bottomrule", r"\end{tabular}",
-              rf"\caption{{Bradley--Terry ratings on the Elo scale (ties count half a win); percentile "
-              rf"intervals from {r.bootstrap} bootstrap resamples of {r.bootstrap_by}.}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    from .reporting.latex import render_blocks
+    return render_blocks(ratings_blocks(r), f"bayeserr arena: {r.source}")
 
 
 def to_html(r: Ratings) -> str:
-    from .html import CSS, esc, table
-    df = r.to_frame()
-    rows = [[x["rank"], esc(x["model"]), f"{x['rating']:.0f}", f"[{x['low']:.0f}, {x['high']:.0f}]",
-             f"{x['rank_low']}–{x['rank_high']}", x["n_votes"]] for _, x in df.iterrows()]
-    body = table(["Rank", "Model", "Rating", f"{r.level:.0%} CI", "Rank interval", "Votes"], rows)
-    amb = "".join(f"<li>{esc(a)} vs {esc(b)}: P = {p:.2f}</li>" for a, b, p in r.not_separable)
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Arena ratings</title>'
-            f"<style>{CSS}</style></head><body><h1>Arena ratings: {esc(r.source)}</h1>{body}"
-            f"<h2>Neighbours the votes cannot order</h2><ul>{amb or '<li>none</li>'}</ul></body></html>\n")
+    from .reporting.html import render_blocks
+    return render_blocks(ratings_blocks(r), title=f"Arena ratings: {r.source}")

@@ -1,10 +1,12 @@
-"""Two models on the same questions, and all pairs of many (SPEC §3).
+"""Two models on the same questions, and all pairs of many (``docs/methods.md`` §3).
 
 Convention: ``compare(ds, A, B)`` estimates ``A − B``.  The headline test
 (``z``, ``p_value``, ``ci``) uses the clustered paired SE (M8) when the data
-have clusters, else the paired SE (M7).  All pairs are computed at once by
-:mod:`bayeserr.pairs`; p-values are adjusted for multiplicity with
-``statsmodels.stats.multitest.multipletests`` (Holm, and Benjamini–Hochberg).
+have clusters, else the paired SE (M7).  All pairs are computed at once from
+moment matrices (:mod:`bayeserr.pairs`); p-values are adjusted for
+multiplicity with ``statsmodels.stats.multitest.multipletests`` (Holm and
+Benjamini–Hochberg).  Each :class:`Comparison` is built once, with its
+Bayesian probabilities when asked for (``bayes="fast"`` by default).
 """
 
 from __future__ import annotations
@@ -13,24 +15,21 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from . import caveats
-from .data import cluster_codes, question_means
-from .errors import InputError, suggest
+from .errors import InputError
 from .estimators import z_value
+from .options import ADJUSTMENTS, Options
 from .pairs import (correlation, discordant_counts, mcnemar_pvalues, pair_moments,
                     paired_standard_errors)
-
-ADJUST_METHODS = {"holm": "holm", "bh": "fdr_bh"}
-ON_UNPAIRED = ("error", "drop")
+from .results import ResultList, frame_value
 
 
 @dataclass(frozen=True)
 class McNemar:
-    """McNemar's test on the 2×2 table of a pair of 0/1 models (K = 1)."""
+    """McNemar's test on the 2×2 table of a pair of 0/1 models (K = 1), §3.5."""
 
     n_both: int
     n_a_only: int
@@ -46,7 +45,7 @@ class McNemar:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A − B on the questions both answered (SPEC §3)."""
+    """A − B on the questions both answered (§3)."""
 
     a: str
     b: str
@@ -78,7 +77,7 @@ class Comparison:
         return self.se_clustered_paired if self.se_clustered_paired is not None else self.se_paired
 
     def to_dict(self) -> dict:
-        """The comparison entry of the SPEC §6 JSON schema."""
+        """The comparison entry of the JSON report (§7.2)."""
         return {
             "a": self.a, "b": self.b, "n_questions": self.n_questions, "diff": self.diff,
             "se_unpaired": self.se_unpaired, "se_paired": self.se_paired,
@@ -92,55 +91,32 @@ class Comparison:
         return Comparisons((self,)).to_frame()
 
 
-@dataclass(frozen=True)
-class Comparisons:
-    """All pairwise comparisons of a report, with multiplicity-adjusted p-values."""
+class Comparisons(ResultList):
+    """All pairwise comparisons, with multiplicity-adjusted p-values;
+    ``comps["A", "B"]`` (or ``comps.get("A", "B")``) looks one up."""
 
-    pairs: tuple[Comparison, ...]
-    #: pairs left out because they share fewer than 2 questions: (a, b, n_common)
-    skipped: tuple[tuple[str, str, int], ...] = ()
+    key = ("a", "b")
 
-    def __iter__(self):
-        return iter(self.pairs)
-
-    def __len__(self):
-        return len(self.pairs)
-
-    def get(self, a: str, b: str) -> Comparison:
-        for c in self.pairs:
-            if (c.a, c.b) == (a, b):
-                return c
-        raise KeyError((a, b))
-
-    def to_dict(self) -> list[dict]:
-        return [c.to_dict() for c in self.pairs]
+    def __new__(cls, pairs=(), skipped=()):
+        self = super().__new__(cls, pairs)
+        #: pairs left out because they share fewer than 2 questions: (a, b, n_common)
+        self.skipped = tuple(skipped)
+        return self
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
-        for c in self.pairs:
+        for c in self:
             d = c.to_dict()
             mc = d.pop("mcnemar")
             d["ci_low"], d["ci_high"] = d.pop("ci")
             d["p_bh"] = c.p_bh
             d["mcnemar_p"] = None if mc is None else mc["p_value"]
-            rows.append(d)
+            rows.append({k: frame_value(v) for k, v in d.items()})
         return pd.DataFrame(rows)
 
 
 # ------------------------------------------------------------------- helpers
-def _binary_k1(ds: xr.Dataset) -> np.ndarray:
-    """Per model: every answer 0/1 and at most one answer per question."""
-    cube = ds["score"].values
-    answered = ~np.isnan(cube)
-    one_each = answered.sum(axis=2) <= 1
-    zero_one = np.isin(cube, (0.0, 1.0)) | ~answered
-    return one_each.all(axis=1) & zero_one.all(axis=(1, 2))
-
-
 def _check_paired(pm, names, on_unpaired: str):
-    if on_unpaired not in ON_UNPAIRED:
-        raise InputError(f"--on-unpaired must be one of {', '.join(ON_UNPAIRED)} "
-                         f"(got '{on_unpaired}').")
     if on_unpaired == "drop" or not (pm.only > 0).any():
         return
     a, b = np.argwhere((pm.only > 0) | (pm.only.T > 0))[0]
@@ -158,7 +134,7 @@ def _adjusted(p: np.ndarray, method: str) -> np.ndarray:
     ok = np.isfinite(p)
     out = np.full_like(p, np.nan)
     if ok.any():
-        out[ok] = multipletests(p[ok], method=ADJUST_METHODS[method])[1]
+        out[ok] = multipletests(p[ok], method=ADJUSTMENTS[method])[1]
     return out
 
 
@@ -171,87 +147,129 @@ def _headline(diff, se, level):
     return z, p, np.stack([diff - half, diff + half], axis=-1)
 
 
-def _resolve_models(ds, models):
-    names = [str(m) for m in ds["model"].values]
-    if models is None:
-        return names
-    for m in models:
-        if m not in names:
-            raise InputError(f"model '{m}' is not in the data.{suggest(m, names)}")
-    return list(models)
+@dataclass(frozen=True)
+class _PairArrays:
+    """Every statistic of the pairs ``(ia[k], ib[k])`` as arrays."""
+
+    ia: np.ndarray
+    ib: np.ndarray
+    pm: object
+    diff: np.ndarray
+    se_unpaired: np.ndarray
+    se_paired: np.ndarray
+    se_clustered: np.ndarray | None
+    z: np.ndarray
+    p: np.ndarray
+    ci: np.ndarray
+    correlation: np.ndarray
+    tables: tuple  #: McNemar (n_a_only, n_b_only, n_concordant), NaN without a 2×2 table
+    mcnemar_p: tuple | None
+    skipped: tuple
 
 
-# ------------------------------------------------------------------- public
-def compare_all(ds: xr.Dataset, models=None, *, level: float = 0.95,
-                cluster_correction: str = "paper", on_unpaired: str = "error") -> Comparisons:
-    """Every pair ``(models[i], models[j])``, ``i < j``, estimating ``models[i] − models[j]``.
-
-    Holm and Benjamini–Hochberg adjusted p-values are over all the pairs
-    returned.  ``on_unpaired="drop"`` compares each pair on the questions both
-    models answered; the counts dropped from each side are in each
-    :class:`Comparison` (``n_only_a``, ``n_only_b``).
-    """
-    names = _resolve_models(ds, models)
-    ds = ds.sel(model=names)
-    s, _ = question_means(ds)
-    codes = cluster_codes(ds)
+def _pair_arrays(view, options: Options) -> _PairArrays:
+    names = view.models
+    s, codes = view.s, view.codes
     pm = pair_moments(s, codes)
-    _check_paired(pm, names, on_unpaired)
-    se_un, se_pa, se_cl = paired_standard_errors(pm, cluster_correction)
+    _check_paired(pm, names, options.on_unpaired)
+    se_un, se_pa, se_cl = paired_standard_errors(pm, options.cluster_correction)
     corr = correlation(pm)
-    binary = _binary_k1(ds)
-    only = discordant_counts(s) if binary.any() else None
-
     ia, ib = np.triu_indices(len(names), 1)
     few = pm.n[ia, ib] < 2
     skipped = tuple((names[i], names[j], int(pm.n[i, j])) for i, j in zip(ia[few], ib[few]))
     ia, ib = ia[~few], ib[~few]
     diff = pm.mean[ia, ib] - pm.mean.T[ia, ib]
     head_se = (se_cl if se_cl is not None else se_pa)[ia, ib]
-    z, p, ci = _headline(diff, head_se, level)
-    p_holm, p_bh = _adjusted(p, "holm"), _adjusted(p, "bh")
-    mc_b = mc_c = mc_p = mc_mid = None
-    if only is not None:
-        mc_b, mc_c = only[ia, ib], only.T[ia, ib]
-        mc_p, mc_mid = mcnemar_pvalues(mc_b, mc_c)
+    z, p, ci = _headline(diff, head_se, options.level)
+    nan = np.full(len(ia), np.nan)
+    tables, mc_p = (nan, nan, nan), None
+    binary = view.binary
+    if binary.any():
+        only = discordant_counts(s)
+        both = binary[ia] & binary[ib]
+        b, c = only[ia, ib].astype(float), only[ib, ia].astype(float)
+        b[~both], c[~both] = np.nan, np.nan
+        tables = (b, c, pm.n[ia, ib] - b - c)
+        mc_p = mcnemar_pvalues(np.nan_to_num(b).astype(np.int64), np.nan_to_num(c).astype(np.int64))
+    return _PairArrays(ia, ib, pm, diff, se_un[ia, ib], se_pa[ia, ib],
+                       None if se_cl is None else se_cl[ia, ib], z, p, ci, corr[ia, ib], tables, mc_p,
+                       skipped)
 
+
+def _mcnemar(arr: _PairArrays, k: int) -> McNemar | None:
+    b, c, _ = arr.tables
+    if not np.isfinite(b[k]):
+        return None
+    i, j = arr.ia[k], arr.ib[k]
+    n_ij = int(arr.pm.n[i, j])
+    n_b, n_c = int(b[k]), int(c[k])
+    both = int(round(arr.pm.mean[i, j] * n_ij)) - n_b
+    return McNemar(both, n_b, n_c, n_ij - both - n_b - n_c, float(arr.mcnemar_p[0][k]),
+                   float(arr.mcnemar_p[1][k]))
+
+
+def compare_view(view, options: Options) -> Comparisons:
+    """Every pair ``(i, j)``, ``i < j``, of the view's models, estimating ``models[i] − models[j]``."""
+    arr = _pair_arrays(view, options)
+    names = view.models
+    p_holm, p_bh = _adjusted(arr.p, "holm"), _adjusted(arr.p, "bh")
+    better = tie = None
+    if options.bayes.on and len(arr.ia):
+        from .bayes.pairs import all_pair_probabilities
+        better, tie = all_pair_probabilities(view, arr.ia, arr.ib, arr.tables, options.bayes)
+    pm, clustered = arr.pm, view.codes is not None
     pairs = []
-    for k, (i, j) in enumerate(zip(ia, ib)):
-        mc = None
-        if only is not None and binary[i] and binary[j]:
-            n_ij = int(pm.n[i, j])
-            both = int(round(pm.mean[i, j] * n_ij)) - int(mc_b[k])
-            mc = McNemar(both, int(mc_b[k]), int(mc_c[k]), n_ij - both - int(mc_b[k]) - int(mc_c[k]),
-                         float(mc_p[k]), float(mc_mid[k]))
+    for k, (i, j) in enumerate(zip(arr.ia, arr.ib)):
         pairs.append(Comparison(
             a=names[i], b=names[j], n_questions=int(pm.n[i, j]), n_only_a=int(pm.only[i, j]),
             n_only_b=int(pm.only[j, i]), mean_a=float(pm.mean[i, j]), mean_b=float(pm.mean[j, i]),
-            diff=float(diff[k]), se_unpaired=float(se_un[i, j]), se_paired=float(se_pa[i, j]),
-            se_clustered_paired=None if se_cl is None else float(se_cl[i, j]),
-            n_clusters=None if pm.n_clusters is None else int(pm.n_clusters[i, j]),
-            ci=(float(ci[k, 0]), float(ci[k, 1])), z=float(z[k]), p_value=float(p[k]),
-            p_holm=float(p_holm[k]), p_bh=float(p_bh[k]), correlation=float(corr[i, j]),
-            mcnemar=mc, level=level, cluster_correction=cluster_correction if codes is not None else None,
+            diff=float(arr.diff[k]), se_unpaired=float(arr.se_unpaired[k]),
+            se_paired=float(arr.se_paired[k]),
+            se_clustered_paired=float(arr.se_clustered[k]) if clustered else None,
+            n_clusters=int(pm.n_clusters[i, j]) if clustered else None,
+            ci=(float(arr.ci[k, 0]), float(arr.ci[k, 1])), z=float(arr.z[k]), p_value=float(arr.p[k]),
+            p_holm=float(p_holm[k]), p_bh=float(p_bh[k]), correlation=float(arr.correlation[k]),
+            mcnemar=_mcnemar(arr, k), level=options.level,
+            cluster_correction=options.cluster_correction if clustered else None,
+            prob_a_better=None if better is None else float(better[k]),
+            prob_tie=None if tie is None else float(tie[k]),
         ))
-    return Comparisons(tuple(pairs), skipped)
+    return Comparisons(pairs, arr.skipped)
 
 
-def compare(ds: xr.Dataset, a: str, b: str, **kwargs) -> Comparison:
-    """One pair in depth: ``A − B`` (M5–M8, McNemar).  See :func:`compare_all`."""
+# ------------------------------------------------------------------- public
+def compare_all(ds, models=None, *, options: Options | None = None, **kwargs) -> Comparisons:
+    """Every pair of the listed ``models`` (default: all), ``models[i] − models[j]`` for ``i < j``.
+
+    Keyword arguments are those of :class:`~bayeserr.options.Options`
+    (``level``, ``cluster_correction``, ``on_unpaired``, ``bayes``, …); the
+    numbers equal ``bayeserr report``'s for the same options.  Holm and
+    Benjamini–Hochberg adjusted p-values are over all pairs returned;
+    ``on_unpaired="drop"`` compares each pair on the questions both answered
+    (the counts dropped are ``n_only_a`` / ``n_only_b``).
+    """
+    from .view import DataView
+    options = Options.coerce(options, **kwargs)
+    view = DataView.from_dataset(ds).select(models)
+    return compare_view(view, options)
+
+
+def compare(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> Comparison:
+    """One pair: ``A − B`` (M5–M8, McNemar, Bayesian probabilities).  See :func:`compare_all`."""
     if a == b:
         raise InputError(f"compare needs two different models (got '{a}' twice).")
-    comps = compare_all(ds, [a, b], **kwargs)
-    if not comps.pairs:
+    comps = compare_all(ds, [a, b], options=options, **kwargs)
+    if not len(comps):
         raise InputError(f"'{a}' and '{b}' share {comps.skipped[0][2]} question(s); a paired "
                          "comparison needs at least 2.")
-    return comps.pairs[0]
+    return comps[0]
 
 
-def pair_caveats(ds: xr.Dataset, comps: Comparisons) -> list:
+def pair_caveats(comps: Comparisons, clustered: bool) -> list:
     """Warnings about the comparisons: unpaired drops, McNemar under clustering."""
     out = [caveats.unpaired_dropped(c.a, c.b, c.n_questions, c.n_only_a, c.n_only_b)
            for c in comps if c.n_only_a or c.n_only_b]
     out += [caveats.pair_skipped(a, b, n) for a, b, n in comps.skipped]
-    if "cluster" in ds.coords and any(c.mcnemar is not None for c in comps):
+    if clustered and any(c.mcnemar is not None for c in comps):
         out.append(caveats.mcnemar_clustered())
     return out

@@ -15,8 +15,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import best_of  # noqa: E402
 
-from bayeserr import simulate as sim  # noqa: E402
-from bayeserr.lab import run_grid  # noqa: E402
+from bayeserr.lab import simulate as sim  # noqa: E402
+from bayeserr.lab.publish import run_grid  # noqa: E402
 
 
 def main():

@@ -127,7 +127,7 @@ def test_dirichlet_agrees_with_mcnemar_and_is_half_for_identical_models():
     assert paired_dirichlet.prob_a_better(7, 7, 50) == pytest.approx(0.5)
     a = (np.random.default_rng(0).random(60) < 0.5).astype(float)
     rep = bayeserr.report(bayeserr.load(binary_frame({"A": a, "B": a})))
-    assert rep.comparisons.pairs[0].prob_a_better == pytest.approx(0.5)
+    assert rep.comparisons[0].prob_a_better == pytest.approx(0.5)
 
 
 def test_bayesian_bootstrap_against_rubins_moments_and_the_clt():

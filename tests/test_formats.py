@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 import bayeserr
-from bayeserr import plots
+from bayeserr.reporting import plots
 from bayeserr.examples import example_path
 
 from .conftest import real_file
@@ -38,7 +38,7 @@ def test_latex_numbers_agree_with_json(cli, cli_json):
     for c in rep["comparisons"]:
         row = next(line for line in tex.splitlines() if line.startswith(f"{c['a']} $-$ {c['b']} &"))
         assert f"& {_pt(c['diff'])} & {_pt(c['se_clustered_paired'])} & [{_pt(c['ci'][0])}, {_pt(c['ci'][1])}]" in row
-    assert "Miller 2024, eq. 4" in tex and r"95\%" in tex
+    assert "clustered SE (paper (M4) formula)" in tex and r"95\%" in tex
 
 
 def test_latex_escapes_special_characters(tmp_path, cli):
@@ -57,7 +57,7 @@ def test_html_numbers_agree_with_json_and_page_is_self_contained(tmp_path, cli, 
     assert page.count("<svg") >= 4  # forest, pairs, heatmap, posterior densities
     assert not re.search(r"""(src|href)=["']https?://""", page)  # nothing fetched from the network
     for m in rep["models"]:
-        assert f"<td>{m['model']}</td><td>{_pt(m['mean'])}<span class=\"se\">({_pt(m['se_clt'])})</span>" in page
+        assert f"<td>{m['model']}</td><td>{_pt(m['mean'])}<span class=\"se\">({_pt(m['se_clustered'])})</span>" in page
     for c in rep["comparisons"]:
         assert f"[{_pt(c['ci'][0])}, {_pt(c['ci'][1])}]" in page
         assert f"{c['prob_a_better']:.3f}" in page

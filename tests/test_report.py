@@ -63,7 +63,7 @@ def test_json_and_markdown_agree(cli, cli_json):
     rep = cli_json("demo")
     md = cli("demo").output
     for m in rep["models"]:
-        assert f"| {m['model']} | {100 * m['mean']:.1f} ({100 * m['se_clt']:.1f}) | 200 |" in md
+        assert f"| {m['model']} | {100 * m['mean']:.1f} ({100 * m['se_clustered']:.1f}) | 200 |" in md
     c = rep["comparisons"][0]
     assert f"[{100 * c['ci'][0]:.1f}, {100 * c['ci'][1]:.1f}]" in md
     assert "Rows read: 2400; used: 2400; dropped: 0." in md

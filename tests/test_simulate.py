@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from bayeserr import simulate as sim
-from bayeserr.lab import calibration_page, run_grid
+from bayeserr.lab import simulate as sim
+from bayeserr.lab.publish import calibration_page, run_grid
 
 REPS = 4000
 

@@ -25,8 +25,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from scipy import special, stats
 
-from .estimators import cluster_sums, design_effect, normal_interval, se_bernoulli, se_clt, se_clustered, z_value
-from .exact import METHODS, effective_n, proportion_interval
+from ..estimators import cluster_sums, normal_interval, se_bernoulli, se_clt, se_clustered, z_value
 
 
 @dataclass(frozen=True)
@@ -132,11 +131,6 @@ def rho_for_binary_correlation(design: Design, target: float) -> float:
 
 
 # ---------------------------------------------------------------- intervals
-INTERVAL_METHODS = ("clt", "bernoulli", "clustered_paper", "clustered_cr1", "wilson", "clopper_pearson",
-                    "jeffreys", "agresti_coull", "wilson_clustered", "clopper_pearson_clustered",
-                    "beta_posterior", "hierarchical_posterior", "bayesian_bootstrap")
-
-
 def _unit_totals(answers: np.ndarray, codes):
     """Right answers and answers per unit (cluster, else question): (reps × units)."""
     per_q = answers.sum(axis=2)
@@ -148,43 +142,23 @@ def _unit_totals(answers: np.ndarray, codes):
 
 def intervals(answers: np.ndarray, design: Design, level: float = 0.95, bb_draws: int = 1000,
               seed: int = 0) -> dict:
-    """Every applicable interval method on every replicate: method -> (reps × 2).
+    """Every interval method of the registry (:mod:`bayeserr.methods`) that
+    the lab measures, on every replicate: method -> (reps × 2).
 
-    The frequentist and conjugate methods are vectorized over replicates;
-    the exact hierarchical posterior and the Bayesian bootstrap use their
-    batched forms (:func:`bayeserr.models.hierarchical.batch_intervals`,
-    :func:`bayeserr.models.bayesian_bootstrap.grouped_intervals`).
+    The replicates form one :class:`~bayeserr.view.ScoreBatch`, so each
+    method runs exactly the code the report runs, vectorized over replicates.
+    Methods that apply to no replicate are left out.
     """
-    from bayeserr.models import bayesian_bootstrap, beta_binomial, hierarchical
-    s = answers.mean(axis=2)
-    n = s.shape[1]
-    mean, se = s.mean(axis=1), se_clt(s)
-    codes = design.codes
-    out = {"clt": normal_interval(mean, se, level)}
-    if design.binary_k1:
-        out["bernoulli"] = normal_interval(mean, se_bernoulli(mean, n), level)
-        for key in METHODS:
-            out[key] = proportion_interval(mean * n, n, level, key)
-        out["beta_posterior"] = beta_binomial.beta_intervals(mean * n, n, level)
-    if codes is not None:
-        se_cl = {corr: se_clustered(s, codes, corr) for corr in ("paper", "cr1")}
-        for corr, se_c in se_cl.items():
-            out[f"clustered_{corr}"] = normal_interval(mean, se_c, level)
-        if design.binary_k1:
-            n_eff = np.array([effective_n(n, d) for d in design_effect(se_cl["paper"], se)])
-            for key in ("wilson", "clopper_pearson"):
-                out[f"{key}_clustered"] = proportion_interval(mean * n_eff, n_eff, level, key)
-    if not design.fractional:
-        k_u, n_u = _unit_totals(answers, codes)
-        if codes is not None or design.k > 1:
-            out["hierarchical_posterior"] = hierarchical.batch_intervals(k_u, n_u[0], level)
-        out["bayesian_bootstrap"] = bayesian_bootstrap.grouped_intervals(k_u, n_u, level, bb_draws, seed)
-    else:
-        sums, counts = (s, np.ones_like(s)) if codes is None else _unit_totals(s[..., None], codes)
-        draws = bayesian_bootstrap.weighted_means  # per replicate: continuous scores
-        out["bayesian_bootstrap"] = np.array([
-            np.quantile(draws(sums[r][:, None], counts[r][:, None], 400, seed)[:, 0],
-                        [(1 - level) / 2, (1 + level) / 2]) for r in range(s.shape[0])])
+    from ..bayes.settings import BayesSettings
+    from ..methods import lab_methods
+    from ..view import ScoreBatch
+    batch = ScoreBatch(answers.mean(axis=2), answers, design.codes,
+                       bayes=BayesSettings(draws=bb_draws, seed=seed))
+    out = {}
+    for method in lab_methods():
+        iv = method(batch, level)
+        if np.isfinite(iv).any():
+            out[method.key] = iv
     return out
 
 
@@ -209,10 +183,8 @@ def coverage(design: Design, reps: int, level: float = 0.95, seed: int = 0) -> l
     ivs = intervals(simulate(design, reps, seed), design, level, seed=seed + 1)
     truth = design.accuracy
     cells = []
-    for method in INTERVAL_METHODS:
-        if method not in ivs:
-            continue
-        lo, hi = ivs[method][:, 0], ivs[method][:, 1]
+    for method, iv in ivs.items():
+        lo, hi = iv[:, 0], iv[:, 1]
         ok = np.isfinite(lo) & np.isfinite(hi)
         if not ok.any():
             continue
@@ -224,7 +196,6 @@ def coverage(design: Design, reps: int, level: float = 0.95, seed: int = 0) -> l
 
 
 # ---------------------------------------------------------------- tests of A − B
-TESTS = ("unpaired", "paired", "clustered_paired", "mcnemar_exact", "bayes_prob_095")
 
 
 def decisions(a: np.ndarray, b: np.ndarray, design: Design, alpha: float = 0.05, seed: int = 0,
@@ -238,7 +209,7 @@ def decisions(a: np.ndarray, b: np.ndarray, design: Design, alpha: float = 0.05,
     clusters/questions), so its false-positive rate is also about 5%.
     """
     from bayeserr.models import paired_dirichlet
-    from .pairs import mcnemar_pvalues
+    from ..pairs import mcnemar_pvalues
     sa, sb = a.mean(axis=2), b.mean(axis=2)
     d = sa - sb
     diff = d.mean(axis=1)
@@ -270,7 +241,7 @@ def _bootstrap_prob_a_better(a: np.ndarray, b: np.ndarray, codes, seed: int, dra
     """P(A − B > 0) by the Bayesian bootstrap over clusters (or questions) of
     the paired answer differences, for every replicate."""
     from bayeserr.models.bayesian_bootstrap import distinct_units, grouped_draws
-    from .bayes import pair_probabilities
+    from ..bayes.pairs import pair_probabilities
     k_a, n_u = _unit_totals(a, codes)
     k_b, _ = _unit_totals(b, codes)
     values, mult = distinct_units(k_a - k_b, n_u)
@@ -317,7 +288,7 @@ def grid(**axes) -> list[Design]:
 def planned(design: Design, power: float = 0.8, alpha: float = 0.05) -> Design:
     """The design at the n that (M9) plans for ``power`` to detect its gap
     with a paired test, using the design's true ω² (0/1 answers, K = 1)."""
-    from .planning import n_required
+    from ..planning import n_required
     n = math.ceil(n_required(design.gap, true_omega2(design), alpha=alpha, power=power))
     return replace(design, n=n)
 

@@ -9,19 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .markdown import table
+from ..methods import INTERVALS, TESTS, label
+from ..reporting.markdown import table
 
 DEFAULT_N = (10, 20, 50, 100, 300, 1000)
 DEFAULT_P = (0.05, 0.5, 0.8, 0.95)
-LABELS = {
-    "clt": "CLT", "bernoulli": "Bernoulli", "clustered_paper": "Clustered (paper)",
-    "clustered_cr1": "Clustered (CR1)", "wilson": "Wilson", "clopper_pearson": "Clopper–Pearson",
-    "jeffreys": "Jeffreys", "agresti_coull": "Agresti–Coull", "wilson_clustered": "Wilson n_eff",
-    "clopper_pearson_clustered": "C–P n_eff", "beta_posterior": "Beta posterior",
-    "hierarchical_posterior": "Hierarchical posterior", "bayesian_bootstrap": "Bayesian bootstrap",
-    "unpaired": "Unpaired z", "paired": "Paired z", "clustered_paired": "Clustered paired z",
-    "mcnemar_exact": "McNemar exact", "bayes_prob_095": "P(A > B) > 0.95",
-}
 
 
 def run_grid(designs, study, reps: int, seed: int = 0, progress=None, **kw) -> pd.DataFrame:
@@ -49,35 +41,31 @@ def cell_label(row) -> str:
 
 def pivot_markdown(df: pd.DataFrame, value: str, key: str) -> str:
     """One line per cell, one column per method: ``value`` (±2 MC SE) in percent."""
-    keys = [k for k in LABELS if k in set(df[key])]
+    present = set(df[key])
+    keys = [k for k in (*INTERVALS, *TESTS) if k in present]
     cells = defaultdict(dict)
     order = []
     for _, r in df.iterrows():
-        label = cell_label(r)
-        if label not in cells:
-            order.append(label)
-        cells[label][r[key]] = f"{100 * r[value]:.1f}"
-    rows = [[label, *[cells[label].get(k, "–") for k in keys]] for label in order]
-    return table(["cell", *[LABELS[k] for k in keys]], rows)
+        name = cell_label(r)
+        if name not in cells:
+            order.append(name)
+        cells[name][r[key]] = f"{100 * r[value]:.1f}"
+    rows = [[name, *[cells[name].get(k, "–") for k in keys]] for name in order]
+    return table(["cell", *[label(k) for k in keys]], rows)
 
 
 def coverage_figure(df: pd.DataFrame, path, level: float = 0.95) -> Path:
     """Coverage against n, one line per method, a panel per accuracy and
     cluster setting, the nominal level dashed."""
     import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
     settings = df[["cluster_size", "icc", "k"]].drop_duplicates().to_records(index=False)
     accs = sorted(df["accuracy"].unique())
-    fig, axes = plt.subplots(len(settings), len(accs), figsize=(3.2 * len(accs), 2.8 * len(settings)),
-                             sharex=True, sharey=True, squeeze=False)
-    methods = [m for m in LABELS if m in set(df["method"])]
-    palette = ["#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728",
-               "#ff9896", "#9467bd", "#c5b0d5", "#8c564b", "#e377c2", "#17becf"]
-    colors = dict(zip(methods, palette * 2))
-    family = {"beta_posterior": "-.", "hierarchical_posterior": "-.", "bayesian_bootstrap": "-."}
-    family.update({m: "--" for m in ("wilson", "clopper_pearson", "jeffreys", "agresti_coull",
-                                     "wilson_clustered", "clopper_pearson_clustered")})
+    fig = Figure(figsize=(3.2 * len(accs), 2.8 * len(settings)))
+    axes = fig.subplots(len(settings), len(accs), sharex=True, sharey=True, squeeze=False)
+    styles = {"exact": "--", "bayes": "-."}
+    colors = {k: m.color for k, m in INTERVALS.items()}
+    family = {k: styles.get(m.family, "-") for k, m in INTERVALS.items()}
     for r, (m, icc, k) in enumerate(settings):
         for c, acc in enumerate(accs):
             ax = axes[r, c]
@@ -85,7 +73,7 @@ def coverage_figure(df: pd.DataFrame, path, level: float = 0.95) -> Path:
             for method, g in sub.groupby("method"):
                 g = g.sort_values("n")
                 ax.plot(g["n"], g["coverage"], marker="o", ms=3, lw=1.3, color=colors[method],
-                        ls=family.get(method, "-"), label=LABELS[method])
+                        ls=family.get(method, "-"), label=label(method))
             ax.axhline(level, ls=":", color="k", lw=1.2)
             ax.set_xscale("log")
             ax.set_ylim(max(0.4, df["coverage"].min() - 0.02), 1.0)
@@ -105,12 +93,8 @@ def coverage_figure(df: pd.DataFrame, path, level: float = 0.95) -> Path:
     fig.suptitle(f"Coverage of nominal {level:.0%} intervals (dotted line); solid: CLT family, "
                  "dashed: exact/score, dash-dot: Bayesian", fontsize=11)
     fig.tight_layout(rect=(0, 0.1, 1, 0.96))
-    path = Path(path)
-    import matplotlib as mpl
-    mpl.rcParams["svg.hashsalt"] = "bayeserr"  # stable element ids: regenerated files diff cleanly
-    fig.savefig(path, metadata={"Date": None} if path.suffix == ".svg" else None)
-    plt.close(fig)
-    return path
+    from ..reporting.plots import save
+    return save(fig, path)  # stable ids and no date: regenerated files diff cleanly
 
 
 def trustworthy_from(df: pd.DataFrame, method: str, tol: float = 0.02) -> int | None:
@@ -141,7 +125,7 @@ def calibration_page(cov: pd.DataFrame, rates: pd.DataFrame, figure: str, reps: 
         "",
         f"Generated by `bayeserr simulate calibration-docs --reps {reps} --seed {seed}` "
         "(seeded; rerun it to reproduce every number). Each cell simulates "
-        f"{reps:,} evals with known true accuracy from the model in `bayeserr/simulate.py` "
+        f"{reps:,} evals with known true accuracy from the model in `bayeserr/lab/simulate.py` "
         "(question difficulty spread τ = 1 on the probit scale; clustered cells: clusters of 10 "
         "questions with latent intra-cluster correlation 0.3) and records how often each "
         f"nominal {level:.0%} interval contains the truth. Monte Carlo standard error of a "
@@ -164,7 +148,7 @@ def calibration_page(cov: pd.DataFrame, rates: pd.DataFrame, figure: str, reps: 
     for method in ("clt", "wilson", "clopper_pearson", "jeffreys", "agresti_coull", "beta_posterior",
                    "bayesian_bootstrap"):
         n0 = trustworthy_from(cov, method)
-        trust.append(f"{LABELS[method]}: {'n ≥ ' + str(n0) if n0 else 'not within the grid'}")
+        trust.append(f"{label(method)}: {'n ≥ ' + str(n0) if n0 else 'not within the grid'}")
     lines += [
         "- **From which n does each method stay within 2 points below nominal at every accuracy "
         "(independent questions; over-coverage allowed)?** " + "; ".join(trust) + ". "

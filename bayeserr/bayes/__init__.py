@@ -1,0 +1,18 @@
+"""The Bayesian layer between the data and the models of ``bayeserr.models``.
+
+Split by job:
+
+* :mod:`.settings` — the mode (``off``/``fast``/``mcmc``), priors and sampler
+  settings, validated;
+* :mod:`.fitting` — which model fits which data (two or three levels, NUTS
+  or exact), with sampler output and diagnostics kept in their place;
+* :mod:`.pairs` — posterior probabilities for pairs of models;
+* :mod:`.saving` — writing posteriors to netCDF.
+
+Nothing here is imported by ``import bayeserr``; PyMC and ArviZ are imported
+only inside the functions that sample or save.
+"""
+
+from .settings import MODES, BayesSettings, parse_prior
+
+__all__ = ["BayesSettings", "MODES", "parse_prior"]

@@ -1,0 +1,38 @@
+"""Which Bayesian model fits which data, by NUTS (``docs/methods.md`` §5.2, §5.6).
+
+0/1 answers grouped by cluster (or by question when K > 1) go to the
+two-level hierarchical Beta–Binomial; with both clusters and K > 1, to the
+three-level model (cluster → question → answer).  Diagnostics become
+caveats of the report, not warnings on stderr.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..caveats import Caveat
+from .sampling import sampling_output
+
+
+def hierarchical_mcmc(answers: np.ndarray, codes: np.ndarray | None, settings, model: str):
+    """NUTS fit of one model's answers ``(question, sample)``; returns the
+    ``InferenceData`` and the diagnostic caveats."""
+    from bayeserr.models import diagnostics, hierarchical, three_level
+    kw = dict(draws=settings.mcmc_draws, tune=settings.mcmc_tune, chains=settings.chains,
+              seed=settings.seed, progressbar=settings.progress)
+    k_q = np.nansum(answers, axis=1)
+    n_q = np.sum(~np.isnan(answers), axis=1)
+    with sampling_output(settings.progress):
+        if codes is not None and n_q.max() > 1:
+            inv = np.unique(codes, return_inverse=True)[1]
+            idata = three_level.fit_mcmc(k_q, n_q, inv, **kw)
+        elif codes is not None:
+            inv = np.unique(codes, return_inverse=True)[1]
+            idata = hierarchical.fit_mcmc(np.bincount(inv, weights=k_q), np.bincount(inv, weights=n_q), **kw)
+        else:
+            idata = hierarchical.fit_mcmc(k_q, n_q.astype(float), **kw)
+    diag = diagnostics.diagnose(idata, ["mu"])
+    idata.attrs["diagnostics"] = str(diag)
+    notes = [Caveat("mcmc_diagnostics", model, f"hierarchical model: {p}")
+             for p in diagnostics.problems(diag)]
+    return idata, notes

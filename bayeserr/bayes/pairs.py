@@ -1,0 +1,151 @@
+"""Posterior probabilities for pairs of models (``docs/methods.md`` §5.3, §5.4).
+
+* 0/1 answers, K = 1, no clusters: the Dirichlet 2×2 posterior of the
+  paired table (closed form, all pairs at once).
+* otherwise: the Bayesian bootstrap of the paired difference, over clusters
+  when clustered, else over questions; pairs whose models answered the same
+  questions share one set of draws (common random weights).
+
+:func:`pair_probabilities` (draws → probabilities) is a pure function the
+simulation lab uses too.  :func:`pair_posterior` gives the full posterior of
+one pair for ``bayeserr compare``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .sampling import sampling_output
+
+PAIR_CHUNK = 256
+
+
+def pair_probabilities(delta: np.ndarray, rope: float):
+    """``P(Δ > 0)`` (ties count half) and ``P(|Δ| < rope)`` from draws along axis 0."""
+    return (np.mean(delta > 0, axis=0) + 0.5 * np.mean(delta == 0, axis=0),
+            np.mean(np.abs(delta) < rope, axis=0))
+
+
+def _answer_patterns(mask: np.ndarray) -> np.ndarray:
+    """An id per row of the answered mask: rows with the same questions share it."""
+    ids: dict = {}
+    return np.array([ids.setdefault(row.tobytes(), len(ids)) for row in np.packbits(mask, axis=1)])
+
+
+def _bootstrap_groups(view, ia, ib, draws: int, seed: int):
+    """Bayesian bootstrap draws of model means for groups of pairs with the
+    same answered questions.  Yields ``(means (draws × models), columns of a,
+    columns of b, positions of the pairs)``."""
+    from bayeserr.models.bayesian_bootstrap import bootstrap_means
+    s, codes = view.s, view.codes
+    mask = view.answered
+    pattern = _answer_patterns(mask)
+    groups: dict = {}
+    for pos, (a, b) in enumerate(zip(ia, ib)):
+        groups.setdefault(tuple(sorted((pattern[a], pattern[b]))), []).append(pos)
+    for members in groups.values():
+        a0, b0 = ia[members[0]], ib[members[0]]
+        common = mask[a0] & mask[b0]
+        rows = sorted({int(i) for p in members for i in (ia[p], ib[p])})
+        means = bootstrap_means(s[rows][:, common], None if codes is None else codes[common], draws, seed)
+        col = {r: k for k, r in enumerate(rows)}
+        yield (means, np.array([col[int(ia[p])] for p in members]),
+               np.array([col[int(ib[p])] for p in members]), np.array(members))
+
+
+def bootstrap_probabilities(view, ia, ib, rope: float, draws: int, seed: int):
+    """``(P(A > B), P(|A − B| < rope))`` arrays for the pairs ``(ia, ib)``."""
+    better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
+    for means, ca, cb, pos in _bootstrap_groups(view, ia, ib, draws, seed):
+        for start in range(0, len(pos), PAIR_CHUNK):
+            sl = slice(start, start + PAIR_CHUNK)
+            better[pos[sl]], tie[pos[sl]] = pair_probabilities(means[:, ca[sl]] - means[:, cb[sl]], rope)
+    return better, tie
+
+
+def all_pair_probabilities(view, ia, ib, tables, settings):
+    """``P(A > B)`` and ``P(tie)`` of every pair ``(ia[k], ib[k])``.
+
+    ``tables`` is ``(n_a_only, n_b_only, n_concordant)`` with NaN where a
+    pair has no 2×2 table (not both 0/1 with K = 1); those pairs, and every
+    pair under clustering, use the Bayesian bootstrap.
+    """
+    from bayeserr.models import paired_dirichlet as pdir
+    b, c, r = tables
+    dirichlet = np.isfinite(b) & (view.codes is None)
+    better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
+    if dirichlet.any():
+        args = (b[dirichlet], c[dirichlet], r[dirichlet])
+        better[dirichlet] = pdir.prob_a_better(*args)
+        tie[dirichlet] = pdir.prob_within(settings.rope, *args)
+    rest = ~dirichlet
+    if rest.any():
+        better[rest], tie[rest] = bootstrap_probabilities(view, ia[rest], ib[rest], settings.rope,
+                                                          settings.draws, settings.seed)
+    return better, tie
+
+
+# --------------------------------------------------------------- one pair in depth
+@dataclass(frozen=True)
+class PairPosterior:
+    """Posterior of A − B for ``bayeserr compare``."""
+
+    method: str
+    summary: dict  #: variable -> mean, sd, eti, hdi
+    prob_a_better: float
+    prob_tie: float
+    rope: float
+    diagnostics: dict | None = None
+    idata: object = None
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "summary": self.summary, "prob_a_better": self.prob_a_better,
+                "prob_tie": self.prob_tie, "rope": self.rope, "diagnostics": self.diagnostics}
+
+
+def _draws_idata(delta: np.ndarray, method: str):
+    from bayeserr.models.diagnostics import import_arviz
+    return import_arviz().from_dict(posterior={"delta": delta[None]}, attrs={"model": method})
+
+
+def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
+    """The full posterior of one comparison ``c`` of ``view``: the latent
+    bivariate model under ``mcmc`` for 0/1 answers, else the Dirichlet 2×2
+    or the Bayesian bootstrap."""
+    from bayeserr.models import diagnostics
+    sub = view.select([c.a, c.b])
+    both = sub.answered.all(axis=0)
+    cube = sub.answers[:, both]
+    if settings.mode == "mcmc" and sub.zero_one.all():
+        from bayeserr.models import paired_latent
+        k = np.nansum(cube, axis=2)
+        n = np.sum(~np.isnan(cube), axis=2)
+        pc = None if sub.codes is None else np.unique(sub.codes[both], return_inverse=True)[1]
+        with sampling_output(settings.progress):
+            idata = paired_latent.fit_mcmc(k, n, pc, draws=settings.mcmc_draws,
+                                           tune=settings.mcmc_tune, chains=settings.chains,
+                                           seed=settings.seed, progressbar=settings.progress)
+        names = ["delta", "rho_question"] + (["rho_cluster"] if pc is not None else [])
+        delta = idata.posterior["delta"].values.ravel()
+        diag = diagnostics.diagnose(idata, ["beta", *names])
+        method = "bivariate latent model (PyMC NUTS)"
+    elif c.mcnemar is not None and sub.codes is None:
+        from bayeserr.models.paired_dirichlet import dirichlet_paired
+        mc = c.mcnemar
+        post = dirichlet_paired(mc.n_a_only, mc.n_b_only, mc.n_both + mc.n_neither, rope=settings.rope)
+        delta = post.sample(20000, settings.seed)
+        idata = _draws_idata(delta, "dirichlet_paired")
+        return PairPosterior("Dirichlet 2×2 posterior, Dirichlet(1,1,1,1) prior",
+                             diagnostics.summarize(idata, ["delta"], level), post.prob_a_better,
+                             post.prob_tie, settings.rope, None, idata)
+    else:
+        means, ca, cb, _ = next(_bootstrap_groups(sub, np.array([0]), np.array([1]),
+                                                  settings.draws, settings.seed))
+        delta = means[:, ca[0]] - means[:, cb[0]]
+        idata, names, diag = _draws_idata(delta, "bayesian_bootstrap"), ["delta"], None
+        method = "Bayesian bootstrap over " + ("clusters" if sub.codes is not None else "questions")
+    p_better, p_tie = (float(v) for v in pair_probabilities(delta, settings.rope))
+    return PairPosterior(method, diagnostics.summarize(idata, names, level), p_better, p_tie,
+                         settings.rope, diag, idata)

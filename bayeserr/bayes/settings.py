@@ -1,0 +1,87 @@
+"""Bayesian settings: the mode, the prior and the sampler (``docs/methods.md`` §5).
+
+Modes (``--bayes``):
+
+* ``off`` — no Bayesian columns.
+* ``fast`` (default) — closed forms and deterministic paths only, no
+  sampler: conjugate Beta posterior (0/1, K = 1); exact hierarchical
+  posterior by quadrature; for pairs the Dirichlet 2×2 posterior (0/1, K = 1,
+  no clusters) or the Bayesian bootstrap of the paired difference.
+* ``mcmc`` — as ``fast``, but the hierarchical posterior comes from PyMC NUTS
+  (three levels when the data have both clusters and K > 1), with R-hat,
+  ESS and divergence checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..registry import Registry
+
+MODES = Registry("Bayesian mode", "--bayes", {
+    "off": "no Bayesian columns",
+    "fast": "closed forms and exact quadrature, no sampler",
+    "mcmc": "as fast, with the hierarchical posterior from PyMC NUTS",
+})
+
+
+def parse_prior(text):
+    """``uniform``, ``jeffreys``, ``a,b`` (a Beta(a, b) prior) or a pair of numbers."""
+    from bayeserr.models.beta_binomial import PRIORS
+    if isinstance(text, (tuple, list)):
+        values = tuple(text)
+    elif "," in str(text):
+        values = tuple(v.strip() for v in str(text).split(","))
+    else:
+        if text not in PRIORS:
+            from ..errors import suggest
+            raise InputError(f"--prior '{text}' is not a known prior.{suggest(text, PRIORS)} Use "
+                             f"{', '.join(PRIORS)} or two numbers a,b for Beta(a, b).")
+        return text
+    try:
+        a, b = (float(v) for v in values)
+    except (TypeError, ValueError):
+        raise InputError(f"--prior '{text}': write two positive numbers as a,b (e.g. 2,2).") from None
+    if not (a > 0 and b > 0) or a == float("inf") or b == float("inf"):
+        raise InputError(f"--prior '{text}': Beta(a, b) needs two positive, finite numbers a,b.")
+    return (a, b)
+
+
+@dataclass(frozen=True)
+class BayesSettings:
+    mode: str = "fast"
+    rope: float = 0.01  #: half-width of the region of practical equivalence (1 point)
+    prior: object = "uniform"  #: Beta prior of the conjugate model
+    draws: int = 4000  #: Bayesian bootstrap draws
+    seed: int = 0
+    mcmc_draws: int = 1000
+    mcmc_tune: int = 1000
+    chains: int = 2
+    progress: bool = False
+
+    def __post_init__(self):
+        from ..options import check_range
+        MODES.check(self.mode)
+        check_range("--rope", self.rope, 0, 1, high_open=True)
+        object.__setattr__(self, "prior", parse_prior(self.prior))
+        for name, low in (("draws", 1), ("mcmc_draws", 1), ("mcmc_tune", 0), ("chains", 1),
+                          ("seed", 0)):
+            object.__setattr__(self, name, check_range(f"--{name.replace('_', '-')}",
+                                                       getattr(self, name), low, integer=True))
+
+    @property
+    def on(self) -> bool:
+        return self.mode != "off"
+
+    @classmethod
+    def coerce(cls, value) -> "BayesSettings":
+        """A settings object from a mode name, ``None`` (the default) or settings."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            return cls(mode=value)
+        raise InputError("bayes must be 'off', 'fast', 'mcmc' or a BayesSettings object "
+                         f"(got {value!r}).")

@@ -1,0 +1,56 @@
+"""The ``bayeserr`` command line: thin commands that parse options, call the
+library and write the result.  No statistics live here.
+
+Bad input never shows a traceback: an :class:`~bayeserr.errors.InputError`
+prints one ``error:`` line to stderr and exits with code 2 (click's own
+usage errors use 2 as well).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import InputError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="bayeserr")
+def main():
+    """Honest error bars for language-model evals (Miller 2024, exact tests, Bayesian models)."""
+
+
+from . import analysis, arena, lab  # noqa: E402,F401  (registers the commands)
+
+
+def join_multi_values(argv: list[str], options=("--pass-k",)) -> list[str]:
+    """Let an option take several space-separated whole numbers, as in
+    ``--pass-k 1 10``: click options take a fixed number of values, so the
+    numbers after such an option are joined into ``1,10`` before parsing."""
+    out, i = [], 0
+    while i < len(argv):
+        out.append(argv[i])
+        if argv[i] in options:
+            values = []
+            while i + 1 < len(argv) and argv[i + 1].replace(",", "").isdigit():
+                values.append(argv[i + 1])
+                i += 1
+            if values:
+                out.append(",".join(values))
+        i += 1
+    return out
+
+
+def run():
+    """Console entry point: ``main`` with multi-value options joined."""
+    return main(args=join_multi_values(sys.argv[1:]), prog_name="bayeserr")

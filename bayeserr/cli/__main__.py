@@ -1,0 +1,5 @@
+import sys
+
+from . import run
+
+sys.exit(run())

@@ -1,0 +1,154 @@
+"""``report``, ``compare``, ``power``, ``demo`` and ``plot``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..errors import InputError
+from ..reporting.build import COMPARE_FORMATS, FORMATS
+from ..reporting.plots import FIGURES
+from . import main
+from .common import emit, ints, load, model_list, needs_output
+from .options import (LEVEL, PROBABILITY, adjust_option, analysis_options, bayes_options,
+                      bayes_settings, choice, load_options, pop_load, ranged)
+
+
+def _write_report(rep, fmt, output, save_posterior=None, seed=0):
+    emit(rep.render(fmt), output)
+    if save_posterior:
+        from ..bayes.saving import save_posteriors
+        if not rep.posteriors:
+            raise InputError("--save-posterior: there is no posterior to save (--bayes off?).")
+        paths = save_posteriors(rep.posteriors, save_posterior, seed=seed)
+        click.echo(f"wrote {len(paths)} posterior file(s) and index.json to {save_posterior}", err=True)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@load_options
+@analysis_options(FORMATS)
+@adjust_option
+@bayes_options
+@click.option("--prior-sensitivity", is_flag=True,
+              help="Also show the Beta posterior interval under the uniform and Jeffreys priors.")
+@click.option("--models", "models_text", help="Only these models (comma-separated); other rows count as dropped.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Write the report to this file instead of the terminal (e.g. report.html); "
+                   "never an input file.")
+@click.option("--pass-k", "pass_k_text", multiple=True,
+              help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
+                   "columns or 0/1 answers per sample.")
+def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
+           save_posterior, models_text, output, pass_k_text, **kw):
+    """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
+
+    FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
+    Inspect AI log or folder of logs, or lm-evaluation-harness samples.
+    """
+    from ..options import Options
+    from ..reporting import build_report
+    bayes = bayes_settings(kw, fmt)
+    needs_output(fmt, output)
+    options = Options(level=level, cluster_correction=cluster_correction, adjust=adjust,
+                      on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
+                      pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")))
+    ds = load(file, models=model_list(models_text), **pop_load(kw))
+    _write_report(build_report(ds, options=options), fmt, output, save_posterior, bayes.seed)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@click.argument("a")
+@click.argument("b")
+@load_options
+@analysis_options(COMPARE_FORMATS)
+@bayes_options
+def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, save_posterior, **kw):
+    """One pair in depth: A − B on the questions of FILE."""
+    from ..options import Options
+    from ..reporting import build_comparison
+    if a == b:
+        raise InputError(f"compare needs two different models (got '{a}' twice).")
+    bayes = bayes_settings(kw, fmt)
+    options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
+                      bayes=bayes)
+    ds = load(file, models=[a, b], **pop_load(kw))
+    rep = build_comparison(ds, a, b, options=options)
+    if save_posterior and rep.posterior is not None:
+        from ..bayes.saving import save_one
+        save_one(rep.posterior.idata, save_posterior)
+    emit(rep.render(fmt))
+
+
+@main.command()
+@click.option("--delta", type=float, callback=ranged(0, 1, low_open=True),
+              help="Difference to detect (e.g. 0.03): prints the questions needed (M9).")
+@click.option("--n", "n", type=float, callback=ranged(2),
+              help="Questions available: prints the minimum detectable effect (M10), or the tie zone.")
+@click.option("--omega2", type=float, callback=ranged(0, low_open=True),
+              help="ω² = Var(x_A) + Var(x_B) − 2 Cov(x_A, x_B).")
+@click.option("--sigma2-a", type=float, default=0.0, show_default=True, callback=ranged(0),
+              help="E[σ²] of A (within-question answer variance).")
+@click.option("--sigma2-b", type=float, default=0.0, show_default=True, callback=ranged(0), help="E[σ²] of B.")
+@click.option("--k-a", type=float, callback=ranged(1), help="Samples per question for A [default: 1, or the pilot's].")
+@click.option("--k-b", type=float, callback=ranged(1), help="Samples per question for B [default: 1, or the pilot's].")
+@click.option("--alpha", type=float, default=0.05, show_default=True, callback=PROBABILITY)
+@click.option("--power", "power_", type=float, default=0.8, show_default=True, callback=PROBABILITY)
+@click.option("--cluster-size", type=float, callback=ranged(1), help="Questions per cluster m (clustered design).")
+@click.option("--icc", type=float, callback=ranged(-1, 1, high_open=True),
+              help="Intra-cluster correlation ρ_icc (clustered design).")
+@click.option("--unpaired", nargs=2, type=float, metavar="P_A P_B", callback=PROBABILITY,
+              help="Independent proportions: questions per model to tell P_A from P_B.")
+@click.option("--tie-zone", "tie_p", type=float, metavar="P", callback=PROBABILITY,
+              help="Tie zone at accuracy P: with --n its half-width, with --delta the n that resolves delta.")
+@click.option("--pilot", nargs=3, type=str, metavar="FILE A B",
+              help="Estimate ω², σ², ρ and ρ_icc from a pilot results file.")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+def power(pilot, fmt, power_, **kw):
+    """Plan an eval: questions needed (M9), minimum detectable effect (M10), tie zones."""
+    from ..power import plan
+    if pilot:
+        file, a, b = pilot
+        pilot = (load(file, models=[a, b]), a, b)
+    result = plan(pilot=pilot, power=power_, **kw)
+    emit(json.dumps(result.to_dict(), indent=2) if fmt == "json" else result.to_markdown())
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(FORMATS.choices), default="md", show_default=True)
+@click.option("--level", default=0.95, show_default=True, type=float, callback=LEVEL)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to this file.")
+def demo(fmt, level, output):
+    """Run the report on the bundled example (a fictional internal eval set)."""
+    from ..data import load as _load
+    from ..examples import example_path
+    from ..reporting import build_report
+    needs_output(fmt, output)
+    ds = _load(example_path(), name="bundled example: internal_eval.csv.gz")
+    _write_report(build_report(ds, level=level), fmt, output)
+
+
+@main.command()
+@click.argument("file", type=click.Path())
+@load_options
+@analysis_options()
+@bayes_options
+@click.option("--kind", type=choice(FIGURES), default="forest",
+              show_default=True, help="Per-model intervals, pairwise differences, P(A > B) heatmap, posteriors.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
+              help="Figure file: .svg, .png or .pdf.")
+def plot(file, kind, output, level, cluster_correction, on_unpaired, save_posterior, **kw):
+    """Draw one figure of the report for FILE."""
+    from ..options import Options
+    from ..output import check_writable
+    from ..reporting import build_report, plots
+    bayes = bayes_settings(kw, "json")
+    options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
+                      bayes=bayes)
+    ds = load(file, **pop_load(kw))
+    check_writable(output)
+    plots.save(plots.figure(build_report(ds, options=options), kind), output)
+    click.echo(f"wrote {output}", err=True)
+

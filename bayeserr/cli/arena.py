@@ -1,0 +1,58 @@
+"""``arena``: Bradley–Terry ratings from pairwise votes."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import InputError
+from . import main
+from .common import emit, needs_output
+from .options import LEVEL, SEED, ranged
+
+
+@main.command()
+@click.argument("votes_file", type=click.Path())
+@click.option("--model-a-col", default="model_a", show_default=True)
+@click.option("--model-b-col", default="model_b", show_default=True)
+@click.option("--winner-col", default="winner", show_default=True,
+              help="Column with model_a, model_b or tie.")
+@click.option("--cluster-col", help="Column to resample whole clusters of (prompt, annotator).")
+@click.option("--where", "where_text", multiple=True, metavar="COL=VALUE",
+              help="Use only votes with this value (e.g. --where judge_type=crowd); others count as dropped.")
+@click.option("--bootstrap", type=int, default=1000, show_default=True, callback=ranged(1, integer=True),
+              help="Bootstrap resamples (≥ 1).")
+@click.option("--bootstrap-by", type=click.Choice(["votes", "cluster"]), default="votes", show_default=True)
+@click.option("--bayes", "bayes_flag", is_flag=True, help="Also fit the Bayesian Bradley–Terry model (PyMC).")
+@click.option("--level", type=float, default=0.95, show_default=True, callback=LEVEL)
+@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "latex", "html"]), default="md",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
+def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_text, bootstrap, bootstrap_by,
+          bayes_flag, level, seed, fmt, output):
+    """Bradley–Terry ratings (Elo scale) with bootstrap and rank intervals from pairwise votes."""
+    from .. import arena as ar
+    from ..bayes.sampling import sampling_output
+    from ..output import protect
+    from ..reporting.build import to_jsonable
+    where = {}
+    for item in where_text:
+        if "=" not in item:
+            raise InputError(f"--where takes COL=VALUE (got '{item}').")
+        col, value = item.split("=", 1)
+        where[col] = value
+    needs_output(fmt, output, "ratings.html")
+    protect(votes_file)
+    votes = ar.load_votes(votes_file, model_a_col=model_a_col, model_b_col=model_b_col,
+                          winner_col=winner_col, cluster_col=cluster_col, where=where)
+    with click.progressbar(length=bootstrap, label="bootstrap", file=sys.stderr) as bar:
+        with sampling_output(fmt != "json"):
+            ratings = ar.rate(votes, bootstrap=bootstrap, by=bootstrap_by, level=level, seed=seed,
+                              progress=bar.update, bayes=bayes_flag,
+                              bayes_kwargs={"progressbar": fmt != "json", "seed": seed})
+    text = {"md": ar.to_markdown, "latex": ar.to_latex, "html": ar.to_html,
+            "json": lambda r: json.dumps(to_jsonable(r.to_dict()), indent=2) + "\n"}[fmt](ratings)
+    emit(text, output)

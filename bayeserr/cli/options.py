@@ -1,0 +1,119 @@
+"""Options shared by the commands, generated from the registries and
+validated in one place (:mod:`bayeserr.options`): a bad value is one
+``error:`` line naming the option and its range, exit code 2."""
+
+from __future__ import annotations
+
+import click
+
+from ..bayes.settings import MODES
+from ..options import ADJUSTMENTS, CLUSTER_CORRECTIONS, ON_UNPAIRED, check_range
+
+
+def ranged(low=None, high=None, *, low_open=False, high_open=False, integer=False):
+    """A click callback that checks a numeric option's range (None passes)."""
+    def callback(ctx, param, value):
+        if value is None:
+            return None
+        name = "--" + param.name.replace("_", "-") if not param.opts else max(param.opts, key=len)
+        if param.nargs != 1 or param.multiple:
+            return tuple(check_range(name, v, low, high, low_open=low_open, high_open=high_open,
+                                     integer=integer) for v in value)
+        return check_range(name, value, low, high, low_open=low_open, high_open=high_open,
+                           integer=integer)
+    return callback
+
+
+LEVEL = ranged(0, 1, low_open=True, high_open=True)
+PROBABILITY = ranged(0, 1, low_open=True, high_open=True)
+SEED = ranged(0, integer=True)
+COUNT = ranged(1, integer=True)
+
+
+def choice(registry):
+    return click.Choice(registry.choices)
+
+
+def stack(*opts):
+    def deco(f):
+        for o in reversed(opts):
+            f = o(f)
+        return f
+    return deco
+
+
+def load_options(f):
+    """Column mapping and readers, shared by the commands that read results."""
+    return stack(
+        click.option("--model-col", help="Column with the model name [default: model]."),
+        click.option("--question-col", help="Column with the question id [default: question_id]."),
+        click.option("--score-col", help="Column with the score in [0, 1] [default: score]."),
+        click.option("--cluster-col", help="Column with the cluster id [default: cluster_id if present]."),
+        click.option("--sample-col", help="Column with the sample index [default: sample if present]."),
+        click.option("--no-cluster", is_flag=True, help="Ignore the cluster column."),
+        click.option("--input-format", type=click.Choice(["auto", "table", "inspect", "lm-eval"]),
+                     default="auto", show_default=True,
+                     help="Results table, Inspect AI logs (.eval/.json) or lm-eval samples; auto picks from the path."),
+        click.option("--scorer", help="Inspect: the scorer whose score is used [default: the first]."),
+        click.option("--cluster-field", help="Inspect: sample metadata field used as cluster (dotted path)."),
+        click.option("--metric", help="lm-eval: the metric used as score [default: acc]."),
+        click.option("--filter", "filt", help="lm-eval: the filter whose rows are used."),
+    )(f)
+
+
+LOAD_KEYS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "no_cluster",
+             "input_format", "scorer", "cluster_field", "metric", "filt")
+
+
+def pop_load(kw: dict) -> dict:
+    """The load options out of a command's keyword arguments."""
+    return {k: kw.pop(k) for k in LOAD_KEYS}
+
+
+def analysis_options(formats=None):
+    """Level, cluster correction, unpaired handling and (optionally) output format."""
+    opts = [
+        click.option("--level", default=0.95, show_default=True, type=float, callback=LEVEL,
+                     help="Confidence level of every interval, in (0, 1)."),
+        click.option("--cluster-correction", type=choice(CLUSTER_CORRECTIONS), default="paper",
+                     show_default=True, help="Clustered SE: the paper's (M4) or CR1 (Inspect AI, statsmodels)."),
+        click.option("--on-unpaired", type=choice(ON_UNPAIRED), default="error", show_default=True,
+                     help="Models with different question sets: stop, or compare each pair on the questions both answered."),
+    ]
+    if formats is not None:
+        opts.append(click.option("--format", "fmt", type=click.Choice(list(formats)), default="md",
+                                 show_default=True))
+    return stack(*opts)
+
+
+def bayes_options(f):
+    return stack(
+        click.option("--bayes", "bayes_mode", type=choice(MODES), default="fast", show_default=True,
+                     help="Bayesian columns: none, closed-form/exact paths, or PyMC NUTS too."),
+        click.option("--rope", type=float, default=0.01, show_default=True,
+                     callback=ranged(0, 1, high_open=True),
+                     help="Region of practical equivalence for P(tie): |A − B| < rope."),
+        click.option("--prior", default="uniform", show_default=True,
+                     help="Beta prior of the conjugate model: uniform, jeffreys, or a,b."),
+        click.option("--seed", type=int, default=0, show_default=True, callback=SEED,
+                     help="Seed of every random draw (≥ 0)."),
+        click.option("--draws", type=int, default=1000, show_default=True, callback=COUNT,
+                     help="MCMC draws per chain (≥ 1)."),
+        click.option("--save-posterior", type=click.Path(file_okay=False),
+                     help="Write the posteriors to this folder as netCDF (ArviZ InferenceData), "
+                          "with index.json mapping files to models."),
+    )(f)
+
+
+def bayes_settings(kw: dict, fmt: str):
+    """A BayesSettings from the Bayesian options (popped from ``kw``)."""
+    from ..bayes.settings import BayesSettings
+    draws = kw.pop("draws")
+    return BayesSettings(mode=kw.pop("bayes_mode"), rope=kw.pop("rope"), prior=kw.pop("prior"),
+                         seed=kw.pop("seed"), mcmc_draws=draws, mcmc_tune=draws,
+                         progress=fmt != "json")
+
+
+def adjust_option(f):
+    return click.option("--adjust", type=choice(ADJUSTMENTS), default="holm", show_default=True,
+                        help="Multiple-comparison adjustment shown in the pairwise table.")(f)

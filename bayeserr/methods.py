@@ -1,0 +1,265 @@
+"""The registry of interval methods: one entry per method, from which the
+report columns (JSON, Markdown, LaTeX, HTML), the figure legends, the
+simulation lab and the CLI choices are generated.
+
+An entry says what the method is (key, labels, family, when it applies, the
+``docs/methods.md`` section) and how to compute it: ``compute(batch, level)``
+takes a :class:`~bayeserr.view.ScoreBatch` (rows = models of a report, or
+replicates of a simulation) and returns ``(rows, 2)`` interval endpoints,
+NaN on rows where the method does not apply.  The formulas themselves live in
+:mod:`bayeserr.estimators`, :mod:`bayeserr.exact` and :mod:`bayeserr.models`;
+an entry only chooses the inputs.
+
+Adding a method = one :func:`register` call here (plus its test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .registry import Registry
+
+
+@dataclass(frozen=True)
+class IntervalMethod:
+    key: str  #: name in the JSON ``intervals`` object and on the command line
+    label: str  #: column head and legend entry
+    latex: str  #: column head in a paper (words, not equation numbers)
+    family: str  #: "normal", "clustered", "exact" or "bayes"
+    applies: str  #: when it applies, in one line
+    reference: str  #: section of docs/methods.md
+    compute: Callable  #: (ScoreBatch, level) -> (rows, 2), NaN where it does not apply
+    color: str = "#555555"
+    report: bool = True  #: a column of the per-model report
+    lab: bool = True  #: measured by the simulation lab
+    bayes: bool = False  #: needs the Bayesian columns (--bayes fast or mcmc)
+    cluster_aware: bool = True  #: False: assumes independent questions
+
+    def __call__(self, batch, level: float) -> np.ndarray:
+        return self.compute(batch, level)
+
+
+INTERVALS = Registry("interval method", "--methods")
+
+
+def register(key: str, label: str, latex: str, family: str, applies: str, reference: str, **kw):
+    """Decorator: register ``compute`` as the interval method ``key``."""
+    def deco(compute):
+        INTERVALS.add(key, IntervalMethod(key, label, latex, family, applies, reference, compute, **kw))
+        return compute
+    return deco
+
+
+def report_methods(bayes: bool = True) -> list[IntervalMethod]:
+    """Methods of the per-model report, in column order."""
+    return [m for m in INTERVALS.values() if m.report and (bayes or not m.bayes)]
+
+
+def lab_methods() -> list[IntervalMethod]:
+    return [m for m in INTERVALS.values() if m.lab]
+
+
+# ------------------------------------------------------------------ helpers
+def _rows(mask: np.ndarray, values: np.ndarray, shape) -> np.ndarray:
+    """``values`` (for the rows of ``mask``) placed in a NaN (rows, 2) array."""
+    out = np.full(tuple(shape) + (2,), np.nan)
+    out[mask] = values
+    return out
+
+
+def _nan(batch) -> np.ndarray:
+    return np.full(batch.mean.shape + (2,), np.nan)
+
+
+def _normal(batch, se, level):
+    from .estimators import normal_interval
+    return normal_interval(batch.mean, se, level)
+
+
+def _proportion(batch, level, method, n=None):
+    """A statsmodels proportion interval on the 0/1, K = 1 rows."""
+    from .exact import proportion_interval
+    rows = batch.binary
+    if not rows.any():
+        return _nan(batch)
+    n = batch.n[rows] if n is None else n[rows]
+    return _rows(rows, proportion_interval(batch.mean[rows] * n, n, level, method), batch.mean.shape)
+
+
+def _n_eff(batch):
+    from .exact import effective_n
+    return np.array([effective_n(n, d) for n, d in zip(np.ravel(batch.n), np.ravel(batch.design_effect))]
+                    ).reshape(batch.n.shape)
+
+
+# ------------------------------------------------------------------ frequentist
+@register("clt", "CLT", "Normal (CLT)", "normal", "always", "§2.1, §2.3", color="#1f77b4")
+def _clt(batch, level):
+    return _normal(batch, batch.se_clt, level)
+
+
+@register("bernoulli", "Bernoulli SE", "Normal (Bernoulli SE)", "normal", "0/1 scores, K = 1",
+          "§2.2", color="#aec7e8", report=False)
+def _bernoulli(batch, level):
+    from .estimators import se_bernoulli
+    if not batch.binary.any():
+        return _nan(batch)
+    out = _normal(batch, se_bernoulli(batch.mean, batch.n), level)
+    out[~batch.binary] = np.nan
+    return out
+
+
+@register("clustered", "Clustered", "Clustered", "clustered", "clusters given", "§2.4",
+          color="#ff7f0e", lab=False)
+def _clustered(batch, level):
+    if batch.codes is None:
+        return _nan(batch)
+    return _normal(batch, batch.se_clustered(), level)
+
+
+@register("clustered_paper", "Clustered (paper)", "Clustered (paper)", "clustered",
+          "clusters given", "§2.4", color="#ffbb78", report=False)
+def _clustered_paper(batch, level):
+    return _nan(batch) if batch.codes is None else _normal(batch, batch.se_clustered("paper"), level)
+
+
+@register("clustered_cr1", "Clustered (CR1)", "Clustered (CR1)", "clustered", "clusters given",
+          "§2.4", color="#e6a03c", report=False)
+def _clustered_cr1(batch, level):
+    return _nan(batch) if batch.codes is None else _normal(batch, batch.se_clustered("cr1"), level)
+
+
+def _exact(key, label, latex, reference, color, statsmodels_key=None):
+    @register(key, label, latex, "exact", "0/1 scores, K = 1", reference, color=color,
+              cluster_aware=False)
+    def compute(batch, level):
+        return _proportion(batch, level, statsmodels_key or key)
+    return compute
+
+
+_exact("wilson", "Wilson", "Wilson", "§2.8", "#2ca02c")
+_exact("clopper_pearson", "Clopper–Pearson", "Clopper--Pearson", "§2.8", "#98df8a")
+_exact("jeffreys", "Jeffreys", "Jeffreys", "§2.8", "#8c564b")
+_exact("agresti_coull", "Agresti–Coull", "Agresti--Coull", "§2.8", "#c49c94")
+
+
+def _exact_clustered(key, label, latex, color):
+    @register(f"{key}_clustered", label, latex, "exact", "0/1 scores, K = 1, clusters given",
+              "§2.8", color=color)
+    def compute(batch, level):
+        if batch.codes is None:
+            return _nan(batch)
+        return _proportion(batch, level, key, n=_n_eff(batch))
+    return compute
+
+
+_exact_clustered("wilson", "Wilson, n_eff", r"Wilson, $n_{\mathrm{eff}}$", "#17becf")
+_exact_clustered("clopper_pearson", "Clopper–Pearson, n_eff", r"Clopper--Pearson, $n_{\mathrm{eff}}$",
+                 "#9edae5")
+
+
+# ------------------------------------------------------------------ Bayesian
+@register("beta_posterior", "Beta posterior", "Beta posterior", "bayes",
+          "0/1 scores, K = 1, independent questions", "§5.1", color="#d62728", bayes=True,
+          cluster_aware=False)
+def _beta(batch, level):
+    from bayeserr.models import beta_binomial
+    rows = batch.binary
+    if not rows.any():
+        return _nan(batch)
+    prior = "uniform" if batch.bayes is None else batch.bayes.prior
+    k, n = batch.mean[rows] * batch.n[rows], batch.n[rows]
+    if batch.keep_fits:
+        for row, kk, nn in zip(np.flatnonzero(rows), k, n):
+            batch.record(int(row), "beta", beta_binomial.beta_posterior(kk, nn, prior))
+    return _rows(rows, beta_binomial.beta_intervals(k, n, level, prior), batch.mean.shape)
+
+
+def _hierarchical_rows(batch) -> np.ndarray:
+    """0/1 answers grouped by cluster, or by question when some K > 1."""
+    grouped = batch.codes is not None or (batch.k > 1).any(axis=-1)
+    return batch.zero_one & grouped
+
+
+@register("hierarchical_posterior", "Hierarchical posterior", "Hierarchical posterior", "bayes",
+          "0/1 answers with clusters or K > 1", "§5.2", color="#9467bd", bayes=True)
+def _hierarchical(batch, level):
+    from bayeserr.models import hierarchical
+    rows = _hierarchical_rows(batch)
+    out = _nan(batch)
+    if not rows.any():
+        return out
+    k_u, n_u = batch.unit_counts()
+    settings = batch.bayes
+    if settings is not None and settings.mode == "mcmc":
+        from .bayes.fitting import hierarchical_mcmc
+        for row in np.flatnonzero(rows):
+            answers, codes = batch.row_answers(row)
+            name = batch.names[row] if batch.names else str(row)
+            idata, notes = hierarchical_mcmc(answers, codes, settings, name)
+            mu = idata.posterior["mu"].values.ravel()
+            out[row] = np.quantile(mu, [(1 - level) / 2, (1 + level) / 2])
+            batch.record(int(row), "hierarchical", idata)
+            batch.notes.extend(notes)
+        return out
+    if not batch.keep_fits and (n_u[rows] == n_u[rows][:1]).all():
+        out[rows] = hierarchical.batch_intervals(k_u[rows], n_u[rows][0], level)
+        return out
+    for row in np.flatnonzero(rows):
+        used = n_u[row] > 0
+        post = hierarchical.fit_exact(k_u[row][used], n_u[row][used])
+        out[row] = post.interval(level)
+        batch.record(int(row), "hierarchical", post)
+    return out
+
+
+@register("bayesian_bootstrap", "Bayesian bootstrap", "Bayesian bootstrap", "bayes",
+          "any scores; over clusters when clustered", "§5.4", color="#e377c2", bayes=True,
+          report=False)
+def _bayesian_bootstrap(batch, level):
+    from bayeserr.models import bayesian_bootstrap as bb
+    from .estimators import cluster_sums
+    draws = 1000 if batch.bayes is None else batch.bayes.draws
+    seed = 0 if batch.bayes is None else batch.bayes.seed
+    q = [(1 - level) / 2, (1 + level) / 2]
+    if batch.zero_one.all() and batch.answered.all():
+        k_u, n_u = batch.unit_counts()
+        return bb.grouped_intervals(k_u, n_u, level, draws, seed)
+    out = _nan(batch)
+    for row in np.ndindex(*batch.mean.shape):
+        keep = batch.answered[row]
+        s = batch.s[row][keep]
+        if batch.codes is None:
+            sums, counts = s, np.ones_like(s)
+        else:
+            sums, counts = cluster_sums(s, batch.codes[keep]), cluster_sums(np.ones_like(s), batch.codes[keep])
+            sums, counts = sums[counts > 0], counts[counts > 0]
+        means = bb.weighted_means(sums[:, None], counts[:, None], draws, seed)[:, 0]
+        out[row] = np.quantile(means, q)
+    return out
+
+
+# ------------------------------------------------------------------ tests of A − B
+@dataclass(frozen=True)
+class PairTest:
+    key: str
+    label: str
+    family: str  #: "normal", "clustered", "exact" or "bayes"
+    reference: str  #: section of docs/methods.md
+
+
+TESTS = Registry("test of A − B")
+for _t in (PairTest("unpaired", "Unpaired z", "normal", "§3.1"),
+           PairTest("paired", "Paired z", "normal", "§3.2"),
+           PairTest("clustered_paired", "Clustered paired z", "clustered", "§3.3"),
+           PairTest("mcnemar_exact", "McNemar exact", "exact", "§3.5"),
+           PairTest("bayes_prob_095", "P(A > B) > 0.95", "bayes", "§5.3")):
+    TESTS.add(_t.key, _t)
+
+
+def label(key: str) -> str:
+    """The display label of an interval method or a test."""
+    return (INTERVALS.get(key) or TESTS[key]).label

@@ -1,0 +1,253 @@
+"""The report pipeline: one call builds every number of ``bayeserr report``
+(per-model table, pairwise table, tie zone, warnings, row accounting) once,
+Bayesian columns included, for the Python API and the CLI alike
+(``docs/methods.md`` §7).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import caveats as _caveats
+from ..comparison import Comparisons, compare_view, pair_caveats
+from ..estimators import z_value
+from ..options import Options
+from ..planning import tie_zone
+from ..registry import Registry
+from ..scoring import Scores, score_view
+from ..view import DataView
+
+SCHEMA = "bayeserr.report/1"
+COMPACT_ABOVE = 300  # pairs
+
+
+def to_jsonable(obj):
+    """Plain JSON types: NaN and infinities become ``None`` (JSON ``null``)."""
+    t = type(obj)
+    if t is float:
+        return obj if math.isfinite(obj) else None
+    if t is dict:
+        return {k: to_jsonable(v) for k, v in obj.items()}
+    if t is list or t is tuple:
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.floating):
+        return to_jsonable(float(obj))
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    return obj
+
+
+def dumps(obj, indent: int | None = 2) -> str:
+    return json.dumps(to_jsonable(obj), indent=indent, allow_nan=False)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything ``bayeserr report`` prints, for one results file."""
+
+    source: str
+    level: float
+    columns: dict
+    rows: dict  #: the row accounting: read, used, dropped [{reason, count}]
+    scores: Scores
+    comparisons: Comparisons
+    tie_zone: dict
+    warnings: tuple
+    cluster_correction: str
+    adjust: str
+    bayes: object = None  #: BayesSettings, or None when --bayes off
+    prior_sensitivity: tuple = ()
+    posteriors: dict | None = None  #: fits by model, for --save-posterior and figures
+    pass_at_k: dict | None = None  #: k -> (Scores, Comparisons) of per-problem pass@k
+
+    def to_dict(self) -> dict:
+        """The JSON object (``docs/methods.md`` §7.2); NaN becomes ``null``."""
+        return to_jsonable({
+            "schema": SCHEMA,
+            "level": self.level,
+            "columns": self.columns,
+            "rows": self.rows,
+            "models": self.scores.to_dict(),
+            "comparisons": self.comparisons.to_dict(),
+            "tie_zone": self.tie_zone,
+            "warnings": [w.to_dict() for w in self.warnings],
+            "pass_at_k": None if not self.pass_at_k else {
+                str(k): {"models": s.to_dict(), "comparisons": c.to_dict()}
+                for k, (s, c) in self.pass_at_k.items()},
+        })
+
+    def to_json(self, indent: int | None = None) -> str:
+        """JSON text; indented for small reports, one compact line for large
+        ones (Python's fast C encoder only runs without indentation)."""
+        if indent is None and len(self.comparisons) <= COMPACT_ABOVE:
+            indent = 2
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def to_markdown(self) -> str:
+        from .markdown import render_report
+        return render_report(self)
+
+    def to_latex(self) -> str:
+        from .latex import render
+        return render(self)
+
+    def to_html(self, figures: bool = True) -> str:
+        from .html import render
+        return render(self, figures)
+
+    def render(self, fmt: str) -> str:
+        """The report as ``md``, ``json``, ``latex`` or ``html`` text."""
+        return getattr(self, FORMATS.get_checked(fmt))()
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+
+#: output formats of a report: name -> Report method
+FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json",
+                                                  "latex": "to_latex", "html": "to_html"})
+
+
+def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
+    """Unpaired tie zone at the pooled mean score and median n; paired: the
+    median over pairs of ``z · sd(d)/√n`` (§3.7)."""
+    p = float(np.mean([m.mean for m in scores]))
+    n = float(np.median([m.n_questions for m in scores]))
+    paired = [c.se_paired for c in comps if math.isfinite(c.se_paired)]
+    return {"unpaired": tie_zone(p, n, level),
+            "paired_median": float(z_value(level) * np.median(paired)) if paired else None}
+
+
+def _ranked(view: DataView, options: Options, keep_fits: bool):
+    """Scores sorted best first, and the view in that order."""
+    scores, batch = score_view(view, options, keep_fits=keep_fits)
+    order = sorted(range(len(scores)), key=lambda j: -scores[j].mean)
+    fits = {view.models[j]: batch.fits.get(j, {}) for j in order} if keep_fits else None
+    return Scores([scores[j] for j in order]), view.select([view.models[j] for j in order]), fits, batch.notes
+
+
+def _pass_at_k(view: DataView, options: Options) -> dict:
+    """Per-problem pass@k scored and compared like any other score (§6)."""
+    from dataclasses import replace
+    from ..passk import pass_at_k
+    plain = replace(options, bayes="off")
+    n, c = view.pass_counts()
+    have = n > 0
+    out = {}
+    for k in options.pass_k:
+        values = np.full(n.shape, np.nan)
+        values[have] = pass_at_k(n[have], c[have], int(k))
+        scores, pk_view, _, _ = _ranked(view.with_scores(values), plain, False)
+        comps = compare_view(pk_view, plain) if len(scores) > 1 else Comparisons()
+        out[int(k)] = (scores, comps)
+    return out
+
+
+def build_report_view(view: DataView, options: Options) -> Report:
+    """The pipeline on a :class:`~bayeserr.view.DataView` (see :func:`build_report`)."""
+    scores, view, fits, notes = _ranked(view, options, keep_fits=options.bayes.on)
+    comps = compare_view(view, options) if len(scores) > 1 else Comparisons()
+    sensitivity = ()
+    if options.bayes.on and options.prior_sensitivity:
+        from ..bayes.priors import prior_sensitivity
+        sensitivity = tuple(prior_sensitivity(scores, level=options.level))
+    warnings = [w for m in scores for w in m.caveats] + pair_caveats(comps, view.clustered) + notes
+    if view.clustered and any(m.binary for m in scores):
+        warnings.append(_caveats.Caveat(
+            "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull "
+            "assume independent questions; with clusters read the 'n_eff' versions."))
+    return Report(source=view.source, level=options.level, columns=view.columns, rows=view.rows,
+                  scores=scores, comparisons=comps, tie_zone=_tie_zone(scores, comps, options.level),
+                  warnings=tuple(warnings), cluster_correction=options.cluster_correction,
+                  adjust=options.adjust, bayes=options.bayes if options.bayes.on else None,
+                  prior_sensitivity=sensitivity, posteriors=fits,
+                  pass_at_k=_pass_at_k(view, options) if options.pass_k else None)
+
+
+def build_report(ds, *, options: Options | None = None, **kwargs) -> Report:
+    """Score every model, compare every pair, collect the warnings.
+
+    Keyword arguments are those of :class:`~bayeserr.options.Options`:
+    ``level``, ``cluster_correction``, ``adjust``, ``on_unpaired``,
+    ``bayes`` (``"off"``, ``"fast"`` — the default — ``"mcmc"``, or a
+    :class:`~bayeserr.bayes.BayesSettings`), ``prior_sensitivity``,
+    ``pass_k``.  The numbers are those of ``bayeserr report`` with the same
+    options.
+    """
+    options = Options.coerce(options, **kwargs)
+    return build_report_view(DataView.from_dataset(ds), options)
+
+
+# ------------------------------------------------------------------ compare
+@dataclass(frozen=True)
+class ComparisonReport:
+    """``bayeserr compare``: one pair in depth, with its row accounting,
+    warnings and (optionally) the full posterior of A − B.
+
+    JSON form (``to_dict``), schema ``bayeserr.compare/1``: ``level``,
+    ``comparison`` (a comparison entry of the report schema), ``models``
+    (the two per-model entries), ``rows``, ``posterior`` (method, summary,
+    probabilities, diagnostics, or ``null``), ``warnings``.
+    """
+
+    comparison: object
+    scores: Scores
+    rows: dict
+    warnings: tuple
+    level: float
+    posterior: object = None
+
+    def to_dict(self) -> dict:
+        return to_jsonable({
+            "schema": "bayeserr.compare/1", "level": self.level,
+            "comparison": self.comparison.to_dict(), "models": self.scores.to_dict(),
+            "rows": self.rows, "posterior": None if self.posterior is None else self.posterior.to_dict(),
+            "warnings": [w.to_dict() for w in self.warnings],
+        })
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False)
+
+    def to_markdown(self) -> str:
+        from .markdown import render_blocks
+        from .document import comparison_blocks
+        return render_blocks(comparison_blocks(self))
+
+    def render(self, fmt: str) -> str:
+        return {"md": self.to_markdown, "json": self.to_json}[COMPARE_FORMATS.check(fmt)]()
+
+
+COMPARE_FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json"})
+
+
+def build_comparison(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> ComparisonReport:
+    """One pair in depth: ``A − B`` with the per-model warnings of both models
+    and, unless ``bayes="off"``, the full posterior of the difference."""
+    from ..errors import InputError
+    options = Options.coerce(options, **kwargs)
+    if a == b:
+        raise InputError(f"compare needs two different models (got '{a}' twice).")
+    view = DataView.from_dataset(ds).select([a, b])
+    comps = compare_view(view, options)
+    if not len(comps):
+        raise InputError(f"'{a}' and '{b}' share {comps.skipped[0][2]} question(s); a paired "
+                         "comparison needs at least 2.")
+    c = comps[0]
+    scores, _ = score_view(view, Options.coerce(options, bayes="off"))
+    warnings = [w for m in scores for w in m.caveats] + pair_caveats(comps, view.clustered)
+    post = None
+    if options.bayes.on:
+        from dataclasses import replace
+        from bayeserr.models.diagnostics import problems
+        from ..bayes.pairs import pair_posterior
+        post = pair_posterior(view, c, options.bayes, options.level)
+        c = replace(c, prob_a_better=post.prob_a_better, prob_tie=post.prob_tie)
+        if post.diagnostics:
+            warnings += [_caveats.Caveat("mcmc_diagnostics", None, p) for p in problems(post.diagnostics)]
+    return ComparisonReport(c, scores, view.rows, tuple(warnings), options.level, post)

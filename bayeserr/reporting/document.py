@@ -1,0 +1,185 @@
+"""A report as a sequence of neutral blocks (headings, paragraphs, lists,
+tables, figures) that each renderer writes out in its own syntax.
+
+:func:`report_blocks` decides the layout of ``bayeserr report`` once for
+Markdown, HTML and LaTeX; :func:`comparison_blocks` that of ``bayeserr
+compare``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from . import tables
+
+MAX_WARNINGS_PER_CODE = 5
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Para:
+    text: str
+    role: str = "text"  #: text | note | rows
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple  #: (code or None, text)
+    role: str = "warnings"
+
+
+@dataclass(frozen=True)
+class Figure:
+    kind: str  #: a key of bayeserr.reporting.plots.FIGURES
+
+
+def pct(x, digits: int = 1) -> str:
+    import math
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    return f"{100 * x:.{digits}f}"
+
+
+def rows_text(rows) -> str:
+    """The row accounting in one sentence (``rows`` as in the JSON report)."""
+    dropped = rows.get("dropped", [])
+    text = f"Rows read: {rows['read']}; used: {rows['used']}; dropped: {rows['read'] - rows['used']}"
+    if dropped:
+        text += " (" + "; ".join(f"{d['count']} {d['reason']}" for d in dropped) + ")"
+    return text + "."
+
+
+def warning_items(warnings, limit: int | None = MAX_WARNINGS_PER_CODE) -> tuple:
+    """``(code, text)`` per warning, at most ``limit`` per code (then a count)."""
+    grouped = defaultdict(list)
+    for w in warnings:
+        grouped[w.code].append(w)
+    items = []
+    for code, ws in grouped.items():
+        shown = ws if limit is None else ws[:limit]
+        items += [(code, f"{w.model + ': ' if w.model else ''}{w.message}") for w in shown]
+        if limit is not None and len(ws) > limit:
+            items.append((code, f"… and {len(ws) - limit} more like this (all are in --format json)."))
+    return tuple(items)
+
+
+def warnings_blocks(warnings, limit=MAX_WARNINGS_PER_CODE) -> list:
+    if not warnings:
+        return [Para("No warnings.")]
+    return [Bullets(warning_items(warnings, limit))]
+
+
+def bayes_note(settings, clustered: bool) -> str:
+    """Which Bayesian model produced the posterior columns."""
+    from bayeserr.models.beta_binomial import prior_label
+    hier = ("PyMC NUTS (three levels with clusters and K > 1)" if settings.mode == "mcmc"
+            else "exact quadrature")
+    pairs = ("Bayesian bootstrap of the paired differences over clusters" if clustered else
+             "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
+    return (f"Bayesian columns (--bayes {settings.mode}): Beta posterior with prior "
+            f"{prior_label(settings.prior)}; hierarchical Beta–Binomial posterior of the mean by "
+            f"{hier}; P(A > B) and P(tie) (|A − B| < {100 * settings.rope:g} pt) from the "
+            f"{pairs}.")
+
+
+def _tie_zone_text(tz, level) -> str:
+    return (f"Gaps smaller than {pct(tz['unpaired'])} points (unpaired) or "
+            f"{pct(tz['paired_median'])} points (paired, median over pairs) cannot be ranked at {level:.0%}.")
+
+
+def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_CODE) -> list:
+    """The layout of a report (see the module docstring)."""
+    bayes_on = rep.bayes is not None
+    clustered = any(m.n_clusters is not None for m in rep.scores)
+    out = [Heading(f"bayeserr report: {rep.source}", 1), Heading("Models"),
+           tables.models_table(rep.scores, rep.level, bayes=bayes_on)]
+    if bayes_on:
+        out.append(Para(bayes_note(rep.bayes, clustered), "note"))
+    if figures:
+        out.append(Figure("forest"))
+    sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
+    if sens is not None:
+        out += [Heading(sens.title, 3), sens]
+    var = tables.variance_table(rep.scores)
+    if var is not None:
+        out += [Heading(var.title, 3), var]
+    if len(rep.comparisons):
+        out += [Heading("Pairwise comparisons"), tables.pairs_table(rep.comparisons, rep.level, rep.adjust)]
+        if figures:
+            out.append(Figure("pairs"))
+            if bayes_on:
+                out.append(Figure("heatmap"))
+    if figures and rep.posteriors:
+        out.append(Figure("posterior"))
+    for k, (scores, comps) in (rep.pass_at_k or {}).items():
+        out += [Heading(f"pass@{k} (unbiased estimator, per problem)"),
+                tables.models_table(scores, rep.level, bayes=False)]
+        if len(comps):
+            out.append(tables.pairs_table(comps, rep.level, rep.adjust))
+    out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level)),
+            Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
+            Heading("Rows"), Para(rows_text(rep.rows), "rows")]
+    return out
+
+
+def _posterior_table(post, level: float) -> tables.Table:
+    rows = []
+    for name, s in post.summary.items():
+        scale = 100 if name == "delta" else 1
+        rows.append((tables.text(name + (" (points)" if name == "delta" else "")),
+                     tables.Cell("num", scale * s["mean"]), tables.Cell("num", scale * s["sd"]),
+                     tables.Cell("range", (scale * s["eti"][0], scale * s["eti"][1]), digits=2),
+                     tables.Cell("range", (scale * s["hdi"][0], scale * s["hdi"][1]), digits=2)))
+    cols = (tables.Column("var", "", numeric=False), tables.Column("mean", "mean"),
+            tables.Column("sd", "sd"), tables.Column("eti", f"{level:.0%} equal-tailed"),
+            tables.Column("hdi", f"{level:.0%} HDI"))
+    return tables.Table("posterior", f"Posterior ({post.method})", cols, tuple(rows))
+
+
+def comparison_blocks(rep) -> list:
+    """Layout of ``bayeserr compare`` (a :class:`~bayeserr.reporting.build.ComparisonReport`)."""
+    c, T, cell = rep.comparison, tables, tables.Cell
+    facts = [f"{c.a}: {pct(c.mean_a)}; {c.b}: {pct(c.mean_b)}; difference {pct(c.diff)} points "
+             f"on {c.n_questions} common questions"]
+    if c.n_only_a or c.n_only_b:
+        facts.append(f"dropped (--on-unpaired drop): {c.n_only_a} answered only by {c.a}, "
+                     f"{c.n_only_b} only by {c.b}")
+    rho = "–" if c.correlation is None or c.correlation != c.correlation else f"{c.correlation:.3f}"
+    facts.append(f"correlation of per-question scores ρ = {rho}")
+    se_rows = [(T.text("Unpaired (M5/M6)"), T.pct(c.se_unpaired, 2)),
+               (T.text("Paired (M7)"), T.pct(c.se_paired, 2))]
+    if c.se_clustered_paired is not None:
+        se_rows.append((T.text(f"Clustered paired (M8, {c.cluster_correction}, C = {c.n_clusters})"),
+                        T.pct(c.se_clustered_paired, 2)))
+    se_table = T.Table("se", "Standard errors", (T.Column("what", "Standard error of A − B", numeric=False),
+                                                 T.Column("points", "points")), tuple(se_rows))
+    basis = "M8" if c.se_clustered_paired is not None else "M7"
+    from .markdown import interval, number, pval
+    out = [Heading(f"{c.a} − {c.b}", 1), Bullets(tuple((None, f) for f in facts), "facts"), se_table,
+           Para(f"Headline ({basis}): {c.level:.0%} CI {interval(c.ci, 2)}, z = {number(c.z)}, "
+                f"p = {pval(c.p_value)}")]
+    if c.mcnemar is not None:
+        mc = c.mcnemar
+        out += [T.Table("mcnemar", "McNemar", (T.Column("row", "", numeric=False),
+                                               T.Column("right", f"{c.b} right"), T.Column("wrong", f"{c.b} wrong")),
+                        ((T.text(f"{c.a} right"), cell("int", mc.n_both), cell("int", mc.n_a_only)),
+                         (T.text(f"{c.a} wrong"), cell("int", mc.n_b_only), cell("int", mc.n_neither)))),
+                Para(f"McNemar exact p = {pval(mc.p_value)}, mid-p = {pval(mc.p_mid)}")]
+    post = rep.posterior
+    if post is not None:
+        out += [Heading(f"Posterior ({post.method})"), _posterior_table(post, rep.level),
+                Para(f"P(A > B) = {post.prob_a_better:.3f}; P(|A − B| < {100 * post.rope:g} pt) = "
+                     f"{post.prob_tie:.3f}")]
+        if post.diagnostics:
+            d = post.diagnostics
+            out.append(Para(f"Diagnostics: max R-hat {d['r_hat']:.3f}, min ESS bulk {d['ess_bulk']:.0f}, "
+                            f"tail {d['ess_tail']:.0f}, divergences {d['divergences']}"))
+    out += [Heading("Warnings"), *warnings_blocks(rep.warnings), Heading("Rows"),
+            Para(rows_text(rep.rows), "rows")]
+    return out

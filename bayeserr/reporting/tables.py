@@ -1,0 +1,184 @@
+"""The report's tables as neutral data: columns, rows of typed cells, notes.
+
+Which columns a table has (clustered or not, which interval methods apply,
+Holm or BH, McNemar, Bayesian columns) is decided here once; the Markdown,
+HTML and LaTeX renderers only write cells out in their own syntax.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..methods import INTERVALS, report_methods
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One value and how to show it.
+
+    ``kind``: ``text``, ``pct`` (a proportion shown in points), ``pct_se``
+    (a proportion with its SE), ``interval``, ``p`` (a p-value), ``num``,
+    ``int``, ``pair`` (model names "A − B"), ``pvalues`` (two p-values, the
+    second in parentheses), ``range`` (two raw numbers ``[a, b]``), ``span``
+    (two whole numbers ``a–b``).
+    """
+
+    kind: str
+    value: object
+    se: object = None
+    digits: int = 1
+
+    @property
+    def missing(self) -> bool:
+        v = self.value
+        return v is None or (isinstance(v, float) and not math.isfinite(v))
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    head: str  #: plain text (Markdown, HTML)
+    latex: str | None = None  #: LaTeX source; default: the escaped head
+    mark: bool = False  #: flagged "assumes independent questions"
+    numeric: bool = True
+
+
+@dataclass(frozen=True)
+class Table:
+    key: str  #: models, pairs, variance, sensitivity
+    title: str
+    columns: tuple
+    rows: tuple  #: tuples of Cell
+    notes: tuple = ()  #: sentences printed under the table
+    caption: str = ""  #: LaTeX caption (plain text; the renderer escapes it)
+    sort_keys: dict = field(default_factory=dict)
+
+
+def text(v) -> Cell:
+    return Cell("text", v)
+
+
+def pct(v, digits: int = 1) -> Cell:
+    return Cell("pct", v, digits=digits)
+
+
+def _interval_keys(scores, bayes: bool) -> list[str]:
+    return [m.key for m in report_methods(bayes)
+            if any(s.intervals.get(m.key) is not None for s in scores)]
+
+
+def models_table(scores, level: float, *, bayes: bool = True) -> Table:
+    """Per-model table: score with its headline SE, n, clusters, K, one
+    column per interval method that applies to some model."""
+    scores = list(scores)
+    clustered = any(s.n_clusters is not None for s in scores)
+    keys = _interval_keys(scores, bayes)
+    mark = clustered and any(s.binary for s in scores)
+    cols = [Column("model", "Model", numeric=False), Column("score", "Score (SE)", "Score"),
+            Column("n", "n", "$n$")]
+    if clustered:
+        cols += [Column("C", "C", "$C$"), Column("se_clt", "SE CLT", "SE (CLT)"),
+                 Column("deff", "deff", "Design effect")]
+    cols.append(Column("K", "K", "$K$"))
+    cols += [Column(k, INTERVALS[k].label, INTERVALS[k].latex,
+                    mark=mark and not INTERVALS[k].cluster_aware) for k in keys]
+    rows = []
+    for s in scores:
+        se = s.se_clustered if s.se_clustered is not None else s.se_clt
+        row = [text(s.model), Cell("pct_se", s.mean, se), Cell("int", s.n_questions)]
+        if clustered:
+            row += [Cell("int", s.n_clusters), pct(s.se_clt), Cell("num", s.design_effect, digits=2)]
+        row.append(Cell("num", s.k_samples, digits=2 if s.k_samples != int(s.k_samples) else 0))
+        row += [Cell("interval", s.intervals.get(k)) for k in keys]
+        rows.append(tuple(row))
+    notes = [f"Scores and intervals in percentage points; {level:.0%} intervals."]
+    se_name = "CLT SE"
+    if clustered:
+        corr = next(s.cluster_correction for s in scores if s.cluster_correction)
+        se_name = f"clustered SE ({'paper (M4)' if corr == 'paper' else 'CR1 finite-cluster'} formula)"
+        if mark:
+            notes.append("† assumes independent questions (not cluster-aware).")
+    notes.insert(1, f"SE in parentheses: the {se_name}.")
+    caption = (f"Scores (%) with the {se_name} in parentheses; n questions"
+               + (", C clusters" if clustered else "") + f"; {level:.0%} intervals by method.")
+    if any(s.k_samples > 1 for s in scores):
+        caption += " Scores average the answers to each question; standard errors are over questions."
+    return Table("models", "Models", tuple(cols), tuple(rows), tuple(notes), caption)
+
+
+def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = False) -> Table:
+    """Pairwise table.  ``compact`` (LaTeX): the headline columns only."""
+    comps = list(comps)
+    clustered = any(c.se_clustered_paired is not None for c in comps)
+    mcnemar = not compact and any(c.mcnemar is not None for c in comps)
+    bayes = any(c.prob_a_better is not None for c in comps)
+    adj = "Holm p" if adjust == "holm" else "BH p"
+    adj_latex = "Holm $p$" if adjust == "holm" else "BH $p$"
+    ci_head = f"{level:.0%} CI"
+    if compact:
+        cols = [Column("pair", "A − B", "$A - B$", numeric=False), Column("diff", "Diff", "Diff."),
+                Column("se", "SE clustered paired" if clustered else "SE paired",
+                       "Clustered paired SE" if clustered else "Paired SE")]
+    else:
+        cols = [Column("pair", "A − B", "$A - B$", numeric=False), Column("n", "n", "$n$"),
+                Column("diff", "Diff", "Diff."), Column("se_unpaired", "SE unpaired", "Unpaired SE"),
+                Column("se_paired", "SE paired", "Paired SE")]
+        if clustered:
+            cols.append(Column("se_clustered", "SE clustered", "Clustered paired SE"))
+    cols += [Column("ci", ci_head, ci_head.replace("%", r"\%")), Column("rho", "ρ", r"$\rho$"),
+             Column("p", "p", "$p$"), Column("p_adj", adj, adj_latex)]
+    if mcnemar:
+        cols.append(Column("mcnemar", "McNemar p (mid-p)", "McNemar $p$ (mid-$p$)"))
+    if bayes:
+        cols.append(Column("p_better", "P(A > B)", r"$P(A>B)$"))
+        if not compact:
+            cols.append(Column("p_tie", "P(tie)", r"$P(\mathrm{tie})$"))
+    rows = []
+    for c in comps:
+        row = [Cell("pair", (c.a, c.b))]
+        if compact:
+            row += [pct(c.diff), pct(c.se)]
+        else:
+            row += [Cell("int", c.n_questions), pct(c.diff), pct(c.se_unpaired), pct(c.se_paired)]
+            if clustered:
+                row.append(pct(c.se_clustered_paired))
+        row += [Cell("interval", c.ci), Cell("num", c.correlation, digits=2), Cell("p", c.p_value),
+                Cell("p", c.p_holm if adjust == "holm" else c.p_bh)]
+        if mcnemar:
+            row.append(Cell("pvalues", None if c.mcnemar is None else (c.mcnemar.p_value, c.mcnemar.p_mid)))
+        if bayes:
+            row.append(Cell("num", c.prob_a_better, digits=3))
+            if not compact:
+                row.append(Cell("num", c.prob_tie, digits=3))
+        rows.append(tuple(row))
+    basis = "clustered paired SE (M8)" if clustered else "paired SE (M7)"
+    notes = (f"Differences in points; CI, z and p use the {basis}.",)
+    caption = (f"Pairwise differences in points; the {basis} gives the interval and the two-sided p; "
+               f"ρ is the correlation of per-question scores; {adj} adjusts for all pairs.")
+    return Table("pairs", "Pairwise comparisons", tuple(cols), tuple(rows), notes, caption)
+
+
+def variance_table(scores) -> Table | None:
+    rows = [(text(m.model), Cell("num", m.variance.between_questions, digits=4),
+             Cell("num", m.variance.within_questions, digits=4),
+             Cell("int", m.variance.k_recommended))
+            for m in scores if m.variance is not None]
+    if not rows:
+        return None
+    cols = (Column("model", "Model", numeric=False), Column("between", "Var(x) between"),
+            Column("within", "E[σ²] within"),
+            Column("k_rec", "K where more samples stop paying off"))
+    return Table("variance", "Variance within and between questions (K > 1)", cols, tuple(rows),
+                 caption="Variance of per-question scores between and within questions.")
+
+
+def sensitivity_table(rows, level: float) -> Table | None:
+    if not rows:
+        return None
+    priors = [k for k in rows[0] if k != "model"]
+    cols = (Column("model", "Model", numeric=False),
+            *[Column(p, f"{p} {level:.0%}") for p in priors])
+    body = tuple((text(r["model"]), *[Cell("interval", r[p]) for p in priors]) for r in rows)
+    return Table("sensitivity", "Prior sensitivity (Beta posterior)", cols, body,
+                 caption="Beta posterior intervals under several priors.")

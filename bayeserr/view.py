@@ -1,0 +1,298 @@
+"""One array view of the data, built once from the validated dataset.
+
+Every layer above the loader (scoring, comparisons, the Bayesian columns,
+planning, pass@k, the simulation lab) works on the same arrays, so the rules
+"what is a 0/1 model", "how many answers does a question have" and "which
+cluster is question i in" live here and nowhere else.
+
+Two objects:
+
+* :class:`DataView` — the loaded results: per-question means ``s`` on
+  ``(model, question)`` (NaN = not answered), the answer cube, cluster codes,
+  and the per-model masks, with the model names as labels (``view.labelled``
+  gives them back as an :class:`xarray.DataArray`).
+* :class:`ScoreBatch` — rows of per-question means to score at once: the
+  models of a report, or the replicates of a simulation.  Its summary
+  statistics (n, mean, CLT SE, clustered SEs, counts per cluster) are
+  computed once, lazily, and shared by every interval method of
+  :mod:`bayeserr.methods`.  See ``docs/methods.md`` §2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .errors import InputError, suggest
+
+
+def zero_one_k1(answers: np.ndarray) -> np.ndarray:
+    """Per row of an answer cube ``(..., question, sample)`` (NaN = no answer):
+    every answer is 0/1 and no question has more than one answer."""
+    answered = ~np.isnan(answers)
+    one_each = (answered.sum(axis=-1) <= 1).all(axis=-1)
+    zero_one = (np.isin(answers, (0.0, 1.0)) | ~answered).all(axis=(-2, -1))
+    return one_each & zero_one
+
+
+def question_means(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-question means ``s_i`` over the samples of an answer cube and the
+    answer counts ``K_i`` (``docs/methods.md`` §2.1); NaN / 0 where unanswered."""
+    answered = ~np.isnan(answers)
+    k = answered.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(answered, answers, 0.0).sum(axis=-1) / k
+    return s, k
+
+
+@dataclass(frozen=True, eq=False)
+class DataView:
+    """The validated results as labelled arrays (see the module docstring)."""
+
+    models: tuple[str, ...]
+    answers: np.ndarray  #: (model, question, sample), NaN = no answer
+    codes: np.ndarray | None  #: cluster code of each question, 0..C−1
+    questions: np.ndarray  #: question labels
+    clusters: np.ndarray | None  #: cluster labels, indexed by code
+    source: str = ""
+    columns: dict = field(default_factory=dict)
+    rows: dict = field(default_factory=dict)  #: the row accounting, as in the JSON report
+    extra: dict = field(default_factory=dict)  #: other per-question variables (pass@k counts)
+
+    @classmethod
+    def from_dataset(cls, ds: xr.Dataset) -> "DataView":
+        """Build the view of a dataset returned by :func:`bayeserr.load`."""
+        if not isinstance(ds, xr.Dataset) or "score" not in ds or \
+                tuple(ds["score"].dims) != ("model", "question", "sample"):
+            raise InputError("expected a dataset from bayeserr.load(...) with a 'score' variable on "
+                             "(model, question, sample); load your results with bayeserr.load.")
+        codes = clusters = None
+        if "cluster" in ds.coords:
+            c, uniq = pd.factorize(ds["cluster"].values)
+            codes, clusters = c.astype(np.int64), np.asarray(uniq, dtype=object)
+        extra = {k: ds[k].values for k in ("n_samples", "n_correct") if k in ds}
+        return cls(models=tuple(str(m) for m in ds["model"].values),
+                   answers=np.asarray(ds["score"].values, dtype=float), codes=codes,
+                   questions=np.asarray(ds["question"].values), clusters=clusters,
+                   source=ds.attrs.get("source", ""), columns=dict(ds.attrs.get("columns", {})),
+                   rows=dict(ds.attrs.get("rows", {"read": 0, "used": 0, "dropped": []})),
+                   extra=extra)
+
+    # ------------------------------------------------------------ lookups
+    @cached_property
+    def position(self) -> dict[str, int]:
+        return {m: j for j, m in enumerate(self.models)}
+
+    def index(self, name: str) -> int:
+        """Row of a model; an :class:`InputError` with a suggestion if absent."""
+        try:
+            return self.position[name]
+        except (KeyError, TypeError):
+            raise InputError(f"model '{name}' is not in the data.{suggest(name, self.models)} "
+                             f"Models present: {', '.join(self.models[:20])}.") from None
+
+    def select(self, models) -> "DataView":
+        """The view restricted to (and ordered by) ``models``."""
+        if models is None:
+            return self
+        if isinstance(models, str):
+            models = [models]
+        idx = [self.index(m) for m in models]
+        if len(set(idx)) != len(idx):
+            raise InputError("a model is listed twice; list each model once.")
+        extra = {k: v[idx] for k, v in self.extra.items()}
+        return DataView(tuple(self.models[j] for j in idx), self.answers[idx], self.codes,
+                        self.questions, self.clusters, self.source, self.columns, self.rows, extra)
+
+    # ------------------------------------------------------------ arrays
+    @cached_property
+    def _means(self):
+        return question_means(self.answers)
+
+    @property
+    def s(self) -> np.ndarray:
+        """Per-question means ``s_i`` (model, question); NaN where unanswered."""
+        return self._means[0]
+
+    @property
+    def k(self) -> np.ndarray:
+        """Answers per question ``K_i`` (model, question)."""
+        return self._means[1]
+
+    @cached_property
+    def answered(self) -> np.ndarray:
+        return self.k > 0
+
+    @cached_property
+    def binary(self) -> np.ndarray:
+        """Per model: every answer 0/1 and one answer per answered question."""
+        return zero_one_k1(self.answers)
+
+    @cached_property
+    def zero_one(self) -> np.ndarray:
+        """Per model: every answer is 0 or 1 (any number of answers)."""
+        a = self.answers
+        return (np.isin(a, (0.0, 1.0)) | np.isnan(a)).all(axis=(1, 2))
+
+    @property
+    def clustered(self) -> bool:
+        return self.codes is not None
+
+    def labelled(self, values: np.ndarray | None = None) -> xr.DataArray:
+        """Per-question means (or ``values`` of the same shape) with their labels."""
+        return xr.DataArray(self.s if values is None else values, dims=("model", "question"),
+                            coords={"model": list(self.models), "question": self.questions})
+
+    def with_scores(self, s: np.ndarray) -> "DataView":
+        """The same models and questions with other per-question scores."""
+        return DataView(self.models, np.asarray(s, float)[..., None], self.codes, self.questions,
+                        self.clusters, self.source, self.columns, self.rows, {})
+
+    def pass_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Samples n and correct c per (model, problem) for pass@k: the
+        ``n_samples``/``n_correct`` columns when loaded, else the 0/1 answers."""
+        if "n_samples" in self.extra and "n_correct" in self.extra:
+            return self.extra["n_samples"], self.extra["n_correct"]
+        if not self.zero_one.all():
+            raise InputError("pass@k needs 0/1 answers per sample, or n_samples and n_correct columns.")
+        return self.k.astype(float), np.nansum(self.answers, axis=2)
+
+    def batch(self, **settings) -> "ScoreBatch":
+        """All models as one :class:`ScoreBatch`."""
+        return ScoreBatch(self.s, self.answers, self.codes, names=self.models, **settings)
+
+
+@dataclass(eq=False)
+class ScoreBatch:
+    """Rows of per-question scores to score at once (models or replicates).
+
+    ``s`` is ``(rows, n)`` with NaN for unanswered questions; ``answers`` the
+    matching ``(rows, n, K)`` cube (or ``None`` for fractional lab scores
+    without answers); ``codes`` the cluster code of each question.  Settings
+    (cluster correction, Bayesian settings) ride along for the interval
+    methods; ``fits`` collects posterior objects by row for saving and plots.
+    """
+
+    s: np.ndarray
+    answers: np.ndarray | None = None
+    codes: np.ndarray | None = None
+    cluster_correction: str = "paper"
+    bayes: object = None  #: a BayesSettings, or None for no Bayesian columns
+    names: tuple | None = None  #: row labels (model names), for messages
+    keep_fits: bool = False  #: keep posterior objects (report: yes; lab: no)
+    fits: dict = field(default_factory=dict)  #: row -> {kind: posterior}
+    notes: list = field(default_factory=list)  #: caveats raised while computing (MCMC diagnostics)
+
+    def __post_init__(self):
+        self.s = np.asarray(self.s, dtype=float)
+        if self.answers is None:
+            self.answers = self.s[..., None]
+
+    @cached_property
+    def answered(self) -> np.ndarray:
+        return ~np.isnan(self.s)
+
+    @cached_property
+    def n(self) -> np.ndarray:
+        """Questions answered per row."""
+        return self.answered.sum(axis=-1)
+
+    @cached_property
+    def mean(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.answered, self.s, 0.0).sum(axis=-1) / self.n
+
+    @cached_property
+    def residuals(self) -> np.ndarray:
+        """``e_i = s_i − s̄`` with 0 where unanswered (so sums skip them)."""
+        return np.where(self.answered, self.s - self.mean[..., None], 0.0)
+
+    @cached_property
+    def k(self) -> np.ndarray:
+        return (~np.isnan(self.answers)).sum(axis=-1)
+
+    @cached_property
+    def binary(self) -> np.ndarray:
+        return zero_one_k1(self.answers)
+
+    @cached_property
+    def zero_one(self) -> np.ndarray:
+        a = self.answers
+        return (np.isin(a, (0.0, 1.0)) | np.isnan(a)).all(axis=(-2, -1))
+
+    def rowwise(self, fn, *args) -> np.ndarray:
+        """``fn(s, *args)`` along the last axis, on each row's answered
+        questions: one vectorized call when every row answered every question,
+        else row by row (ragged rows only arise with ``on_unpaired="drop"``).
+        A cluster-code argument is subset with the row."""
+        if self.answered.all():
+            return np.asarray(fn(self.s, *args), dtype=float)
+        out = np.full(self.s.shape[:-1], np.nan)
+        for row in np.ndindex(*self.s.shape[:-1]):
+            keep = self.answered[row]
+            sub = [a[keep] if isinstance(a, np.ndarray) and a.shape == keep.shape else a for a in args]
+            out[row] = fn(self.s[row][keep], *sub)
+        return out
+
+    @cached_property
+    def se_clt(self) -> np.ndarray:
+        from .estimators import se_clt
+        return self.rowwise(se_clt)
+
+    @cached_property
+    def n_clusters(self) -> np.ndarray | None:
+        """Clusters with at least one answered question, per row."""
+        if self.codes is None:
+            return None
+        return (self.cluster_sizes > 0).sum(axis=-1)
+
+    @cached_property
+    def cluster_sizes(self) -> np.ndarray | None:
+        """Answered questions per cluster, ``(rows, C)``."""
+        if self.codes is None:
+            return None
+        from .estimators import cluster_sums
+        return cluster_sums(self.answered.astype(float), self.codes)
+
+    def se_clustered(self, correction: str | None = None) -> np.ndarray | None:
+        """(M4) or CR1 clustered SE per row (``docs/methods.md`` §2.4)."""
+        if self.codes is None:
+            return None
+        correction = correction or self.cluster_correction
+        cache = self.__dict__.setdefault("_se_cl", {})
+        if correction not in cache:
+            from .estimators import se_clustered
+            cache[correction] = self.rowwise(se_clustered, self.codes, correction)
+        return cache[correction]
+
+    @cached_property
+    def design_effect(self) -> np.ndarray | None:
+        if self.codes is None:
+            return None
+        from .estimators import design_effect
+        return design_effect(self.se_clustered(), self.se_clt)
+
+    def unit_counts(self):
+        """Right answers and answers per unit for the Beta–Binomial models:
+        units are clusters when clustered, else questions (``docs/methods.md``
+        §5.2).  ``(rows, units)`` each; zero-answer units have 0 / 0."""
+        a = np.nan_to_num(self.answers)
+        k_q = a.sum(axis=-1)
+        n_q = self.k.astype(float)
+        if self.codes is None:
+            return k_q, n_q
+        from .estimators import cluster_sums
+        return cluster_sums(k_q, self.codes), cluster_sums(n_q, self.codes)
+
+    def record(self, row: int, kind: str, fit) -> None:
+        if self.keep_fits:
+            self.fits.setdefault(row, {})[kind] = fit
+
+    def row_answers(self, row: int):
+        """One row's answers and cluster codes on its answered questions."""
+        keep = self.answered[row]
+        return self.answers[row][keep], None if self.codes is None else self.codes[keep]
