@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 SMALL_N = 100
-FEW_CLUSTERS = 20
+FEW_DF = 10  #: Bell–McCaffrey df below which the clustered SE is itself noisy (§2.9)
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,18 @@ def for_model(score) -> list[Caveat]:
         out.append(Caveat("degenerate_clt", m, f"every score is {score.mean:g}: the CLT standard "
                           "error collapses to 0 and its interval to a point; the exact and "
                           "Bayesian intervals do not."))
-    if score.n_clusters is not None and score.n_clusters < FEW_CLUSTERS:
-        out.append(Caveat("few_clusters", m, f"only {score.n_clusters} clusters: the clustered "
-                          "standard error is itself noisy below 20 clusters."))
-    for key in ("clt", "clustered"):
+    if score.n_clusters == 1:
+        out.append(Caveat("single_cluster", m, "every answered question is in one cluster: no "
+                          "cluster-level inference is possible, so the clustered columns are empty; "
+                          "the CLT and exact intervals treat the questions as independent, which "
+                          "understates the uncertainty if questions within the cluster are related."))
+    elif score.df is not None and score.df < FEW_DF:
+        out.append(Caveat("few_clusters", m, f"{score.n_clusters} clusters behave like "
+                          f"{score.effective_clusters:.1f} equal ones (Bell–McCaffrey df "
+                          f"{score.df:.1f} < {FEW_DF}): the clustered standard error is itself "
+                          "noisy, and the clustered interval uses t on that df, so it is wide "
+                          "for a reason; the paper's z-based clustered interval is too narrow here."))
+    for key in ("clt", "clustered", "clustered_paper"):
         ci = score.intervals.get(key)
         if ci is not None and (ci[0] < 0 or ci[1] > 1):
             out.append(Caveat("interval_outside_unit", m, f"the {key} interval [{ci[0]:.4f}, "
@@ -46,8 +54,15 @@ def for_model(score) -> list[Caveat]:
 
 def mcnemar_clustered() -> Caveat:
     return Caveat("mcnemar_clustered", None, "McNemar's test assumes independent questions, "
-                  "which clustering breaks: its p-values are shown for reference and the "
-                  "decision rests on the clustered paired SE (M8).")
+                  "which clustering breaks (it can reject a true null far more often than its "
+                  "level): its p-values are shown for reference only and do not confirm the "
+                  "headline, which is the CR2 t-test on the paired differences.")
+
+
+def pair_single_cluster(a: str, b: str) -> Caveat:
+    return Caveat("pair_single_cluster", None, f"{a} vs {b}: their common questions lie in one "
+                  "cluster, so no cluster-level test is possible; the headline uses the paired "
+                  "SE (M7), which assumes independent questions.")
 
 
 def unpaired_dropped(a: str, b: str, n: int, only_a: int, only_b: int) -> Caveat:
@@ -59,3 +74,9 @@ def unpaired_dropped(a: str, b: str, n: int, only_a: int, only_b: int) -> Caveat
 def pair_skipped(a: str, b: str, n: int) -> Caveat:
     return Caveat("pair_not_comparable", None, f"{a} vs {b}: only {n} question(s) in common, "
                   "too few for a paired comparison; the pair is left out of the table.")
+
+
+def zero_se(a: str, b: str) -> Caveat:
+    return Caveat("zero_se", None, f"{a} vs {b}: every question differs by the same amount, so "
+                  "the standard error of the difference is 0: the test statistic is infinite "
+                  "(null in JSON) and p = 0; the interval is a single point.")

@@ -1,10 +1,15 @@
 """Two models on the same questions, and all pairs of many (``docs/methods.md`` §3).
 
 Convention: ``compare(ds, A, B)`` estimates ``A − B``.  The headline test
-(``z``, ``p_value``, ``ci``) uses the clustered paired SE (M8) when the data
-have clusters, else the paired SE (M7).  All pairs are computed at once from
-moment matrices (:mod:`bayeserr.pairs`); p-values are adjusted for
-multiplicity with ``statsmodels.stats.multitest.multipletests`` (Holm and
+(``statistic``, ``df``, ``p_value``, ``ci``; §3.8) is, with clusters, the CR2
+t-test on the paired differences with Bell–McCaffrey df (M4b applied to
+``d_i``; ``test = "t_cr2_bm"``), else the paired z-test (M7; ``test =
+"z_paired"``).  The paper's clustered paired SE (M8) stays beside it,
+labelled.  Where the df is small (below :data:`WILD_DF`), the wild cluster
+restricted bootstrap (§3.4) gives a second opinion.  The unclustered moments
+of all pairs come from M×M matrix products (:mod:`bayeserr.pairs`); the
+cluster sums of the differences are formed in chunks of pairs.  p-values are
+adjusted with ``statsmodels.stats.multitest.multipletests`` (Holm and
 Benjamini–Hochberg).  Each :class:`Comparison` is built once, with its
 Bayesian probabilities when asked for (``bayes="fast"`` by default).
 """
@@ -15,16 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from . import caveats
 from .errors import InputError
-from .estimators import z_value
 from .options import ADJUSTMENTS, Options
 from .pairs import (correlation, discordant_counts, mcnemar_pvalues, pair_moments,
                     paired_standard_errors)
-from .results import ResultList, frame_value
+from .results import ResultList, finite_or_none, frame_value
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,21 @@ class McNemar:
 
 
 @dataclass(frozen=True)
+class WildBootstrap:
+    """The wild cluster restricted bootstrap of one pair (§3.4)."""
+
+    p_value: float
+    ci: tuple | None  #: None where the test never rejects on a side (an unbounded interval)
+    weights: str
+    draws: int
+    exact: bool
+
+    def to_dict(self) -> dict:
+        return {"p_value": self.p_value, "ci": None if self.ci is None else list(self.ci),
+                "weights": self.weights, "draws": self.draws, "exact": self.exact}
+
+
+@dataclass(frozen=True)
 class Comparison:
     """A − B on the questions both answered (§3)."""
 
@@ -57,10 +75,14 @@ class Comparison:
     diff: float
     se_unpaired: float
     se_paired: float
-    se_clustered_paired: float | None
+    se_clustered_paired: float | None  #: CR2 on d (M4b): the clustered headline SE
+    se_clustered_paired_paper: float | None  #: the paper's (M8), or CR1 with cluster_correction="cr1"
     n_clusters: int | None
+    effective_clusters: float | None
+    test: str  #: "t_cr2_bm" or "z_paired": what the headline below is
+    statistic: float  #: t (or z); ±inf when the SE is 0 and the difference is not
+    df: float | None  #: Bell–McCaffrey df of the t; None for z
     ci: tuple[float, float]
-    z: float
     p_value: float
     p_holm: float
     p_bh: float
@@ -68,21 +90,27 @@ class Comparison:
     mcnemar: McNemar | None
     level: float
     cluster_correction: str | None
+    wild_bootstrap: WildBootstrap | None = None
     prob_a_better: float | None = None
     prob_tie: float | None = None
 
     @property
     def se(self) -> float:
-        """The SE behind the headline test: (M8) with clusters, else (M7)."""
-        return self.se_clustered_paired if self.se_clustered_paired is not None else self.se_paired
+        """The SE behind the headline test: CR2 on d with clusters, else (M7)."""
+        return self.se_clustered_paired if self.test == "t_cr2_bm" else self.se_paired
 
     def to_dict(self) -> dict:
         """The comparison entry of the JSON report (§7.2)."""
         return {
             "a": self.a, "b": self.b, "n_questions": self.n_questions, "diff": self.diff,
             "se_unpaired": self.se_unpaired, "se_paired": self.se_paired,
-            "se_clustered_paired": self.se_clustered_paired, "ci": list(self.ci), "z": self.z,
-            "p_value": self.p_value, "p_holm": self.p_holm, "correlation": self.correlation,
+            "se_clustered_paired": self.se_clustered_paired,
+            "se_clustered_paired_paper": self.se_clustered_paired_paper,
+            "n_clusters": self.n_clusters, "effective_clusters": self.effective_clusters,
+            "test": self.test, "statistic": self.statistic, "df": self.df,
+            "ci": list(self.ci), "p_value": self.p_value, "p_holm": self.p_holm, "p_bh": self.p_bh,
+            "wild_bootstrap": None if self.wild_bootstrap is None else self.wild_bootstrap.to_dict(),
+            "correlation": self.correlation,
             "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(),
             "prob_a_better": self.prob_a_better, "prob_tie": self.prob_tie,
         }
@@ -107,10 +135,10 @@ class Comparisons(ResultList):
         rows = []
         for c in self:
             d = c.to_dict()
-            mc = d.pop("mcnemar")
+            mc, wb = d.pop("mcnemar"), d.pop("wild_bootstrap")
             d["ci_low"], d["ci_high"] = d.pop("ci")
-            d["p_bh"] = c.p_bh
             d["mcnemar_p"] = None if mc is None else mc["p_value"]
+            d["wild_bootstrap_p"] = None if wb is None else wb["p_value"]
             rows.append({k: frame_value(v) for k, v in d.items()})
         return pd.DataFrame(rows)
 
@@ -138,13 +166,46 @@ def _adjusted(p: np.ndarray, method: str) -> np.ndarray:
     return out
 
 
-def _headline(diff, se, level):
-    """z, two-sided normal p and interval; a zero SE with zero gap is no evidence."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where((se == 0) & (diff == 0), 0.0, diff / se)
-    p = 2 * stats.norm.sf(np.abs(z))
-    half = z_value(level) * se
-    return z, p, np.stack([diff - half, diff + half], axis=-1)
+#: Pairs whose Bell–McCaffrey df is below this get the wild cluster bootstrap
+#: as a second opinion (there t and z disagree by more than about 2%).
+WILD_DF = 30
+PAIR_CHUNK = 256
+
+
+def _clustered_pairs(view, ia, ib):
+    """CR2 SE, Bell–McCaffrey df, C_eff and clusters of the differences of every
+    pair, with the cluster sums of d the wild bootstrap needs (§3.3).  Formed
+    in chunks of pairs so memory stays bounded."""
+    from .fewclusters import bm_df, cluster_totals, cr2_from_sums, effective_clusters
+    out = {k: np.full(len(ia), np.nan) for k in ("se", "df", "c_eff", "n_clusters")}
+    totals, sizes_all = [], []
+    for start in range(0, len(ia), PAIR_CHUNK):
+        sl = slice(start, start + PAIR_CHUNK)
+        d = view.s[ia[sl]] - view.s[ib[sl]]
+        D, sizes = cluster_totals(d, view.codes)
+        n = sizes.sum(axis=-1)
+        S = D - sizes * (D.sum(axis=-1) / n)[:, None]
+        out["se"][sl], out["df"][sl] = cr2_from_sums(S, sizes), bm_df(sizes)
+        out["c_eff"][sl], out["n_clusters"][sl] = effective_clusters(sizes), (sizes > 0).sum(axis=-1)
+        totals.append(D)
+        sizes_all.append(sizes)
+    return out, totals, sizes_all
+
+
+def _wild(totals, sizes_all, df, options) -> dict:
+    """Wild cluster bootstrap of the pairs with df < WILD_DF: position -> WildBootstrap."""
+    from .fewclusters import wild_cluster_bootstrap
+    small = np.flatnonzero(np.isfinite(df) & (df < WILD_DF))
+    if not small.size:
+        return {}
+    D, sizes = np.concatenate(totals)[small], np.concatenate(sizes_all)[small]
+    res = wild_cluster_bootstrap(D, sizes, level=options.level, seed=options.seed)
+    out = {}
+    for k, pos in enumerate(small):
+        lo, hi = res.ci[k]
+        ci = (float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else None
+        out[int(pos)] = WildBootstrap(float(res.p_value[k]), ci, res.weights, int(res.draws), bool(res.exact))
+    return out
 
 
 @dataclass(frozen=True)
@@ -157,17 +218,22 @@ class _PairArrays:
     diff: np.ndarray
     se_unpaired: np.ndarray
     se_paired: np.ndarray
-    se_clustered: np.ndarray | None
-    z: np.ndarray
+    se_paper: np.ndarray | None
+    clustered: dict | None  #: se, df, c_eff, n_clusters (CR2 on d)
+    test: np.ndarray  #: True where the headline is the CR2 t-test
+    statistic: np.ndarray
+    df: np.ndarray
     p: np.ndarray
     ci: np.ndarray
     correlation: np.ndarray
     tables: tuple  #: McNemar (n_a_only, n_b_only, n_concordant), NaN without a 2×2 table
     mcnemar_p: tuple | None
     skipped: tuple
+    wild: dict
 
 
 def _pair_arrays(view, options: Options) -> _PairArrays:
+    from .fewclusters import t_test
     names = view.models
     s, codes = view.s, view.codes
     pm = pair_moments(s, codes)
@@ -179,8 +245,15 @@ def _pair_arrays(view, options: Options) -> _PairArrays:
     skipped = tuple((names[i], names[j], int(pm.n[i, j])) for i, j in zip(ia[few], ib[few]))
     ia, ib = ia[~few], ib[~few]
     diff = pm.mean[ia, ib] - pm.mean.T[ia, ib]
-    head_se = (se_cl if se_cl is not None else se_pa)[ia, ib]
-    z, p, ci = _headline(diff, head_se, options.level)
+    se_head, df, clustered, wild, se_paper = se_pa[ia, ib], np.full(len(ia), np.inf), None, {}, None
+    if codes is not None:
+        clustered, totals, sizes = _clustered_pairs(view, ia, ib)
+        ok = clustered["n_clusters"] >= 2
+        se_head = np.where(ok, clustered["se"], se_head)
+        df = np.where(ok, clustered["df"], np.inf)
+        se_paper = np.where(ok, se_cl[ia, ib], np.nan)
+        wild = _wild(totals, sizes, np.where(ok, df, np.nan), options)
+    head = t_test(diff, se_head, df, options.level)
     nan = np.full(len(ia), np.nan)
     tables, mc_p = (nan, nan, nan), None
     binary = view.binary
@@ -191,9 +264,9 @@ def _pair_arrays(view, options: Options) -> _PairArrays:
         b[~both], c[~both] = np.nan, np.nan
         tables = (b, c, pm.n[ia, ib] - b - c)
         mc_p = mcnemar_pvalues(np.nan_to_num(b).astype(np.int64), np.nan_to_num(c).astype(np.int64))
-    return _PairArrays(ia, ib, pm, diff, se_un[ia, ib], se_pa[ia, ib],
-                       None if se_cl is None else se_cl[ia, ib], z, p, ci, corr[ia, ib], tables, mc_p,
-                       skipped)
+    return _PairArrays(ia, ib, pm, diff, se_un[ia, ib], se_pa[ia, ib], se_paper, clustered,
+                       np.isfinite(df), head.statistic, df, head.p_value, head.ci, corr[ia, ib], tables,
+                       mc_p, skipped, wild)
 
 
 def _mcnemar(arr: _PairArrays, k: int) -> McNemar | None:
@@ -217,7 +290,7 @@ def compare_view(view, options: Options) -> Comparisons:
     if options.bayes.on and len(arr.ia):
         from .bayes.pairs import all_pair_probabilities
         better, tie = all_pair_probabilities(view, arr.ia, arr.ib, arr.tables, options.bayes)
-    pm, clustered = arr.pm, view.codes is not None
+    pm, cl = arr.pm, arr.clustered
     pairs = []
     for k, (i, j) in enumerate(zip(arr.ia, arr.ib)):
         pairs.append(Comparison(
@@ -225,12 +298,17 @@ def compare_view(view, options: Options) -> Comparisons:
             n_only_b=int(pm.only[j, i]), mean_a=float(pm.mean[i, j]), mean_b=float(pm.mean[j, i]),
             diff=float(arr.diff[k]), se_unpaired=float(arr.se_unpaired[k]),
             se_paired=float(arr.se_paired[k]),
-            se_clustered_paired=float(arr.se_clustered[k]) if clustered else None,
-            n_clusters=int(pm.n_clusters[i, j]) if clustered else None,
-            ci=(float(arr.ci[k, 0]), float(arr.ci[k, 1])), z=float(arr.z[k]), p_value=float(arr.p[k]),
+            se_clustered_paired=None if cl is None else finite_or_none(cl["se"][k]),
+            se_clustered_paired_paper=None if cl is None else finite_or_none(arr.se_paper[k]),
+            n_clusters=None if cl is None else int(cl["n_clusters"][k]),
+            effective_clusters=None if cl is None else finite_or_none(cl["c_eff"][k]),
+            test="t_cr2_bm" if arr.test[k] else "z_paired", statistic=float(arr.statistic[k]),
+            df=float(arr.df[k]) if arr.test[k] else None,
+            ci=(float(arr.ci[k, 0]), float(arr.ci[k, 1])), p_value=float(arr.p[k]),
             p_holm=float(p_holm[k]), p_bh=float(p_bh[k]), correlation=float(arr.correlation[k]),
             mcnemar=_mcnemar(arr, k), level=options.level,
-            cluster_correction=options.cluster_correction if clustered else None,
+            cluster_correction=options.cluster_correction if cl is not None else None,
+            wild_bootstrap=arr.wild.get(k),
             prob_a_better=None if better is None else float(better[k]),
             prob_tie=None if tie is None else float(tie[k]),
         ))
@@ -270,6 +348,9 @@ def pair_caveats(comps: Comparisons, clustered: bool) -> list:
     out = [caveats.unpaired_dropped(c.a, c.b, c.n_questions, c.n_only_a, c.n_only_b)
            for c in comps if c.n_only_a or c.n_only_b]
     out += [caveats.pair_skipped(a, b, n) for a, b, n in comps.skipped]
+    out += [caveats.zero_se(c.a, c.b) for c in comps if np.isinf(c.statistic)]
+    out += [caveats.pair_single_cluster(c.a, c.b) for c in comps
+            if c.n_clusters is not None and c.n_clusters < 2]
     if clustered and any(c.mcnemar is not None for c in comps):
         out.append(caveats.mcnemar_clustered())
     return out

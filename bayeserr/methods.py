@@ -112,24 +112,36 @@ def _bernoulli(batch, level):
     return out
 
 
-@register("clustered", "Clustered", "Clustered", "clustered", "clusters given", "§2.4",
-          color="#ff7f0e", lab=False)
+@register("clustered", "Clustered (CR2, t)", "Clustered (CR2, $t$)", "clustered",
+          "clusters given (at least two)", "§2.5", color="#ff7f0e")
 def _clustered(batch, level):
+    """The clustered headline (M4b): CR2 SE with t on the Bell–McCaffrey df."""
     if batch.codes is None:
         return _nan(batch)
-    return _normal(batch, batch.se_clustered(), level)
+    from .fewclusters import t_test
+    cr2 = batch.cr2
+    return t_test(batch.mean, cr2.se, cr2.df, level).ci
 
 
-@register("clustered_paper", "Clustered (paper)", "Clustered (paper)", "clustered",
-          "clusters given", "§2.4", color="#ffbb78", report=False)
+def _normal_clustered(batch, level, correction):
+    if batch.codes is None:
+        return _nan(batch)
+    out = _normal(batch, batch.se_clustered(correction), level)
+    out[~batch.cluster_ok] = np.nan
+    return out
+
+
+@register("clustered_paper", "Clustered (paper, z)", "Clustered (paper, $z$)", "clustered",
+          "clusters given (at least two); the paper's (M4), or CR1 with --cluster-correction cr1",
+          "§2.4", color="#ffbb78")
 def _clustered_paper(batch, level):
-    return _nan(batch) if batch.codes is None else _normal(batch, batch.se_clustered("paper"), level)
+    return _normal_clustered(batch, level, None)
 
 
-@register("clustered_cr1", "Clustered (CR1)", "Clustered (CR1)", "clustered", "clusters given",
-          "§2.4", color="#e6a03c", report=False)
+@register("clustered_cr1", "Clustered (CR1, z)", "Clustered (CR1, $z$)", "clustered",
+          "clusters given (at least two)", "§2.4", color="#e6a03c", report=False)
 def _clustered_cr1(batch, level):
-    return _nan(batch) if batch.codes is None else _normal(batch, batch.se_clustered("cr1"), level)
+    return _normal_clustered(batch, level, "cr1")
 
 
 def _exact(key, label, latex, reference, color, statsmodels_key=None):
@@ -152,7 +164,9 @@ def _exact_clustered(key, label, latex, color):
     def compute(batch, level):
         if batch.codes is None:
             return _nan(batch)
-        return _proportion(batch, level, key, n=_n_eff(batch))
+        out = _proportion(batch, level, key, n=_n_eff(batch))
+        out[~batch.cluster_ok] = np.nan
+        return out
     return compute
 
 
@@ -217,19 +231,18 @@ def _hierarchical(batch, level):
 
 
 @register("bayesian_bootstrap", "Bayesian bootstrap", "Bayesian bootstrap", "bayes",
-          "any scores; over clusters when clustered", "§5.4", color="#e377c2", bayes=True,
-          report=False)
+          "fractional scores; over clusters when clustered", "§5.4", color="#e377c2", bayes=True)
 def _bayesian_bootstrap(batch, level):
     from bayeserr.models import bayesian_bootstrap as bb
     from .estimators import cluster_sums
+    rows = ~batch.zero_one
+    out = _nan(batch)
+    if not rows.any():
+        return out
     draws = 1000 if batch.bayes is None else batch.bayes.draws
     seed = 0 if batch.bayes is None else batch.bayes.seed
     q = [(1 - level) / 2, (1 + level) / 2]
-    if batch.zero_one.all() and batch.answered.all():
-        k_u, n_u = batch.unit_counts()
-        return bb.grouped_intervals(k_u, n_u, level, draws, seed)
-    out = _nan(batch)
-    for row in np.ndindex(*batch.mean.shape):
+    for row in zip(*np.nonzero(rows)):
         keep = batch.answered[row]
         s = batch.s[row][keep]
         if batch.codes is None:
@@ -242,24 +255,7 @@ def _bayesian_bootstrap(batch, level):
     return out
 
 
-# ------------------------------------------------------------------ tests of A − B
-@dataclass(frozen=True)
-class PairTest:
-    key: str
-    label: str
-    family: str  #: "normal", "clustered", "exact" or "bayes"
-    reference: str  #: section of docs/methods.md
-
-
-TESTS = Registry("test of A − B")
-for _t in (PairTest("unpaired", "Unpaired z", "normal", "§3.1"),
-           PairTest("paired", "Paired z", "normal", "§3.2"),
-           PairTest("clustered_paired", "Clustered paired z", "clustered", "§3.3"),
-           PairTest("mcnemar_exact", "McNemar exact", "exact", "§3.5"),
-           PairTest("bayes_prob_095", "P(A > B) > 0.95", "bayes", "§5.3")):
-    TESTS.add(_t.key, _t)
-
-
 def label(key: str) -> str:
-    """The display label of an interval method or a test."""
+    """The display label of an interval method or a test of A − B."""
+    from .pairtests import TESTS
     return (INTERVALS.get(key) or TESTS[key]).label

@@ -70,6 +70,7 @@ class Options:
     bayes: object = "fast"  #: "off" | "fast" | "mcmc" or a BayesSettings
     prior_sensitivity: bool = False
     pass_k: tuple = field(default_factory=tuple)
+    seed: int = 0  #: seed of the frequentist resampling (wild cluster bootstrap)
 
     def __post_init__(self):
         from .bayes.settings import BayesSettings
@@ -80,6 +81,7 @@ class Options:
         object.__setattr__(self, "bayes", BayesSettings.coerce(self.bayes))
         ks = tuple(check_range("--pass-k", k, 1, integer=True) for k in (self.pass_k or ()))
         object.__setattr__(self, "pass_k", ks)
+        object.__setattr__(self, "seed", check_range("--seed", self.seed, 0, integer=True))
 
     @classmethod
     def coerce(cls, options=None, **kwargs) -> "Options":

@@ -30,16 +30,23 @@ class ModelScore:
     model: str
     n_questions: int
     n_clusters: int | None
+    effective_clusters: float | None  #: C_eff = n² / Σ n_c² (§2.6)
+    df: float | None  #: Bell–McCaffrey degrees of freedom of the CR2 interval (§2.5)
     k_samples: float  #: mean answers per question
+    k_min: int
+    k_max: int
     mean: float
     se_clt: float
     se_bernoulli: float | None
-    se_clustered: float | None
-    design_effect: float | None
-    cluster_correction: str | None
+    se_clustered: float | None  #: CR2 (M4b), the clustered headline
+    se_clustered_paper: float | None  #: the paper's (M4)
+    se_clustered_cr1: float | None
+    design_effect: float | None  #: se_clustered² / se_clt²
+    cluster_correction: str | None  #: the one behind the "clustered_paper" interval
     level: float
     binary: bool  #: every score 0/1 and one answer per question
     intervals: dict = field(default_factory=dict)  #: method key -> (low, high) or None
+    hierarchical_mu: tuple | None = None  #: interval of μ, the mean rate of a new cluster (§5.2)
     variance: VarianceComponents | None = None
 
     @property
@@ -50,10 +57,14 @@ class ModelScore:
         """The model entry of the JSON report (``docs/methods.md`` §7.2)."""
         return {
             "model": self.model, "n_questions": self.n_questions, "n_clusters": self.n_clusters,
-            "k_samples": self.k_samples, "mean": self.mean, "se_clt": self.se_clt,
+            "effective_clusters": self.effective_clusters, "df": self.df,
+            "k_samples": self.k_samples, "k_min": self.k_min, "k_max": self.k_max,
+            "mean": self.mean, "se_clt": self.se_clt,
             "se_bernoulli": self.se_bernoulli, "se_clustered": self.se_clustered,
+            "se_clustered_paper": self.se_clustered_paper, "se_clustered_cr1": self.se_clustered_cr1,
             "design_effect": self.design_effect,
             "intervals": {m.key: _pair(self.intervals.get(m.key)) for m in report_methods()},
+            "hierarchical_mu": _pair(self.hierarchical_mu),
             "variance": None if self.variance is None else self.variance.to_dict(),
         }
 
@@ -70,11 +81,27 @@ class Scores(ResultList):
         rows = []
         for m in self:
             d = m.to_dict()
-            flat = {k: frame_value(v) for k, v in d.items() if k not in ("intervals", "variance")}
+            flat = {k: frame_value(v) for k, v in d.items()
+                    if k not in ("intervals", "variance", "hierarchical_mu")}
             for key, ci in d["intervals"].items():
                 flat[f"{key}_low"], flat[f"{key}_high"] = (ci if ci is not None else (np.nan, np.nan))
             rows.append(flat)
         return pd.DataFrame(rows).set_index("model")
+
+
+def _clustered_arrays(batch) -> dict:
+    """Clustered per-model quantities; NaN (→ None) for a model with one cluster."""
+    ok = batch.cluster_ok
+
+    def masked(v):
+        return np.where(ok, v, np.nan)
+    return {"effective_clusters": masked(batch.cr2.effective_clusters), "df": masked(batch.cr2.df),
+            "se_clustered": masked(batch.cr2.se), "se_clustered_paper": masked(batch.se_clustered("paper")),
+            "se_clustered_cr1": masked(batch.se_clustered("cr1")), "design_effect": masked(batch.design_effect)}
+
+
+_UNCLUSTERED = dict.fromkeys(("effective_clusters", "df", "se_clustered", "se_clustered_paper",
+                              "se_clustered_cr1", "design_effect"))
 
 
 def _pair(ci):
@@ -97,19 +124,20 @@ def score_view(view, options: Options, *, keep_fits: bool = False):
     methods = report_methods(bayes=bayes is not None)
     ivs = {m.key: m(batch, options.level) for m in methods}
     clustered = view.codes is not None
-    se_cl = batch.se_clustered()
+    cl = _clustered_arrays(batch) if clustered else {k: [None] * len(view.models) for k in _UNCLUSTERED}
     out = []
     for j, name in enumerate(view.models):
         binary = bool(batch.binary[j])
-        answers = view.answers[j][batch.answered[j]]
+        answered = batch.answered[j]
+        answers = view.answers[j][answered]
+        k = batch.k[j][answered]
         out.append(ModelScore(
             model=name, n_questions=int(batch.n[j]),
             n_clusters=int(batch.n_clusters[j]) if clustered else None,
-            k_samples=float(batch.k[j][batch.answered[j]].mean()), mean=float(batch.mean[j]),
+            **{key: _opt(v[j]) for key, v in cl.items()},
+            k_samples=float(k.mean()), k_min=int(k.min()), k_max=int(k.max()), mean=float(batch.mean[j]),
             se_clt=float(batch.se_clt[j]),
             se_bernoulli=float(se_bernoulli(batch.mean[j], batch.n[j])) if binary else None,
-            se_clustered=float(se_cl[j]) if clustered else None,
-            design_effect=_opt(batch.design_effect[j]) if clustered else None,
             cluster_correction=options.cluster_correction if clustered else None,
             level=options.level, binary=binary,
             intervals={key: (None if np.isnan(iv[j]).any() else (float(iv[j, 0]), float(iv[j, 1])))

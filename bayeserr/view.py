@@ -270,11 +270,28 @@ class ScoreBatch:
         return cache[correction]
 
     @cached_property
+    def cr2(self):
+        """(M4b) per row: CR2 SE, Bell–McCaffrey df, effective clusters
+        (``docs/methods.md`` §2.5); NaN where fewer than 2 clusters."""
+        if self.codes is None:
+            return None
+        from .fewclusters import cr2_mean
+        return cr2_mean(self.s, self.codes)
+
+    @cached_property
+    def cluster_ok(self) -> np.ndarray:
+        """Rows with at least two clusters: cluster-level inference is possible."""
+        if self.codes is None:
+            return np.zeros(self.mean.shape, bool)
+        return self.n_clusters >= 2
+
+    @cached_property
     def design_effect(self) -> np.ndarray | None:
+        """``SE_cr2² / SE_clt²`` (§2.6); NaN with one cluster or SE_clt = 0."""
         if self.codes is None:
             return None
         from .estimators import design_effect
-        return design_effect(self.se_clustered(), self.se_clt)
+        return design_effect(self.cr2.se, self.se_clt)
 
     def unit_counts(self):
         """Right answers and answers per unit for the Beta–Binomial models:

@@ -1,4 +1,5 @@
 import json
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -31,12 +32,24 @@ def cli():
     return run
 
 
+def validate_report(rep: dict) -> dict:
+    """Check a JSON report against the JSON Schema shipped in the package."""
+    import jsonschema
+    schema = json.loads((files("bayeserr.schema") / "report-2.json").read_text())
+    jsonschema.validate(rep, schema)
+    return rep
+
+
 @pytest.fixture
 def cli_json(cli):
+    """Run a command with --format json; every report is validated against the schema."""
     def run(*args):
         res = cli(*args, "--format", "json")
         assert res.exit_code == 0, res.output
-        return json.loads(res.output)
+        out = json.loads(res.output)
+        if out.get("schema", "").startswith("bayeserr.report"):
+            validate_report(out)
+        return out
 
     return run
 

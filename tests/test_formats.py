@@ -37,8 +37,9 @@ def test_latex_numbers_agree_with_json(cli, cli_json):
         assert f"[{_pt(lo)}, {_pt(hi)}]" in tex
     for c in rep["comparisons"]:
         row = next(line for line in tex.splitlines() if line.startswith(f"{c['a']} $-$ {c['b']} &"))
-        assert f"& {_pt(c['diff'])} & {_pt(c['se_clustered_paired'])} & [{_pt(c['ci'][0])}, {_pt(c['ci'][1])}]" in row
-    assert "clustered SE (paper (M4) formula)" in tex and r"95\%" in tex
+        assert (f"& {_pt(c['diff'])} & {_pt(c['se_clustered_paired'])} & {c['df']:.1f} & "
+                f"[{_pt(c['ci'][0])}, {_pt(c['ci'][1])}]") in row
+    assert "clustered SE (CR2)" in tex and r"95\%" in tex
 
 
 def test_latex_escapes_special_characters(tmp_path, cli):

@@ -7,19 +7,26 @@ import pytest
 import bayeserr
 from bayeserr.examples import example_path
 
-MODEL_KEYS = {"model", "n_questions", "n_clusters", "k_samples", "mean", "se_clt", "se_bernoulli",
-              "se_clustered", "design_effect", "intervals", "variance"}
-INTERVAL_KEYS = {"clt", "clustered", "wilson", "clopper_pearson", "jeffreys", "agresti_coull",
-                 "wilson_clustered", "clopper_pearson_clustered", "beta_posterior",
-                 "hierarchical_posterior"}
+from .conftest import validate_report
+
+MODEL_KEYS = {"model", "n_questions", "n_clusters", "effective_clusters", "df", "k_samples", "k_min",
+              "k_max", "mean", "se_clt", "se_bernoulli", "se_clustered", "se_clustered_paper",
+              "se_clustered_cr1", "design_effect", "intervals", "hierarchical_mu", "variance"}
+INTERVAL_KEYS = {"clt", "clustered", "clustered_paper", "wilson", "clopper_pearson", "jeffreys",
+                 "agresti_coull", "wilson_clustered", "clopper_pearson_clustered", "beta_posterior",
+                 "hierarchical_posterior", "bayesian_bootstrap"}
 PAIR_KEYS = {"a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_clustered_paired",
-             "ci", "z", "p_value", "p_holm", "correlation", "mcnemar", "prob_a_better", "prob_tie"}
+             "se_clustered_paired_paper", "n_clusters", "effective_clusters", "test", "statistic",
+             "df", "ci", "p_value", "p_holm", "p_bh", "wild_bootstrap", "correlation", "mcnemar",
+             "prob_a_better", "prob_tie"}
 
 
 def _check_schema(rep):
-    assert set(rep) == {"schema", "level", "columns", "rows", "models", "comparisons", "tie_zone",
-                        "warnings", "pass_at_k"}  # pass_at_k: null unless --pass-k
-    assert rep["schema"] == "bayeserr.report/1"
+    validate_report(rep)
+    assert set(rep) == {"schema", "level", "provenance", "columns", "rows", "models", "comparisons",
+                        "tie_zone", "warnings", "pass_at_k"}  # pass_at_k: null unless --pass-k
+    assert rep["schema"] == "bayeserr.report/2"
+    assert set(rep["provenance"]) == {"version", "created", "command", "inputs", "seed"}
     assert set(rep["columns"]) == {"model", "question", "score", "cluster", "sample"}
     assert set(rep["rows"]) == {"read", "used", "dropped"}
     for m in rep["models"]:
@@ -101,7 +108,12 @@ def test_level_and_cr1_options(cli_json):
     path = example_path()
     paper = cli_json("report", path)["models"][0]
     cr1 = cli_json("report", path, "--cluster-correction", "cr1")["models"][0]
-    assert cr1["se_clustered"] != paper["se_clustered"]
+    # the headline (CR2) does not depend on the option; the labelled z interval does
+    assert cr1["se_clustered"] == paper["se_clustered"]
+    assert cr1["se_clustered_cr1"] != cr1["se_clustered_paper"]
+    for m, key in ((paper, "se_clustered_paper"), (cr1, "se_clustered_cr1")):
+        lo, hi = m["intervals"]["clustered_paper"]
+        assert (hi - lo) / 2 == pytest.approx(1.959963984540054 * m[key], rel=1e-12)
 
 
 def test_compare_command(cli, cli_json):

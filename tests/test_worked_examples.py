@@ -39,8 +39,8 @@ def test_thousand_questions_paired_vs_unpaired():
     assert c.diff == pytest.approx(0.02)
     assert c.se_unpaired == pytest.approx(0.022, abs=0.0005)  # "about 2.2 points"
     assert c.se_paired == pytest.approx(0.011, abs=0.0005)  # "about 1.1"
-    assert c.z == pytest.approx(0.02 / c.se_paired)  # "nearly twice its SE"
-    assert 1.7 < c.z < 2.0
+    assert c.statistic == pytest.approx(0.02 / c.se_paired)  # "nearly twice its SE"
+    assert 1.7 < c.statistic < 2.0
     assert (c.mcnemar.n_a_only, c.mcnemar.n_b_only) == (70, 50)
 
 

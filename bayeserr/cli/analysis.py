@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..reporting.build import COMPARE_FORMATS, FORMATS
 from ..reporting.plots import FIGURES
 from . import main
-from .common import emit, ints, load, model_list, needs_output
+from .common import command_line, emit, ints, load, model_list, needs_output
 from .options import (LEVEL, PROBABILITY, adjust_option, analysis_options, bayes_options,
                       bayes_settings, choice, load_options, pop_load, ranged)
 
@@ -53,9 +53,11 @@ def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sens
     needs_output(fmt, output)
     options = Options(level=level, cluster_correction=cluster_correction, adjust=adjust,
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
-                      pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")))
+                      pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
+                      seed=bayes.seed)
     ds = load(file, models=model_list(models_text), **pop_load(kw))
-    _write_report(build_report(ds, options=options), fmt, output, save_posterior, bayes.seed)
+    rep = build_report(ds, options=options, inputs=[file], command=command_line())
+    _write_report(rep, fmt, output, save_posterior, bayes.seed)
 
 
 @main.command()
@@ -73,7 +75,7 @@ def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, save_poster
         raise InputError(f"compare needs two different models (got '{a}' twice).")
     bayes = bayes_settings(kw, fmt)
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
-                      bayes=bayes)
+                      bayes=bayes, seed=bayes.seed)
     ds = load(file, models=[a, b], **pop_load(kw))
     rep = build_comparison(ds, a, b, options=options)
     if save_posterior and rep.posterior is not None:
@@ -127,7 +129,8 @@ def demo(fmt, level, output):
     from ..reporting import build_report
     needs_output(fmt, output)
     ds = _load(example_path(), name="bundled example: internal_eval.csv.gz")
-    _write_report(build_report(ds, level=level), fmt, output)
+    _write_report(build_report(ds, level=level, inputs=[example_path()], command=command_line()),
+                  fmt, output)
 
 
 @main.command()

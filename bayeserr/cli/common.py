@@ -46,3 +46,10 @@ def ints(text: str, name: str) -> list[int]:
 
 def model_list(text):
     return [m.strip() for m in text.split(",")] if text else None
+
+
+def command_line() -> str:
+    """The command as typed, for the report's provenance."""
+    import shlex
+    import sys
+    return " ".join(["bayeserr", *map(shlex.quote, sys.argv[1:])])

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..methods import INTERVALS, TESTS, label
+from ..methods import INTERVALS, label
+from ..pairtests import TESTS
 from ..reporting.markdown import table
 
 DEFAULT_N = (10, 20, 50, 100, 300, 1000)

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import xarray as xr
+from pathlib import Path
 
 from .. import caveats as _caveats
 from ..comparison import Comparisons, compare_view, pair_caveats
@@ -21,7 +23,7 @@ from ..registry import Registry
 from ..scoring import Scores, score_view
 from ..view import DataView
 
-SCHEMA = "bayeserr.report/1"
+SCHEMA = "bayeserr.report/2"
 COMPACT_ABOVE = 300  # pairs
 
 
@@ -65,12 +67,15 @@ class Report:
     prior_sensitivity: tuple = ()
     posteriors: dict | None = None  #: fits by model, for --save-posterior and figures
     pass_at_k: dict | None = None  #: k -> (Scores, Comparisons) of per-problem pass@k
+    provenance: dict | None = None  #: version, created, command, inputs (path, sha256), seed
 
     def to_dict(self) -> dict:
-        """The JSON object (``docs/methods.md`` §7.2); NaN becomes ``null``."""
+        """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
+        ``bayeserr/schema/report-2.json``); NaN becomes ``null``."""
         return to_jsonable({
             "schema": SCHEMA,
             "level": self.level,
+            "provenance": self.provenance,
             "columns": self.columns,
             "rows": self.rows,
             "models": self.scores.to_dict(),
@@ -149,7 +154,30 @@ def _pass_at_k(view: DataView, options: Options) -> dict:
     return out
 
 
-def build_report_view(view: DataView, options: Options) -> Report:
+def _sha256(path: Path) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def provenance(inputs=(), command: str | None = None, seed: int | None = None) -> dict:
+    """What made a report: bayeserr version, time (UTC, ISO 8601), the command
+    line, each input file with its SHA-256, and the seed."""
+    from datetime import datetime, timezone
+    from .. import __version__
+    files = []
+    for item in inputs:
+        path = Path(item)
+        members = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+        files += [{"path": str(f), "sha256": _sha256(f)} for f in members if f.is_file()]
+    return {"version": __version__, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "command": command, "inputs": files, "seed": seed}
+
+
+def build_report_view(view: DataView, options: Options, *, inputs=(), command=None) -> Report:
     """The pipeline on a :class:`~bayeserr.view.DataView` (see :func:`build_report`)."""
     scores, view, fits, notes = _ranked(view, options, keep_fits=options.bayes.on)
     comps = compare_view(view, options) if len(scores) > 1 else Comparisons()
@@ -167,21 +195,28 @@ def build_report_view(view: DataView, options: Options) -> Report:
                   warnings=tuple(warnings), cluster_correction=options.cluster_correction,
                   adjust=options.adjust, bayes=options.bayes if options.bayes.on else None,
                   prior_sensitivity=sensitivity, posteriors=fits,
-                  pass_at_k=_pass_at_k(view, options) if options.pass_k else None)
+                  pass_at_k=_pass_at_k(view, options) if options.pass_k else None,
+                  provenance=provenance(inputs, command, options.seed))
 
 
-def build_report(ds, *, options: Options | None = None, **kwargs) -> Report:
+def build_report(ds, *, options: Options | None = None, inputs=None, command: str | None = None,
+                 **kwargs) -> Report:
     """Score every model, compare every pair, collect the warnings.
 
     Keyword arguments are those of :class:`~bayeserr.options.Options`:
     ``level``, ``cluster_correction``, ``adjust``, ``on_unpaired``,
     ``bayes`` (``"off"``, ``"fast"`` — the default — ``"mcmc"``, or a
     :class:`~bayeserr.bayes.BayesSettings`), ``prior_sensitivity``,
-    ``pass_k``.  The numbers are those of ``bayeserr report`` with the same
-    options.
+    ``pass_k``, ``seed``.  The numbers are those of ``bayeserr report`` with
+    the same options.  ``inputs`` (files or folders, hashed into the
+    provenance; default: the file the dataset was loaded from) and
+    ``command`` are recorded, not used.
     """
     options = Options.coerce(options, **kwargs)
-    return build_report_view(DataView.from_dataset(ds), options)
+    if inputs is None:
+        source = Path(str(ds.attrs.get("source", ""))) if isinstance(ds, xr.Dataset) else None
+        inputs = [source] if source is not None and str(source) and source.exists() else []
+    return build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command)
 
 
 # ------------------------------------------------------------------ compare

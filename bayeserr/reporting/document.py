@@ -154,16 +154,29 @@ def comparison_blocks(rep) -> list:
     facts.append(f"correlation of per-question scores ρ = {rho}")
     se_rows = [(T.text("Unpaired (M5/M6)"), T.pct(c.se_unpaired, 2)),
                (T.text("Paired (M7)"), T.pct(c.se_paired, 2))]
-    if c.se_clustered_paired is not None:
-        se_rows.append((T.text(f"Clustered paired (M8, {c.cluster_correction}, C = {c.n_clusters})"),
-                        T.pct(c.se_clustered_paired, 2)))
+    if c.n_clusters is not None:
+        se_rows += [(T.text(f"Clustered paired, CR2 (M4b on d; C = {c.n_clusters}, C_eff = "
+                            f"{'–' if c.effective_clusters is None else f'{c.effective_clusters:.1f}'})"),
+                     T.pct(c.se_clustered_paired, 2)),
+                    (T.text(f"Clustered paired (M8, {c.cluster_correction}; reference)"),
+                     T.pct(c.se_clustered_paired_paper, 2))]
     se_table = T.Table("se", "Standard errors", (T.Column("what", "Standard error of A − B", numeric=False),
                                                  T.Column("points", "points")), tuple(se_rows))
-    basis = "M8" if c.se_clustered_paired is not None else "M7"
     from .markdown import interval, number, pval
+    if c.test == "t_cr2_bm":
+        head = (f"Headline (CR2 t-test, Bell–McCaffrey df {c.df:.1f}): {c.level:.0%} CI "
+                f"{interval(c.ci, 2)}, t = {number(c.statistic)}, p = {pval(c.p_value)}")
+    else:
+        head = (f"Headline (paired z-test, M7): {c.level:.0%} CI {interval(c.ci, 2)}, "
+                f"z = {number(c.statistic)}, p = {pval(c.p_value)}")
     out = [Heading(f"{c.a} − {c.b}", 1), Bullets(tuple((None, f) for f in facts), "facts"), se_table,
-           Para(f"Headline ({basis}): {c.level:.0%} CI {interval(c.ci, 2)}, z = {number(c.z)}, "
-                f"p = {pval(c.p_value)}")]
+           Para(head)]
+    wb = c.wild_bootstrap
+    if wb is not None:
+        ci = "unbounded" if wb.ci is None else interval(wb.ci, 2)
+        out.append(Para(f"Wild cluster bootstrap ({wb.weights} weights, {wb.draws} "
+                        f"{'enumerated' if wb.exact else 'random'} draws): p = {pval(wb.p_value)}, "
+                        f"{c.level:.0%} CI {ci}"))
     if c.mcnemar is not None:
         mc = c.mcnemar
         out += [T.Table("mcnemar", "McNemar", (T.Column("row", "", numeric=False),

@@ -15,7 +15,7 @@ from . import document as doc
 from .tables import Cell, Table
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_MARKUP = re.compile(r"([\\|<`])")
+_MARKUP = re.compile(r"([\\|`]|<(?=[A-Za-z/!?]))")
 
 
 def plain(text) -> str:

@@ -78,7 +78,8 @@ def models_table(scores, level: float, *, bayes: bool = True) -> Table:
     cols = [Column("model", "Model", numeric=False), Column("score", "Score (SE)", "Score"),
             Column("n", "n", "$n$")]
     if clustered:
-        cols += [Column("C", "C", "$C$"), Column("se_clt", "SE CLT", "SE (CLT)"),
+        cols += [Column("C", "C", "$C$"), Column("c_eff", "C_eff", r"$C_{\mathrm{eff}}$"),
+                 Column("df", "df", "df"), Column("se_clt", "SE CLT", "SE (CLT)"),
                  Column("deff", "deff", "Design effect")]
     cols.append(Column("K", "K", "$K$"))
     cols += [Column(k, INTERVALS[k].label, INTERVALS[k].latex,
@@ -88,7 +89,8 @@ def models_table(scores, level: float, *, bayes: bool = True) -> Table:
         se = s.se_clustered if s.se_clustered is not None else s.se_clt
         row = [text(s.model), Cell("pct_se", s.mean, se), Cell("int", s.n_questions)]
         if clustered:
-            row += [Cell("int", s.n_clusters), pct(s.se_clt), Cell("num", s.design_effect, digits=2)]
+            row += [Cell("int", s.n_clusters), Cell("num", s.effective_clusters, digits=1),
+                    Cell("num", s.df, digits=1), pct(s.se_clt), Cell("num", s.design_effect, digits=2)]
         row.append(Cell("num", s.k_samples, digits=2 if s.k_samples != int(s.k_samples) else 0))
         row += [Cell("interval", s.intervals.get(k)) for k in keys]
         rows.append(tuple(row))
@@ -96,7 +98,12 @@ def models_table(scores, level: float, *, bayes: bool = True) -> Table:
     se_name = "CLT SE"
     if clustered:
         corr = next(s.cluster_correction for s in scores if s.cluster_correction)
-        se_name = f"clustered SE ({'paper (M4)' if corr == 'paper' else 'CR1 finite-cluster'} formula)"
+        se_name = "clustered SE (CR2)"
+        notes.append("Clustered (CR2, t): CR2 standard error with a t quantile on the "
+                     "Bell–McCaffrey df, valid with few or unequal clusters; C_eff = n²/Σn_c² is "
+                     "the effective number of clusters. Clustered (paper, z): the "
+                     f"{'paper’s (M4)' if corr == 'paper' else 'CR1'} SE with a normal quantile, "
+                     "shown for reference; too narrow when df is small.")
         if mark:
             notes.append("† assumes independent questions (not cluster-aware).")
     notes.insert(1, f"SE in parentheses: the {se_name}.")
@@ -125,9 +132,15 @@ def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = Fa
                 Column("diff", "Diff", "Diff."), Column("se_unpaired", "SE unpaired", "Unpaired SE"),
                 Column("se_paired", "SE paired", "Paired SE")]
         if clustered:
-            cols.append(Column("se_clustered", "SE clustered", "Clustered paired SE"))
+            cols += [Column("se_clustered", "SE CR2", "CR2 SE"),
+                     Column("se_paper", "SE paper (M8)", "Paper's clustered SE")]
+    if clustered:
+        cols.append(Column("df", "df", "df"))
     cols += [Column("ci", ci_head, ci_head.replace("%", r"\%")), Column("rho", "ρ", r"$\rho$"),
              Column("p", "p", "$p$"), Column("p_adj", adj, adj_latex)]
+    wild = not compact and any(c.wild_bootstrap is not None for c in comps)
+    if wild:
+        cols.append(Column("wild", "Wild bootstrap p", "Wild bootstrap $p$"))
     if mcnemar:
         cols.append(Column("mcnemar", "McNemar p (mid-p)", "McNemar $p$ (mid-$p$)"))
     if bayes:
@@ -142,9 +155,13 @@ def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = Fa
         else:
             row += [Cell("int", c.n_questions), pct(c.diff), pct(c.se_unpaired), pct(c.se_paired)]
             if clustered:
-                row.append(pct(c.se_clustered_paired))
+                row += [pct(c.se_clustered_paired), pct(c.se_clustered_paired_paper)]
+        if clustered:
+            row.append(Cell("num", c.df, digits=1))
         row += [Cell("interval", c.ci), Cell("num", c.correlation, digits=2), Cell("p", c.p_value),
                 Cell("p", c.p_holm if adjust == "holm" else c.p_bh)]
+        if wild:
+            row.append(Cell("p", None if c.wild_bootstrap is None else c.wild_bootstrap.p_value))
         if mcnemar:
             row.append(Cell("pvalues", None if c.mcnemar is None else (c.mcnemar.p_value, c.mcnemar.p_mid)))
         if bayes:
@@ -152,8 +169,19 @@ def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = Fa
             if not compact:
                 row.append(Cell("num", c.prob_tie, digits=3))
         rows.append(tuple(row))
-    basis = "clustered paired SE (M8)" if clustered else "paired SE (M7)"
-    notes = (f"Differences in points; CI, z and p use the {basis}.",)
+    basis = ("CR2 SE of the paired differences with t on the Bell–McCaffrey df (df column)"
+             if clustered else "paired SE (M7) with z")
+    notes = [f"Differences in points; CI and p use the {basis}."]
+    if clustered:
+        notes.append("SE paper (M8) is the paper's clustered paired SE, shown for reference; with "
+                     "few effective clusters a z-test on it rejects far too often.")
+    if wild:
+        notes.append("Wild bootstrap p: wild cluster restricted bootstrap-t, a second opinion "
+                     "computed where df < 30.")
+    if mcnemar and clustered:
+        notes.append("McNemar assumes independent questions: with clusters it is a reference, "
+                     "not a check of the headline.")
+    notes = tuple(notes)
     caption = (f"Pairwise differences in points; the {basis} gives the interval and the two-sided p; "
                f"ρ is the correlation of per-question scores; {adj} adjusts for all pairs.")
     return Table("pairs", "Pairwise comparisons", tuple(cols), tuple(rows), notes, caption)
