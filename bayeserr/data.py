@@ -2,21 +2,33 @@
 
 A results table has one row per graded answer (``model``, ``question_id``,
 ``score`` and optionally ``cluster_id`` and ``sample``).  :func:`load` reads it
-from CSV, TSV, JSONL or Parquet (gzip or not) or takes a DataFrame, checks
-every rule of SPEC §1 and returns an :class:`xarray.Dataset`::
+from CSV, TSV, JSONL or Parquet (gzip or not; a file, a pipe, or ``-`` for
+standard input) or takes a DataFrame, checks every rule of SPEC §1 and returns
+an :class:`xarray.Dataset`::
 
     score    (model, question, sample)  float, NaN where there is no answer
     cluster  (question)                 coordinate, when clusters are given
 
 Nothing is fixed silently: each rule that fails raises
 :class:`~bayeserr.errors.InputError` naming the file, the rows and the fix.
-Row accounting (read / used / dropped with the reason) travels in
-``ds.attrs["rows"]`` and is printed by every report.
+Row numbers always refer to the rows of the source (data rows counting from 1
+after the header; lines for JSONL; file and member for eval logs), also after
+``models=`` has left rows out.  Row accounting (read / used / dropped with the
+reason) travels in ``ds.attrs["rows"]`` and is printed by every report.
+
+Identifiers (model, question, cluster, sample) are compared as text: the
+number ``1`` and the string ``"1"`` (JSONL, Parquet, a DataFrame) are one id,
+and ``007`` stays ``007`` (CSV/TSV identifier columns are read as text).
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
+import json
 import os
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -24,8 +36,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .errors import InputError, _row_list, suggest
+from .errors import InputError, _row_list, describe, human_bytes, suggest
+from .readers import TABLE_FORMATS, id_text
 
+#: Largest dense score array ``models × questions × samples × 8 bytes`` that
+#: :func:`load` allocates (also capped by the memory available at the time).
+MAX_CUBE_BYTES = 8 << 30
 DEFAULT_COLUMNS = {
     "model": "model",
     "question": "question_id",
@@ -83,6 +99,8 @@ class RowAccount:
 # --------------------------------------------------------------------- reading
 _READERS = {".csv": "csv", ".tsv": "tsv", ".txt": "tsv", ".jsonl": "jsonl",
             ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+STDIN = "-"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _format_of(path: Path) -> str:
@@ -93,48 +111,312 @@ def _format_of(path: Path) -> str:
         return _READERS[suffixes[-1]]
     raise InputError(
         f"{path}: cannot tell the format from the file name. Use one of "
-        f"{', '.join(sorted(_READERS))} (optionally followed by .gz)."
+        f"{', '.join(sorted(_READERS))} (optionally followed by .gz), or name the format "
+        f"with --input-format ({', '.join(TABLE_FORMATS)})."
     )
 
 
-def read_table(path: str | os.PathLike, id_columns=()) -> pd.DataFrame:
+def _sniff(raw: bytes) -> str:
+    """The table format of bytes from standard input: Parquet by its magic
+    number, JSONL when the first line is an object, TSV when the first line
+    has tabs and no commas, else CSV."""
+    if raw[:4] == b"PAR1":
+        return "parquet"
+    first = next((line for line in raw[:65536].splitlines() if line.strip()), b"").lstrip(b"\xef\xbb\xbf ")
+    if first.startswith(b"{"):
+        return "jsonl"
+    if b"\t" in first and b"," not in first:
+        return "tsv"
+    return "csv"
+
+
+def _stdin_bytes() -> bytes:
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    data = stream.read()
+    return data.encode() if isinstance(data, str) else data
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key):
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def _unique_keys(pairs):
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return obj
+
+
+@dataclass
+class _Source:
+    """One input, read once: a regular file is handed to the parser by path,
+    anything else (standard input, a pipe, a device) is read into memory."""
+
+    where: str
+    path: Path | None
+    raw: bytes | None
+    gzip: bool
+
+    @classmethod
+    def open(cls, path) -> "_Source":
+        if str(path) == STDIN:
+            return cls._from_bytes("standard input", None, _stdin_bytes())
+        path = Path(path)
+        if not path.exists():
+            raise InputError(f"{path}: no such file. Check the path.")
+        if path.is_dir():
+            raise InputError(f"{path}: a folder, not a results file. Pass a results file, or a "
+                             "folder of Inspect logs or lm-eval samples.")
+        try:
+            if path.is_file():
+                with open(path, "rb") as fh:
+                    return cls(str(path), path, None, fh.read(2) == _GZIP_MAGIC)
+            return cls._from_bytes(str(path), path, path.read_bytes())  # a pipe: read it once
+        except OSError as exc:
+            raise InputError(f"{path}: cannot be read ({exc}).") from None
+
+    @classmethod
+    def _from_bytes(cls, where, path, raw) -> "_Source":
+        if raw[:2] == _GZIP_MAGIC:
+            try:
+                raw = gzip.decompress(raw)
+            except (OSError, EOFError, ValueError) as exc:
+                raise InputError(f"{where}: damaged gzip data ({exc}).") from None
+        return cls(where, path, raw, False)
+
+    def binary(self):
+        if self.raw is not None:
+            return io.BytesIO(self.raw)
+        return gzip.open(self.path, "rb") if self.gzip else open(self.path, "rb")
+
+    def data(self) -> bytes:
+        if self.raw is not None:
+            return self.raw
+        with self.binary() as fh:
+            return fh.read()
+
+    def parser_input(self):
+        return io.BytesIO(self.raw) if self.raw is not None else self.path
+
+
+def read_table(path: str | os.PathLike, id_columns=(), *, fmt: str | None = None,
+               check_columns=None, categorical: bool = False) -> pd.DataFrame:
     """Read a results file into a DataFrame, picking the reader from the name.
 
+    ``path`` may be ``"-"`` for standard input (format ``fmt`` or sniffed:
+    Parquet, JSONL, TSV, else CSV) or a pipe; every input is read once.
     ``id_columns`` are read as text, so identifiers such as ``007`` keep their
-    leading zeros and never merge with ``7``.
+    leading zeros and never merge with ``7`` (as ``category`` when
+    ``categorical``, which takes a fraction of the memory).  A header that
+    names a column twice is an error when the name is in ``check_columns``
+    (``None``: any name), since a parser would silently rename the second.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file. Check the path.")
-    fmt = _format_of(path)
+    return _read_table(path, id_columns, fmt=fmt, check_columns=check_columns,
+                       categorical=categorical)[0]
+
+
+def _read_table(path, id_columns, *, fmt=None, check_columns=None, categorical=False):
+    """``(DataFrame, source line numbers or None, format, where)``."""
+    src = _Source.open(path)
+    if fmt is None:
+        fmt = _sniff(src.raw) if src.path is None else _format_of(src.path)
+    if fmt not in TABLE_FORMATS:
+        raise InputError(f"{src.where}: unknown table format '{fmt}'. Use one of {', '.join(TABLE_FORMATS)}.")
+    lines = None
     try:
         if fmt in ("csv", "tsv"):
-            return _read_delimited(path, "," if fmt == "csv" else "\t", id_columns)
-        if fmt == "jsonl":
-            return pd.read_json(path, lines=True, dtype=False)
-        return pd.read_parquet(path)
+            df = _read_delimited(src, "," if fmt == "csv" else "\t", id_columns, check_columns, categorical)
+        elif fmt == "jsonl":
+            df, lines = _read_jsonl(src, id_columns, categorical)
+        else:
+            df = pd.read_parquet(src.parser_input())
     except InputError:
         raise
     except Exception as exc:  # parser errors: report them as input errors
-        raise InputError(f"{path}: could not be read as {fmt}: {exc}") from None
+        fix = ("Save the file as UTF-8 text." if isinstance(exc, UnicodeError) else
+               f"Check that it is a {fmt} file, or name its format with --input-format "
+               f"({', '.join(TABLE_FORMATS)}).")
+        raise InputError(f"{src.where}: could not be read as {fmt}: {str(exc)[:300]}. {fix}") from None
+    _check_unique_columns(df, src.where, check_columns)
+    return df, lines, fmt, src.where
 
 
-def _read_delimited(path: Path, sep: str, id_columns) -> pd.DataFrame:
-    """CSV/TSV with identifier columns kept as text.
+def _head(src: _Source, sep: str, n_rows: int = 200) -> tuple[list[str], list[list[str]]]:
+    """The header fields (parsed as the CSV parser parses them) and the first rows."""
+    with src.binary() as fh:
+        text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
+        rows = (row for row in csv.reader(text, delimiter=sep) if row)  # pandas skips blank lines
+        try:
+            header = next(rows)
+            first = [row for _, row in zip(range(n_rows), rows)]
+        except StopIteration:
+            raise InputError(f"{src.where}: the file is empty (no header line). Check the file.") from None
+        except csv.Error as exc:
+            raise InputError(f"{src.where}: the first lines cannot be parsed ({exc}).") from None
+    return header, first
 
-    Reading every column with its inferred type is several times faster than
-    forcing text; only identifier columns that were parsed as numbers are read
-    a second time as text (so ``007`` stays ``007``).
+
+def _looks_numeric(values) -> bool:
+    """Whether sample values of a column would be parsed as numbers."""
+    seen = False
+    for v in values:
+        if v == "":
+            continue
+        try:
+            float(v)
+        except ValueError:
+            return False
+        seen = True
+    return seen
+
+
+def _duplicated(names, check_columns) -> list[str]:
+    counts: dict = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return [n for n, c in counts.items() if c > 1 and str(n) != ""
+            and (check_columns is None or n in check_columns)]
+
+
+def _duplicate_error(where, dups, positions=None) -> InputError:
+    where_cols = f" (columns {positions})" if positions else ""
+    return InputError(f"{where}: the header names the column{'s' if len(dups) > 1 else ''} "
+                      f"{', '.join(repr(str(d)) for d in dups)} more than once{where_cols}; a reader "
+                      "would keep one and silently ignore the other. Rename or remove the extra column.")
+
+
+def _check_unique_columns(df, where, check_columns=None) -> None:
+    dups = _duplicated(list(df.columns), check_columns)
+    if dups:
+        raise _duplicate_error(where, dups)
+
+
+def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categorical) -> pd.DataFrame:
+    """CSV/TSV in one pass, identifier columns read as text.
+
+    The header is read first (a few bytes) so that a column named twice is
+    caught before pandas renames the second copy to ``name.1``.
     """
-    df = pd.read_csv(path, sep=sep, low_memory=False)
-    numeric = [c for c in id_columns if c in df.columns and pd.api.types.is_numeric_dtype(df[c])]
+    names, first = _head(src, sep)
+    dups = _duplicated(names, check_columns)
+    if dups:
+        pos = "; ".join(f"'{d}' at " + ", ".join(str(i + 1) for i, n in enumerate(names) if n == d)
+                        for d in dups)
+        raise _duplicate_error(src.where, dups, pos)
+    ids = [c for c in dict.fromkeys(id_columns) if c in names]
+    compression = "gzip" if src.gzip else None
+    dtype = None
+    if categorical and ids:
+        # number-looking ids (by the first rows) are read as text objects, the others as
+        # categories (pandas >= 3 would give number-looking categories a numeric type)
+        position = {n: i for i, n in reversed(list(enumerate(names)))}
+        dtype = {c: object if _looks_numeric(r[position[c]] for r in first if len(r) > position[c])
+                 else "category" for c in ids}
+    df = pd.read_csv(src.parser_input(), sep=sep, low_memory=False, compression=compression, dtype=dtype)
+    if dtype:
+        for c in ids:
+            if dtype[c] is object:
+                df[c] = df[c].astype("category")
+    # Identifier columns that still came out as numbers lost their text ("007" -> 7): parse
+    # just those columns again as text, from the path or from the bytes already in memory
+    # (a pipe is read once).
+    numeric = [c for c in ids if not _is_text(df[c])]
     if numeric:
-        text = pd.read_csv(path, sep=sep, usecols=numeric, dtype=str, low_memory=False)
-        df[numeric] = text[numeric]
+        text = pd.read_csv(src.parser_input(), sep=sep, usecols=numeric, low_memory=False,
+                           compression=compression,
+                           dtype=dict.fromkeys(numeric, object if categorical else str))
+        for c in numeric:
+            df[c] = text[c].astype("category") if categorical else text[c]
     return df
 
 
+def _is_text(series: pd.Series) -> bool:
+    """Whether an identifier column holds its values as text (or is all empty)."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = dtype.categories
+        return len(cats) == 0 or pd.api.types.is_string_dtype(cats.dtype) or cats.dtype == object
+    return pd.api.types.is_string_dtype(dtype) or dtype == object
+
+
+def _jsonl_records(src: _Source):
+    """Records and their line numbers; each line must be one JSON object with
+    no key twice.  Parsed in one call when the file is clean; line by line,
+    to name the line, when it is not."""
+    data = src.data()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    numbered = [(i, line) for i, line in enumerate(data.splitlines(), 1) if line.strip()]
+    try:
+        records = json.loads(b"[" + b",".join(line for _, line in numbered) + b"]",
+                             object_pairs_hook=_unique_keys)
+        if len(records) == len(numbered) and all(isinstance(r, dict) for r in records):
+            return records, np.array([i for i, _ in numbered], dtype=np.int64)
+    except (ValueError, RecursionError):
+        pass
+    records = []
+    for i, line in numbered:
+        where = f"{src.where}, line {i}"
+        try:
+            r = json.loads(line, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as exc:
+            raise InputError(f"{where}: the key '{exc.key}' appears twice in one record; a reader "
+                             "would keep one value and silently drop the other. Remove the "
+                             "duplicate key.") from None
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"{where}: not valid JSON ({str(exc)[:200]}). Each line of a JSONL "
+                             "file is one JSON object; fix or remove that line.") from None
+        if not isinstance(r, dict):
+            raise InputError(f"{where}: {describe(r)} rather than a JSON object. Each line of a "
+                             "JSONL file is one object ({\"model\": ..., \"score\": ...}).")
+        records.append(r)
+    return records, np.array([i for i, _ in numbered], dtype=np.int64)
+
+
+def _read_jsonl(src: _Source, id_columns, categorical):
+    records, lines = _jsonl_records(src)
+    df = pd.DataFrame(records)
+    for c in dict.fromkeys(id_columns):
+        if c not in df.columns:
+            continue
+        if pd.api.types.is_string_dtype(df[c].dtype) and df[c].dtype != object:
+            text = df[c]  # every value a string (or missing) already
+        else:  # numbers or a mix: as JSON writes them, so 1 and "1" are one id
+            text = pd.Series([id_text(r.get(c)) for r in records], dtype=object, index=df.index)
+        df[c] = text.astype("category") if categorical else text
+    return df, lines
+
+
 # ------------------------------------------------------------------ validation
+class _Rows:
+    """Where each row of the working table came from, for error messages:
+    source row numbers (kept through ``models=`` selection) or, for eval
+    logs, the file and member of each row."""
+
+    def __init__(self, where: str, n: int, *, numbers=None, unit="data rows",
+                 note=", counting from 1 after the header", origin=None):
+        self.where = where
+        self.numbers = np.arange(1, n + 1) if numbers is None else np.asarray(numbers)
+        self.origin = None if origin is None else np.asarray(origin, dtype=object)
+        self.unit, self.note = unit, note
+
+    def keep(self, mask: np.ndarray) -> None:
+        self.numbers = self.numbers[mask]
+        if self.origin is not None:
+            self.origin = self.origin[mask]
+
+    def describe(self, positions: np.ndarray) -> str:
+        if self.origin is not None:
+            return _row_list(self.origin[positions])
+        return f"{self.unit} {_row_list(self.numbers[positions])}{self.note}"
+
+
 def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_col=None,
                     score_col=None, cluster_col=None, sample_col=None,
                     no_cluster: bool = False) -> Columns:
@@ -149,6 +431,9 @@ def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_co
              "cluster": "--cluster-col", "sample": "--sample-col", "n_samples": "n_samples",
              "n_correct": "n_correct"}
     present = [str(c) for c in df.columns]
+    if not present:
+        raise InputError(f"{where}: no columns at all. A results table needs the columns "
+                         "model, question_id and score (one row per graded answer).")
     chosen = {}
     for key, default in DEFAULT_COLUMNS.items():
         name = given[key]
@@ -173,66 +458,63 @@ def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_co
     return Columns(**chosen)
 
 
-def _fail_rows(where: str, mask: np.ndarray, problem: str, fix: str) -> None:
-    """Raise an InputError naming the (1-based data) rows where ``mask`` holds."""
+def _fail_rows(rows: _Rows, mask: np.ndarray, problem: str, fix: str) -> None:
+    """Raise an InputError naming the source rows where ``mask`` holds."""
     if mask.any():
-        rows = np.flatnonzero(mask) + 1
-        raise InputError(
-            f"{where}: {problem} in {len(rows)} row(s) (data rows {_row_list(rows)}, "
-            f"counting from 1 after the header). {fix}"
-        )
+        positions = np.flatnonzero(mask)
+        raise InputError(f"{rows.where}: {problem} in {len(positions)} row(s) "
+                         f"({rows.describe(positions)}). {fix}")
 
 
-def _check_ids(df: pd.DataFrame, cols: Columns, where: str) -> None:
+def _check_ids(df: pd.DataFrame, cols: Columns, rows: _Rows) -> None:
     for key in ("model", "question", "cluster", "sample"):
         name = getattr(cols, key)
         if name is not None:
-            _fail_rows(where, df[name].isna().to_numpy(), f"the {key} column '{name}' is empty",
+            _fail_rows(rows, df[name].isna().to_numpy(), f"the {key} column '{name}' is empty",
                        f"Fill in the {key} for those rows or remove them.")
 
 
-def _validated_scores(df: pd.DataFrame, cols: Columns, where: str) -> np.ndarray:
+def _validated_scores(df: pd.DataFrame, cols: Columns, rows: _Rows) -> np.ndarray:
     """The score column as float64, after the SPEC §1 score checks."""
     raw = df[cols.score]
     if raw.dtype == bool:
         raw = raw.astype(np.float64)
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     missing = raw.isna().to_numpy()
-    _fail_rows(where, missing, f"the score column '{cols.score}' is missing",
+    _fail_rows(rows, missing, f"the score column '{cols.score}' is missing",
                "Every answer needs a score in [0, 1]; fill them in or remove the rows.")
-    _fail_rows(where, np.isnan(values), f"the score column '{cols.score}' is not a number",
+    _fail_rows(rows, np.isnan(values), f"the score column '{cols.score}' is not a number",
                "Scores must be numbers in [0, 1] (for example 0, 1 or 0.75).")
-    _fail_rows(where, np.isinf(values), f"the score column '{cols.score}' is infinite",
+    _fail_rows(rows, np.isinf(values), f"the score column '{cols.score}' is infinite",
                "Scores must be finite numbers in [0, 1].")
-    _fail_rows(where, (values < 0) | (values > 1), f"the score column '{cols.score}' is outside [0, 1]",
+    _fail_rows(rows, (values < 0) | (values > 1), f"the score column '{cols.score}' is outside [0, 1]",
                "Rescale scores to [0, 1] (for example divide percentages by 100).")
     return values
 
 
 def _codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes (order of first appearance) and the labels as strings."""
+    """Integer codes (order of first appearance) and the labels as strings.
+
+    Ids are compared as text: values that print the same (the number ``1``
+    and the string ``"1"``) get one code.
+    """
     codes, uniques = pd.factorize(series, sort=False)
-    return codes.astype(np.int64), np.asarray(pd.Index(uniques).astype(str), dtype=object)
+    labels = np.asarray(pd.Index(uniques).astype(str), dtype=object)
+    if not pd.Index(labels).is_unique:
+        merged, labels = pd.factorize(labels, sort=False)
+        codes = merged[codes]
+        labels = np.asarray(labels, dtype=object)
+    return codes.astype(np.int64, copy=False), labels
 
 
-def _check_duplicates(where, cols, flat_key, n_cells) -> np.ndarray:
-    counts = np.bincount(flat_key, minlength=n_cells)
-    dup = counts[flat_key] > 1
-    fields = f"({cols.model}, {cols.question}{', ' + cols.sample if cols.sample else ''})"
-    fix = ("Give repeated answers distinct sample numbers with --sample-col, or remove the "
-           "duplicates." if cols.sample is None else "Remove the duplicated rows.")
-    _fail_rows(where, dup, f"duplicate {fields} rows", fix)
-    return counts
-
-
-def _question_clusters(where, cols, q_codes, n_questions, df) -> np.ndarray | None:
+def _question_clusters(rows, cols, q_codes, n_questions, df) -> np.ndarray | None:
     """The cluster label of each question; error if a question has two."""
     if cols.cluster is None:
         return None
     c_codes, c_labels = _codes(df[cols.cluster])
     of_question = np.empty(n_questions, dtype=np.int64)
     of_question[q_codes] = c_codes  # any one row's cluster per question
-    _fail_rows(where, of_question[q_codes] != c_codes,
+    _fail_rows(rows, of_question[q_codes] != c_codes,
                f"a question is assigned to two different clusters ('{cols.cluster}')",
                "Each question must belong to exactly one cluster; fix the cluster column "
                "or pass --no-cluster.")
@@ -249,30 +531,111 @@ def _check_min_questions(where, model_labels, n_answered) -> None:
         )
 
 
-def _select_models(df, cols, models, where, account):
+def _select_models(df, cols, models, rows: _Rows, account):
+    """Keep the rows of ``models`` (compared as text); the others are counted as dropped."""
     if not models:
         return df, account
-    names = df[cols.model].astype(str)
-    present = pd.unique(names)
+    codes, uniques = pd.factorize(df[cols.model], sort=False)
+    labels = pd.Index(uniques).astype(str)
+    present = list(dict.fromkeys(labels))
     for m in models:
-        if m not in set(present):
-            raise InputError(f"{where}: model '{m}' is not in the data.{suggest(m, present)} "
-                             f"Models present: {', '.join(map(str, present[:20]))}.")
-    keep = names.isin(list(models)).to_numpy()
-    return df.loc[keep], account.drop("model not selected", int((~keep).sum()))
+        if m not in present:
+            raise InputError(f"{rows.where}: model '{m}' is not in the data.{suggest(m, present)} "
+                             f"Models present: {', '.join(present[:20])}"
+                             f"{' and more' if len(present) > 20 else ''}.")
+    keep = np.append(np.asarray(labels.isin(list(models))), False)[codes]  # code -1 (empty): not kept
+    rows.keep(keep)
+    return df[keep], account.drop("model not selected", int((~keep).sum()))
+
+
+def _available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo (Linux), else None."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _check_cube_size(where, shape) -> None:
+    """Refuse a dense score array larger than the limit before allocating it."""
+    cells = int(shape[0]) * int(shape[1]) * int(shape[2])
+    need = cells * 8
+    limit, what = MAX_CUBE_BYTES, "the limit bayeserr.data.MAX_CUBE_BYTES"
+    available = _available_memory()
+    if available is not None and available < limit:
+        limit, what = available, "the memory available now"
+    if need > limit:
+        raise InputError(
+            f"{where}: the score array would need {human_bytes(need)} ({shape[0]:,} models × "
+            f"{shape[1]:,} questions × {shape[2]:,} samples × 8 bytes), more than {what} "
+            f"({human_bytes(limit)}). Load fewer models (--models), fewer samples per question, or "
+            "split the file (e.g. by task); sample ids should count the repeats of one question "
+            "(0..K-1), not number the rows.")
 
 
 # ---------------------------------------------------------------------- public
+_COLUMN_ARGS = {"model_col": "--model-col", "question_col": "--question-col", "score_col": "--score-col",
+                "cluster_col": "--cluster-col", "sample_col": "--sample-col", "scorer": "--scorer",
+                "cluster_field": "--cluster-field", "metric": "--metric", "filt": "--filter",
+                "name": "name"}
+
+
+def _check_arguments(args: dict) -> None:
+    for key, flag in _COLUMN_ARGS.items():
+        value = args[key]
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise InputError(f"{flag} takes a non-empty name (text); got {describe(value)}.")
+
+
+def _model_list(models) -> list[str] | None:
+    if models is None:
+        return None
+    if isinstance(models, str):
+        return [models]
+    try:
+        items = list(models)
+    except TypeError:
+        raise InputError(f"models takes a list of model names; got {describe(models)}.") from None
+    bad = [m for m in items if m is None or not isinstance(m, (str, int, np.integer))]
+    if bad:
+        raise InputError(f"models takes model names (text); got {describe(bad[0])} in the list.")
+    return [str(m) for m in items]
+
+
+def _dropped_list(dropped) -> list[tuple[str, int]]:
+    try:
+        out = [(str(r), int(c)) for r, c in dropped]
+    except (TypeError, ValueError):
+        raise InputError("dropped takes (reason, count) pairs, e.g. [('filtered out', 3)]; "
+                         f"got {describe(dropped)}.") from None
+    if any(c < 0 for _, c in out):
+        raise InputError("dropped: a row count is negative.")
+    return out
+
+
+def _as_frame(source: pd.DataFrame, where: str) -> pd.DataFrame:
+    """A DataFrame source with text column names (its own rows, untouched)."""
+    if not all(isinstance(c, str) for c in source.columns):
+        source = source.set_axis([str(c) for c in source.columns], axis=1)
+    return source
+
+
 def load(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
          sample_col=None, no_cluster: bool = False, models=None, name: str | None = None,
          dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
-         filt=None) -> xr.Dataset:
+         filt=None, duplicate_runs: str = "error") -> xr.Dataset:
     """Read and validate per-answer results into an ``xarray.Dataset`` (SPEC §1).
 
     Parameters
     ----------
-    source : path or pandas.DataFrame
-        CSV, TSV, JSONL or Parquet file (``.gz`` allowed), or a DataFrame.
+    source : path, ``"-"`` or pandas.DataFrame
+        CSV, TSV, JSONL or Parquet file (``.gz`` allowed; a pipe works too),
+        ``"-"`` for standard input, a file or folder of eval logs, or a
+        DataFrame.  Every input is read once.
     model_col, question_col, score_col, cluster_col, sample_col : str, optional
         Column names; default to ``model``, ``question_id``, ``score``,
         ``cluster_id``, ``sample`` (the optional ones are used when present).
@@ -280,10 +643,17 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         Ignore a cluster column even when present.
     models : list of str, optional
         Keep only these models (the other rows are counted as dropped).
-    input_format : {"auto", "table", "inspect", "lm-eval"}
+        Row numbers in error messages still refer to the source rows.
+    input_format : {"auto", "table", "inspect", "lm-eval", "csv", "tsv", "jsonl", "parquet"}
         Reader for eval logs (:mod:`bayeserr.readers`); ``auto`` picks from
-        the path.  ``scorer`` and ``cluster_field`` (Inspect), ``metric`` and
+        the path.  ``csv``/``tsv``/``jsonl``/``parquet`` name a table format
+        (for ``"-"``, which is otherwise sniffed: Parquet, JSONL, TSV, else
+        CSV).  ``scorer`` and ``cluster_field`` (Inspect), ``metric`` and
         ``filt`` (lm-eval) are passed to the reader.
+    duplicate_runs : {"error", "latest"}
+        Eval logs only: two runs of one task with the same model on the same
+        samples are an error naming the files, or (``"latest"``) the newest
+        run is used and the older ones are counted as dropped.
     dropped : list of (reason, count)
         Rows a caller already removed, for the row accounting.
 
@@ -293,38 +663,81 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         ``score`` on ``(model, question, sample)``, NaN where a model has no
         answer; ``cluster`` coordinate on ``question`` when clustered; attrs
         ``source``, ``columns`` and ``rows`` (the row accounting).
+
+    Raises
+    ------
+    InputError
+        For every problem with the input or the arguments (what, where, fix).
     """
-    dropped = list(dropped)
+    args = dict(model_col=model_col, question_col=question_col, score_col=score_col,
+                cluster_col=cluster_col, sample_col=sample_col, scorer=scorer,
+                cluster_field=cluster_field, metric=metric, filt=filt, name=name)
+    _check_arguments(args)
+    models = _model_list(models)
+    dropped = _dropped_list(dropped)
     if isinstance(source, pd.DataFrame):
-        df, where = source, name or "DataFrame"
+        where = name or "DataFrame"
+        df = _as_frame(source, where)
+        rows = _Rows(where, len(df), unit="rows", note=", positions counting from 1")
+    elif isinstance(source, (str, os.PathLike)):
+        df, rows, more = _read_source(source, name, args, input_format, no_cluster, duplicate_runs)
+        where = rows.where
+        dropped += more
     else:
-        from .readers import read_logs
-        where = name or str(source)
-        logs = read_logs(source, input_format, scorer=scorer, cluster_field=cluster_field,
-                         metric=metric, filt=filt)
-        if logs is not None:
-            df, more = logs
-            dropped += more
-        else:
-            ids = [c for c in (model_col or "model", question_col or "question_id",
-                               cluster_col or "cluster_id") if c]
-            df = read_table(source, id_columns=ids)
+        raise InputError(f"load() takes the path of a results file or folder of logs, '-' for "
+                         f"standard input, or a pandas DataFrame; got {describe(source)}.")
     n_dropped = sum(c for _, c in dropped)
     account = RowAccount(read=len(df) + n_dropped, used=len(df),
                          dropped=tuple((r, c) for r, c in dropped if c))
     cols = resolve_columns(df, where, model_col=model_col, question_col=question_col,
                            score_col=score_col, cluster_col=cluster_col,
                            sample_col=sample_col, no_cluster=no_cluster)
-    df, account = _select_models(df, cols, models, where, account)
-    df = df.reset_index(drop=True)
+    _check_unique_columns(df, where, {c for c in asdict(cols).values() if c})
     if len(df) == 0:
-        raise InputError(f"{where}: the file has no data rows. Check the file.")
-    _check_ids(df, cols, where)
-    scores = _validated_scores(df, cols, where)
-    return _build_dataset(df, cols, scores, where, account)
+        what = "the DataFrame has no rows" if isinstance(source, pd.DataFrame) else "no data rows"
+        raise InputError(f"{where}: {what}. A results table needs one row per graded answer.")
+    df, account = _select_models(df, cols, models, rows, account)
+    df = df.reset_index(drop=True)
+    _check_ids(df, cols, rows)
+    scores = _validated_scores(df, cols, rows)
+    return _build_dataset(df, cols, scores, rows, account)
 
 
-def _build_dataset(df, cols, scores, where, account) -> xr.Dataset:
+def _read_source(source, name, args, input_format, no_cluster, duplicate_runs):
+    """``(DataFrame, _Rows, dropped)`` from a path or ``-``."""
+    from .readers import read_logs
+
+    path = os.fspath(source)
+    if not isinstance(path, str) or not path.strip():
+        raise InputError(f"load() needs the path of a results file (or '-' for standard input); "
+                         f"got {describe(source)}.")
+    logs = read_logs(path, input_format, scorer=args["scorer"], cluster_field=args["cluster_field"],
+                     metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs)
+    if logs is not None:
+        df, dropped = logs
+        origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation
+        where = name or path
+        return df, _Rows(where, len(df), origin=origin), list(dropped)
+    ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
+           (("model_col", "model"), ("question_col", "question"), ("cluster_col", "cluster"))]
+    used = set(ids) | {args["score_col"] or "score", args["sample_col"] or "sample",
+                       DEFAULT_COLUMNS["n_samples"], DEFAULT_COLUMNS["n_correct"]}
+    if no_cluster and not args["cluster_col"]:
+        used.discard(DEFAULT_COLUMNS["cluster"])
+    fmt = input_format if input_format in TABLE_FORMATS else None
+    df, lines, fmt, where = _read_table(path, ids, fmt=fmt, check_columns=used, categorical=True)
+    where = name or where
+    if fmt == "jsonl":
+        rows = _Rows(where, len(df), numbers=lines, unit="lines", note="")
+    elif fmt == "parquet":
+        rows = _Rows(where, len(df), note=", counting from 1")
+    else:
+        rows = _Rows(where, len(df))
+    return df, rows, []
+
+
+def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
+    where = rows.where
     m_codes, m_labels = _codes(df[cols.model])
     q_codes, q_labels = _codes(df[cols.question])
     if cols.sample is not None:
@@ -332,10 +745,20 @@ def _build_dataset(df, cols, scores, where, account) -> xr.Dataset:
     else:
         s_codes, s_labels = np.zeros(len(df), dtype=np.int64), np.array(["0"], dtype=object)
     shape = (len(m_labels), len(q_labels), len(s_labels))
+    _check_cube_size(where, shape)
     flat = (m_codes * shape[1] + q_codes) * shape[2] + s_codes
-    _check_duplicates(where, cols, flat, int(np.prod(shape)))
-    clusters = _question_clusters(where, cols, q_codes, shape[1], df)
     cube = np.full(int(np.prod(shape)), np.nan)
+    # duplicate cells: write each row's position, and see which rows were overwritten
+    position = np.arange(len(flat), dtype=np.float64)
+    cube[flat] = position
+    lost = cube[flat] != position
+    if lost.any():
+        fields = f"({cols.model}, {cols.question}{', ' + cols.sample if cols.sample else ''})"
+        fix = ("Give repeated answers distinct sample numbers with --sample-col, or remove the "
+               "duplicates." if cols.sample is None else "Remove the duplicated rows.")
+        _fail_rows(rows, np.isin(flat, flat[lost]), f"duplicate {fields} rows", fix)
+    del position, lost
+    clusters = _question_clusters(rows, cols, q_codes, shape[1], df)
     cube[flat] = scores
     cube = cube.reshape(shape)
     _check_min_questions(where, m_labels, (~np.isnan(cube)).any(axis=2).sum(axis=1))

@@ -1,7 +1,8 @@
 """Errors that carry a message meant for the person at the keyboard.
 
-Every :class:`InputError` names the problem, where it is (file, rows) and the
-fix.  The CLI prints the message and exits with code 2, never a traceback.
+Every :class:`InputError` names the problem, where it is (file, member, rows)
+and the fix.  The CLI prints the message and exits with code 2, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -12,11 +13,30 @@ class InputError(ValueError):
 
 
 def _row_list(rows, limit: int = 5) -> str:
-    """Format data-file row numbers (1-based, header = line 1) for a message."""
+    """Format data-file row numbers (1-based, header = line 1) for a message,
+    or any other list of places (``"a.eval samples/3_epoch_1.json"``)."""
     rows = list(rows)
     shown = ", ".join(str(r) for r in rows[:limit])
     more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
     return f"{shown}{more}"
+
+
+def human_bytes(n: float) -> str:
+    """``3221225472`` -> ``"3.0 GiB"`` (binary units, for size limits in messages)."""
+    n = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{int(n)} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def describe(value) -> str:
+    """A short description of an unexpected argument for a message: its type and value."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
 
 
 def suggest(name: str, choices) -> str:

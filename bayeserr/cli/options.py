@@ -51,9 +51,15 @@ def load_options(f):
         click.option("--cluster-col", help="Column with the cluster id [default: cluster_id if present]."),
         click.option("--sample-col", help="Column with the sample index [default: sample if present]."),
         click.option("--no-cluster", is_flag=True, help="Ignore the cluster column."),
-        click.option("--input-format", type=click.Choice(["auto", "table", "inspect", "lm-eval"]),
+        click.option("--input-format", type=click.Choice(["auto", "table", "csv", "tsv", "jsonl", "parquet",
+                                                          "inspect", "lm-eval"]),
                      default="auto", show_default=True,
-                     help="Results table, Inspect AI logs (.eval/.json) or lm-eval samples; auto picks from the path."),
+                     help="Results table (csv, tsv, jsonl, parquet), Inspect AI logs (.eval/.json) or "
+                          "lm-eval samples; auto picks from the path (and sniffs standard input, '-')."),
+        click.option("--duplicate-runs", type=click.Choice(["error", "latest"]), default="error",
+                     show_default=True,
+                     help="Logs: a folder holding two runs of one task and model stops, or keeps the "
+                          "latest run (older runs are counted as dropped)."),
         click.option("--scorer", help="Inspect: the scorer whose score is used [default: the first]."),
         click.option("--cluster-field", help="Inspect: sample metadata field used as cluster (dotted path)."),
         click.option("--metric", help="lm-eval: the metric used as score [default: acc]."),
@@ -62,7 +68,7 @@ def load_options(f):
 
 
 LOAD_KEYS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "no_cluster",
-             "input_format", "scorer", "cluster_field", "metric", "filt")
+             "input_format", "scorer", "cluster_field", "metric", "filt", "duplicate_runs")
 
 
 def pop_load(kw: dict) -> dict:

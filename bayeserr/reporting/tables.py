@@ -177,7 +177,7 @@ def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = Fa
                      "few effective clusters a z-test on it rejects far too often.")
     if wild:
         notes.append("Wild bootstrap p: wild cluster restricted bootstrap-t, a second opinion "
-                     "computed where df < 30.")
+                     "computed where df < 10.")
     if mcnemar and clustered:
         notes.append("McNemar assumes independent questions: with clusters it is a reference, "
                      "not a check of the headline.")
