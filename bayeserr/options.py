@@ -10,11 +10,10 @@ the same way everywhere.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from .errors import InputError
-from .registry import Registry
+from .registry import Registry, check_level, check_range  # noqa: F401 (re-exported)
 
 CLUSTER_CORRECTIONS = Registry("cluster correction", "--cluster-correction", {
     "paper": "the paper's clustered SE (M4)",
@@ -28,35 +27,6 @@ ON_UNPAIRED = Registry("unpaired handling", "--on-unpaired", {
     "error": "stop when two models have different question sets",
     "drop": "compare each pair on the questions both answered (reported)",
 })
-
-
-def check_range(option: str, value, low=None, high=None, *, low_open=False, high_open=False,
-                integer=False):
-    """Return ``value`` if it is a finite number in the range, else an
-    :class:`InputError` naming ``option`` and the range."""
-    def text():
-        lo = "−∞" if low is None else f"{low:g}"
-        hi = "∞" if high is None else f"{high:g}"
-        kind = "a whole number" if integer else "a number"
-        if low == 0 and low_open:
-            kind = "a positive " + kind.split(" ", 1)[1]
-        return (f"{option} must be {kind} in {'(' if low_open or low is None else '['}{lo}, "
-                f"{hi}{')' if high_open or high is None else ']'} (got {value!r}).")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(text()) from None
-    if isinstance(value, bool) or not math.isfinite(v) or (integer and v != int(v)):
-        raise InputError(text())
-    if low is not None and (v < low or (low_open and v == low)):
-        raise InputError(text())
-    if high is not None and (v > high or (high_open and v == high)):
-        raise InputError(text())
-    return int(v) if integer else v
-
-
-def check_level(value, option: str = "--level") -> float:
-    return check_range(option, value, 0, 1, low_open=True, high_open=True)
 
 
 @dataclass(frozen=True)

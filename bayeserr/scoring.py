@@ -159,4 +159,4 @@ def score(ds, models=None, *, options: Options | None = None, **kwargs):
     from .view import DataView
     options = Options.coerce(options, **kwargs)
     view = DataView.from_dataset(ds).select(models)
-    return score_view(view, options)[0]
+    return score_view(view, options, keep_fits=options.bayes.on)[0]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..registry import Registry
+from ..registry import Registry, check_range
 
 MODES = Registry("Bayesian mode", "--bayes", {
     "off": "no Bayesian columns",
@@ -61,7 +61,6 @@ class BayesSettings:
     progress: bool = False
 
     def __post_init__(self):
-        from ..options import check_range
         MODES.check(self.mode)
         check_range("--rope", self.rope, 0, 1, high_open=True)
         object.__setattr__(self, "prior", parse_prior(self.prior))

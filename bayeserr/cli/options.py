@@ -7,7 +7,8 @@ from __future__ import annotations
 import click
 
 from ..bayes.settings import MODES
-from ..options import ADJUSTMENTS, CLUSTER_CORRECTIONS, ON_UNPAIRED, check_range
+from ..options import ADJUSTMENTS, CLUSTER_CORRECTIONS, ON_UNPAIRED
+from ..registry import check_range
 
 
 def ranged(low=None, high=None, *, low_open=False, high_open=False, integer=False):
