@@ -65,19 +65,28 @@ class DataView:
 
     @classmethod
     def from_dataset(cls, ds: xr.Dataset) -> "DataView":
-        """Build the view of a dataset returned by :func:`bayeserr.load`."""
+        """Build the view of a dataset returned by :func:`bayeserr.load`.
+
+        Questions are put in the order of their labels and clusters are
+        coded in the order of theirs, so that every result (including the
+        seeded resampling ones) is the same whatever the order of the input
+        rows.  Models keep the dataset's order.
+        """
         if not isinstance(ds, xr.Dataset) or "score" not in ds or \
                 tuple(ds["score"].dims) != ("model", "question", "sample"):
             raise InputError("expected a dataset from bayeserr.load(...) with a 'score' variable on "
                              "(model, question, sample); load your results with bayeserr.load.")
+        questions = np.asarray(ds["question"].values)
+        order = np.argsort(questions.astype(str), kind="stable")
         codes = clusters = None
         if "cluster" in ds.coords:
-            c, uniq = pd.factorize(ds["cluster"].values)
-            codes, clusters = c.astype(np.int64), np.asarray(uniq, dtype=object)
-        extra = {k: ds[k].values for k in ("n_samples", "n_correct") if k in ds}
+            labels = np.asarray(ds["cluster"].values)[order].astype(str)
+            clusters, codes = np.unique(labels, return_inverse=True)
+            codes, clusters = codes.astype(np.int64), clusters.astype(object)
+        extra = {k: ds[k].values[:, order] for k in ("n_samples", "n_correct") if k in ds}
         return cls(models=tuple(str(m) for m in ds["model"].values),
-                   answers=np.asarray(ds["score"].values, dtype=float), codes=codes,
-                   questions=np.asarray(ds["question"].values), clusters=clusters,
+                   answers=np.asarray(ds["score"].values, dtype=float)[:, order], codes=codes,
+                   questions=questions[order], clusters=clusters,
                    source=ds.attrs.get("source", ""), columns=dict(ds.attrs.get("columns", {})),
                    rows=dict(ds.attrs.get("rows", {"read": 0, "used": 0, "dropped": []})),
                    extra=extra)

@@ -132,7 +132,7 @@ def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
 def _ranked(view: DataView, options: Options, keep_fits: bool):
     """Scores sorted best first, and the view in that order."""
     scores, batch = score_view(view, options, keep_fits=keep_fits)
-    order = sorted(range(len(scores)), key=lambda j: -scores[j].mean)
+    order = sorted(range(len(scores)), key=lambda j: (-scores[j].mean, scores[j].model))
     fits = {view.models[j]: batch.fits.get(j, {}) for j in order} if keep_fits else None
     return Scores([scores[j] for j in order]), view.select([view.models[j] for j in order]), fits, batch.notes
 

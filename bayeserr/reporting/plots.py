@@ -30,7 +30,8 @@ def _figure(width: float, height: float):
 def _names(ax, axis: str, labels, **kw):
     """Tick labels as plain text (a name like ``$x$`` is not math)."""
     set_labels = ax.set_yticks if axis == "y" else ax.set_xticks
-    set_labels(range(len(labels)), [str(s) for s in labels], parse_math=False, **kw)
+    from .markdown import plain
+    set_labels(range(len(labels)), [plain(s) for s in labels], parse_math=False, **kw)
 
 
 def forest(rep):
