@@ -259,3 +259,32 @@ def label(key: str) -> str:
     """The display label of an interval method or a test of A − B."""
     from .pairtests import TESTS
     return (INTERVALS.get(key) or TESTS[key]).label
+
+
+def recommended(score) -> str:
+    """The interval a reader should look at for one model (``docs/methods.md``
+    §7.1), chosen from the data by a fixed rule:
+
+    1. clusters (at least two): the clustered headline, CR2 with t on the
+       Bell–McCaffrey df — unless every score is 0 or 1 in a 0/1 set, where
+       that SE collapses: then Clopper–Pearson on the effective sample size;
+    2. 0/1 scores, one answer each, no clusters: Wilson (holds its level from
+       n = 10 in the lab, never leaves [0, 1], keeps its width at 0/n and n/n);
+    3. otherwise (fractional scores or K > 1) with fewer than 100 questions:
+       the Bayesian interval that applies (hierarchical posterior for 0/1
+       answers with K > 1, Bayesian bootstrap for fractional scores);
+    4. otherwise: CLT.
+
+    A method that is unavailable (e.g. ``bayes="off"``) falls through to the
+    next rule.
+    """
+    ivs = score.intervals
+    candidates = []
+    if score.n_clusters is not None and score.n_clusters >= 2:
+        candidates += ["clopper_pearson_clustered"] if score.mean in (0.0, 1.0) else ["clustered"]
+    if score.binary and score.n_clusters is None:
+        candidates.append("wilson")
+    if score.n_questions < 100:
+        candidates += ["hierarchical_posterior", "bayesian_bootstrap"]
+    candidates.append("clt")
+    return next(k for k in candidates if ivs.get(k) is not None)

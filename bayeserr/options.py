@@ -41,6 +41,11 @@ class Options:
     prior_sensitivity: bool = False
     pass_k: tuple = field(default_factory=tuple)
     seed: int = 0  #: seed of the frequentist resampling (wild cluster bootstrap)
+    #: interval columns shown in text formats: "recommended", "all" or method keys (JSON keeps all)
+    methods: object = "recommended"
+    #: comparisons shown: "auto" (all up to 45 pairs, else adjacent in the ranking; JSON: all),
+    #: "all", "adjacent" or "vs=MODEL"
+    pairs: str = "auto"
 
     def __post_init__(self):
         from .bayes.settings import BayesSettings
@@ -52,6 +57,9 @@ class Options:
         ks = tuple(check_range("--pass-k", k, 1, integer=True) for k in (self.pass_k or ()))
         object.__setattr__(self, "pass_k", ks)
         object.__setattr__(self, "seed", check_range("--seed", self.seed, 0, integer=True))
+        object.__setattr__(self, "methods", _methods(self.methods))
+        if not (self.pairs in ("auto", "all", "adjacent") or str(self.pairs).startswith("vs=")):
+            raise InputError(f"--pairs must be auto, all, adjacent or vs=MODEL (got '{self.pairs}').")
 
     @classmethod
     def coerce(cls, options=None, **kwargs) -> "Options":
@@ -64,3 +72,14 @@ class Options:
             from dataclasses import replace
             return replace(options, **kwargs)
         return options
+
+
+def _methods(value):
+    """``recommended``, ``all`` or a tuple of registered interval-method keys."""
+    from .methods import INTERVALS
+    if value in ("recommended", "all"):
+        return value
+    keys = [k.strip() for k in value.split(",")] if isinstance(value, str) else list(value)
+    for k in keys:
+        INTERVALS.get_checked(k)
+    return tuple(keys)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import caveats
 from .estimators import VarianceComponents, variance_components
-from .methods import report_methods
+from .methods import recommended, report_methods
 from .options import Options
 from .results import ResultList, frame_value
 
@@ -65,6 +65,7 @@ class ModelScore:
             "design_effect": self.design_effect,
             "intervals": {m.key: _pair(self.intervals.get(m.key)) for m in report_methods()},
             "hierarchical_mu": _pair(self.hierarchical_mu),
+            "recommended": recommended(self),
             "variance": None if self.variance is None else self.variance.to_dict(),
         }
 
@@ -82,7 +83,7 @@ class Scores(ResultList):
         for m in self:
             d = m.to_dict()
             flat = {k: frame_value(v) for k, v in d.items()
-                    if k not in ("intervals", "variance", "hierarchical_mu")}
+                    if k not in ("intervals", "variance", "hierarchical_mu", "recommended")}
             for key, ci in d["intervals"].items():
                 flat[f"{key}_low"], flat[f"{key}_high"] = (ci if ci is not None else (np.nan, np.nan))
             rows.append(flat)

@@ -41,10 +41,12 @@ def test_a_registered_method_reaches_every_output(dummy_method, tmp_path, cli, c
     for m in rep["models"]:
         lo, hi = m["intervals"][dummy_method]
         assert (hi - lo) == pytest.approx(1 - 0.95)
-    assert "Dummy half-width" in cli("demo").stdout
-    assert "Dummy half-width" in cli("demo", "--format", "latex").stdout
+    path = example_path()
+    assert "Dummy half-width" in cli("report", path, "--methods", "all").stdout
+    assert "Dummy half-width" in cli("report", path, "--methods", "clt,dummy_halfwidth",
+                                     "--format", "latex").stdout
     page = tmp_path / "r.html"
-    assert cli("demo", "--format", "html", "-o", page).exit_code == 0
+    assert cli("report", path, "--methods", "all", "--format", "html", "-o", page).exit_code == 0
     assert page.read_text().count("Dummy half-width") >= 2  # table head and figure legend
     from bayeserr.lab import simulate as sim
     cells = sim.coverage(sim.Design(n=30, accuracy=0.5), reps=50, seed=1)
@@ -73,7 +75,7 @@ def test_api_and_cli_give_the_same_report(cli_json):
     scores = bayeserr.score(ds, level=0.9)
     by_name = {m["model"]: m for m in bayeserr.report(ds, level=0.9).to_dict()["models"]}
     for m in scores.to_dict():
-        assert bayeserr.reporting.to_jsonable(m) == by_name[m["model"]]
+        assert bayeserr.reporting.to_jsonable(m) | {"group": by_name[m["model"]]["group"]} == by_name[m["model"]]
     pairs = {(c["a"], c["b"]): c for c in bayeserr.report(ds).to_dict()["comparisons"]}
     for c in bayeserr.compare_all(ds, models=list(by_name)).to_dict():
         assert bayeserr.reporting.to_jsonable(c) == pairs[(c["a"], c["b"])]

@@ -11,7 +11,8 @@ from .conftest import validate_report
 
 MODEL_KEYS = {"model", "n_questions", "n_clusters", "effective_clusters", "df", "k_samples", "k_min",
               "k_max", "mean", "se_clt", "se_bernoulli", "se_clustered", "se_clustered_paper",
-              "se_clustered_cr1", "design_effect", "intervals", "hierarchical_mu", "variance"}
+              "se_clustered_cr1", "design_effect", "intervals", "hierarchical_mu", "variance",
+              "recommended", "group"}
 INTERVAL_KEYS = {"clt", "clustered", "clustered_paper", "wilson", "clopper_pearson", "jeffreys",
                  "agresti_coull", "wilson_clustered", "clopper_pearson_clustered", "beta_posterior",
                  "hierarchical_posterior", "bayesian_bootstrap"}
@@ -70,7 +71,8 @@ def test_json_and_markdown_agree(cli, cli_json):
     rep = cli_json("demo")
     md = cli("demo").output
     for m in rep["models"]:
-        assert f"| {m['model']} | {100 * m['mean']:.1f} ({100 * m['se_clustered']:.1f}) | 200 |" in md
+        assert (f"| {m['model']} | {m['group']} | {100 * m['mean']:.1f} ({100 * m['se_clustered']:.1f}) "
+                "| 200 |") in md
     c = rep["comparisons"][0]
     assert f"[{100 * c['ci'][0]:.1f}, {100 * c['ci'][1]:.1f}]" in md
     assert "Rows read: 2400; used: 2400; dropped: 0." in md

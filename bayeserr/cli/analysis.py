@@ -37,11 +37,17 @@ def _write_report(rep, fmt, output, save_posterior=None, seed=0):
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="Write the report to this file instead of the terminal (e.g. report.html); "
                    "never an input file.")
+@click.option("--methods", "methods", default="recommended", show_default=True,
+              help="Interval columns in text formats: recommended (one per model), all, or method "
+                   "keys separated by commas (e.g. clt,wilson); JSON always has every method.")
+@click.option("--pairs", "pairs", default="auto", show_default=True,
+              help="Comparisons shown: all, adjacent (neighbours in the ranking), vs=MODEL, or auto "
+                   "(all up to 45 pairs, else adjacent; JSON: all).")
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
 def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
-           save_posterior, models_text, output, pass_k_text, **kw):
+           save_posterior, models_text, output, methods, pairs, pass_k_text, **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -54,7 +60,7 @@ def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sens
     options = Options(level=level, cluster_correction=cluster_correction, adjust=adjust,
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
-                      seed=bayes.seed)
+                      seed=bayes.seed, methods=methods, pairs=pairs)
     ds = load(file, models=model_list(models_text), **pop_load(kw))
     rep = build_report(ds, options=options, inputs=[file], command=command_line())
     _write_report(rep, fmt, output, save_posterior, bayes.seed)

@@ -21,7 +21,9 @@ from ..options import Options
 from ..planning import tie_zone
 from ..registry import Registry
 from ..scoring import Scores, score_view
+from ..ranking import report_groups
 from ..view import DataView
+from .tables import select_pairs
 
 SCHEMA = "bayeserr.report/2"
 COMPACT_ABOVE = 300  # pairs
@@ -68,6 +70,9 @@ class Report:
     posteriors: dict | None = None  #: fits by model, for --save-posterior and figures
     pass_at_k: dict | None = None  #: k -> (Scores, Comparisons) of per-problem pass@k
     provenance: dict | None = None  #: version, created, command, inputs (path, sha256), seed
+    methods: object = "recommended"  #: interval columns shown in text formats
+    pairs: str = "auto"  #: comparisons shown (see reporting.tables.select_pairs)
+    groups: dict | None = None  #: compact letter groups by model (bayeserr.ranking)
 
     def to_dict(self) -> dict:
         """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
@@ -78,8 +83,10 @@ class Report:
             "provenance": self.provenance,
             "columns": self.columns,
             "rows": self.rows,
-            "models": self.scores.to_dict(),
-            "comparisons": self.comparisons.to_dict(),
+            "models": [{**m.to_dict(), "group": None if self.groups is None else self.groups.get(m.model)}
+                       for m in self.scores],
+            "comparisons": [c.to_dict() for c in select_pairs(self.comparisons, self.scores, self.pairs,
+                                                               for_json=True)],
             "tie_zone": self.tie_zone,
             "warnings": [w.to_dict() for w in self.warnings],
             "pass_at_k": None if not self.pass_at_k else {
@@ -190,13 +197,15 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
         warnings.append(_caveats.Caveat(
             "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull "
             "assume independent questions; with clusters read the 'n_eff' versions."))
+    groups = report_groups(scores, comps, options.level, options.adjust)[0] if len(comps) else None
     return Report(source=view.source, level=options.level, columns=view.columns, rows=view.rows,
                   scores=scores, comparisons=comps, tie_zone=_tie_zone(scores, comps, options.level),
                   warnings=tuple(warnings), cluster_correction=options.cluster_correction,
                   adjust=options.adjust, bayes=options.bayes if options.bayes.on else None,
                   prior_sensitivity=sensitivity, posteriors=fits,
                   pass_at_k=_pass_at_k(view, options) if options.pass_k else None,
-                  provenance=provenance(inputs, command, options.seed))
+                  provenance=provenance(inputs, command, options.seed), methods=options.methods,
+                  pairs=options.pairs, groups=groups)
 
 
 def build_report(ds, *, options: Options | None = None, inputs=None, command: str | None = None,

@@ -98,7 +98,8 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_COD
     bayes_on = rep.bayes is not None
     clustered = any(m.n_clusters is not None for m in rep.scores)
     out = [Heading(f"bayeserr report: {rep.source}", 1), Heading("Models"),
-           tables.models_table(rep.scores, rep.level, bayes=bayes_on)]
+           tables.models_table(rep.scores, rep.level, bayes=bayes_on, methods=rep.methods,
+                               groups=rep.groups)]
     if bayes_on:
         out.append(Para(bayes_note(rep.bayes, clustered), "note"))
     if figures:
@@ -110,7 +111,12 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_COD
     if var is not None:
         out += [Heading(var.title, 3), var]
     if len(rep.comparisons):
-        out += [Heading("Pairwise comparisons"), tables.pairs_table(rep.comparisons, rep.level, rep.adjust)]
+        shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
+        out += [Heading("Pairwise comparisons"), tables.pairs_table(shown, rep.level, rep.adjust)]
+        if len(shown) < len(rep.comparisons):
+            out.append(Para(f"Showing {len(shown)} of {len(rep.comparisons)} pairs "
+                            f"({'neighbours in the ranking' if rep.pairs in ('auto', 'adjacent') else rep.pairs}); "
+                            "--pairs all prints every pair, and the JSON holds them all.", "note"))
         if figures:
             out.append(Figure("pairs"))
             if bayes_on:

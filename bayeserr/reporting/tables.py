@@ -63,38 +63,65 @@ def pct(v, digits: int = 1) -> Cell:
     return Cell("pct", v, digits=digits)
 
 
-def _interval_keys(scores, bayes: bool) -> list[str]:
+def _interval_keys(scores, bayes: bool, methods="all") -> list[str]:
+    if methods == "recommended":
+        return []
+    wanted = None if methods == "all" else set(methods)
     return [m.key for m in report_methods(bayes)
-            if any(s.intervals.get(m.key) is not None for s in scores)]
+            if (wanted is None or m.key in wanted) and any(s.intervals.get(m.key) is not None for s in scores)]
 
 
-def models_table(scores, level: float, *, bayes: bool = True) -> Table:
-    """Per-model table: score with its headline SE, n, clusters, K, one
-    column per interval method that applies to some model."""
+def models_table(scores, level: float, *, bayes: bool = True, methods="all", groups=None) -> Table:
+    """Per-model table: score with its headline SE, n, clusters, K, the
+    recommended interval (:func:`bayeserr.methods.recommended`) and one column
+    per interval method asked for (``methods``: "recommended" for none,
+    "all", or keys) that applies to some model; ``groups`` adds the letter
+    groups (:mod:`bayeserr.ranking`)."""
+    from ..methods import recommended
     scores = list(scores)
     clustered = any(s.n_clusters is not None for s in scores)
-    keys = _interval_keys(scores, bayes)
+    keys = _interval_keys(scores, bayes, methods)
+    detail = methods != "recommended"
     mark = clustered and any(s.binary for s in scores)
-    cols = [Column("model", "Model", numeric=False), Column("score", "Score (SE)", "Score"),
-            Column("n", "n", "$n$")]
+    cols = [Column("model", "Model", numeric=False)]
+    if groups is not None:
+        cols.append(Column("group", "Group", "Group", numeric=False))
+    cols += [Column("score", "Score (SE)", "Score"), Column("n", "n", "$n$")]
     if clustered:
         cols += [Column("C", "C", "$C$"), Column("c_eff", "C_eff", r"$C_{\mathrm{eff}}$"),
-                 Column("df", "df", "df"), Column("se_clt", "SE CLT", "SE (CLT)"),
-                 Column("deff", "deff", "Design effect")]
+                 Column("df", "df", "df")]
+        if detail:
+            cols += [Column("se_clt", "SE CLT", "SE (CLT)"), Column("deff", "deff", "Design effect")]
     cols.append(Column("K", "K", "$K$"))
+    cols += [Column("recommended", f"{level:.0%} interval", f"{level:.0%} interval".replace("%", r"\%")),
+             Column("method", "Method", "Method", numeric=False)]
     cols += [Column(k, INTERVALS[k].label, INTERVALS[k].latex,
                     mark=mark and not INTERVALS[k].cluster_aware) for k in keys]
     rows = []
     for s in scores:
         se = s.se_clustered if s.se_clustered is not None else s.se_clt
-        row = [text(s.model), Cell("pct_se", s.mean, se), Cell("int", s.n_questions)]
+        row = [text(s.model)]
+        if groups is not None:
+            row.append(text(groups.get(s.model, "")))
+        row += [Cell("pct_se", s.mean, se), Cell("int", s.n_questions)]
         if clustered:
             row += [Cell("int", s.n_clusters), Cell("num", s.effective_clusters, digits=1),
-                    Cell("num", s.df, digits=1), pct(s.se_clt), Cell("num", s.design_effect, digits=2)]
+                    Cell("num", s.df, digits=1)]
+            if detail:
+                row += [pct(s.se_clt), Cell("num", s.design_effect, digits=2)]
         row.append(Cell("num", s.k_samples, digits=2 if s.k_samples != int(s.k_samples) else 0))
+        rec = recommended(s)
+        row += [Cell("interval", s.intervals.get(rec)), text(INTERVALS[rec].label)]
         row += [Cell("interval", s.intervals.get(k)) for k in keys]
         rows.append(tuple(row))
-    notes = [f"Scores and intervals in percentage points; {level:.0%} intervals."]
+    notes = [f"Scores and intervals in percentage points; {level:.0%} intervals. The interval "
+             "column shows the method recommended for each model's data (clusters: CR2 with t; "
+             "0/1 scores: Wilson; small fractional or K > 1 sets: Bayesian; else CLT); "
+             + ("every other method follows." if methods == "all" else
+                "--methods all shows every method.")]
+    if groups is not None:
+        notes.append("Group: models sharing a letter cannot be told apart at this level after "
+                     "the multiplicity adjustment.")
     se_name = "CLT SE"
     if clustered:
         corr = next(s.cluster_correction for s in scores if s.cluster_correction)
@@ -112,6 +139,26 @@ def models_table(scores, level: float, *, bayes: bool = True) -> Table:
     if any(s.k_samples > 1 for s in scores):
         caption += " Scores average the answers to each question; standard errors are over questions."
     return Table("models", "Models", tuple(cols), tuple(rows), tuple(notes), caption)
+
+
+def select_pairs(comps, scores, which: str = "auto", *, for_json: bool = False) -> list:
+    """The comparisons to show: ``all``; ``adjacent`` (neighbours in the
+    ranking); ``vs=MODEL`` (every pair with MODEL); ``auto``: all in JSON and
+    up to 45 pairs, else adjacent."""
+    comps = list(comps)
+    if which == "auto":
+        which = "all" if for_json or len(comps) <= 45 else "adjacent"
+    if which == "all":
+        return comps
+    if which == "adjacent":
+        rank = {s.model: i for i, s in enumerate(scores)}
+        return [c for c in comps if abs(rank[c.a] - rank[c.b]) == 1]
+    base = which.split("=", 1)[1]
+    if base not in {s.model for s in scores}:
+        from ..errors import InputError, suggest
+        raise InputError(f"--pairs {which}: '{base}' is not a model of the report."
+                         f"{suggest(base, [s.model for s in scores])}")
+    return [c for c in comps if base in (c.a, c.b)]
 
 
 def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = False) -> Table:

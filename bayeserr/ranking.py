@@ -1,0 +1,76 @@
+"""Which models can be told apart: compact letter groups (``docs/methods.md`` §7.1).
+
+Models sharing a letter cannot be told apart at the report's level after the
+multiplicity adjustment (Holm by default, BH with ``--adjust bh``).  The
+letters come from the insert-and-absorb algorithm of Piepho (2004, *J. Comput.
+Graph. Stat.* 13:456): start with one group holding every model; for each
+pair that differs, split every group holding both into one without each;
+drop groups contained in another.  The result is a valid letter display —
+two models share a letter exactly when their difference is not significant —
+whenever one exists with the groups found; letters are assigned in ranking
+order, so "a" is the group of the best model.
+"""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+#: stop splitting beyond this many groups (a pathological significance pattern);
+#: the display is then marked incomplete rather than taking unbounded time
+MAX_GROUPS = 2000
+
+
+def _letters(k: int) -> str:
+    alphabet = string.ascii_lowercase
+    out = ""
+    k += 1
+    while k:
+        k, r = divmod(k - 1, 26)
+        out = alphabet[r] + out
+    return out
+
+
+def letter_groups(names, differs: np.ndarray) -> tuple[dict, bool]:
+    """Letters per model from a symmetric boolean matrix ``differs[i, j]``
+    (True: significantly different).  ``names`` are in ranking order.
+
+    Returns ``({name: letters}, complete)``; ``complete`` is False only if
+    :data:`MAX_GROUPS` stopped the algorithm.
+    """
+    m = len(names)
+    groups = [frozenset(range(m))]
+    complete = True
+    for i, j in zip(*np.nonzero(np.triu(differs, 1))):
+        new = []
+        for g in groups:
+            if i in g and j in g:
+                new += [g - {i}, g - {j}]
+            else:
+                new.append(g)
+        new = list(dict.fromkeys(new))
+        groups = [g for g in new if g and not any(g < h for h in new)]
+        if len(groups) > MAX_GROUPS:
+            complete = False
+            break
+    groups.sort(key=lambda g: (min(g), sorted(g)))
+    letters = {n: "" for n in names}
+    for k, g in enumerate(groups):
+        for idx in sorted(g):
+            letters[names[idx]] += _letters(k) if len(_letters(k)) == 1 else f"[{_letters(k)}]"
+    return letters, complete
+
+
+def report_groups(scores, comps, level: float, adjust: str = "holm") -> tuple[dict, bool]:
+    """Letter groups for the models of a report (best first), from the
+    adjusted p-values of its comparisons at ``1 − level``.  Pairs left out of
+    the comparisons (fewer than 2 common questions) count as not different."""
+    names = [s.model for s in scores]
+    pos = {n: i for i, n in enumerate(names)}
+    differs = np.zeros((len(names), len(names)), bool)
+    for c in comps:
+        p = c.p_holm if adjust == "holm" else c.p_bh
+        if np.isfinite(p) and p < 1 - level:
+            differs[pos[c.a], pos[c.b]] = differs[pos[c.b], pos[c.a]] = True
+    return letter_groups(names, differs)
