@@ -235,9 +235,31 @@ class _PairArrays:
     wild: dict
 
 
+#: bytes per comparison kept in memory (the result object, its dict for JSON,
+#: the arrays behind it), measured; and per cell of an M×M moment matrix
+BYTES_PER_PAIR = 6_000
+BYTES_PER_MATRIX_CELL = 8 * 16
+
+
+def check_pair_memory(n_models: int) -> None:
+    """Refuse, before allocating, an all-pairs comparison that cannot fit in memory."""
+    from .data import MAX_CUBE_BYTES, _available_memory
+    from .errors import InputError
+    n_pairs = n_models * (n_models - 1) // 2
+    need = n_pairs * BYTES_PER_PAIR + n_models**2 * BYTES_PER_MATRIX_CELL
+    limit = min(MAX_CUBE_BYTES, _available_memory() or MAX_CUBE_BYTES)
+    if need > limit:
+        from .data import human_bytes
+        raise InputError(
+            f"comparing all {n_pairs:,} pairs of {n_models:,} models would need about "
+            f"{human_bytes(need)}, more than {human_bytes(limit)} available. Compare fewer models "
+            "(--models A,B,...), or score them without pairs (bayeserr.score).")
+
+
 def _pair_arrays(view, options: Options) -> _PairArrays:
     from .fewclusters import t_test
     names = view.models
+    check_pair_memory(len(names))
     s, codes = view.s, view.codes
     pm = pair_moments(s, codes)
     _check_paired(pm, names, options.on_unpaired)

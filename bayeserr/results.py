@@ -46,6 +46,10 @@ class ResultList(tuple):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self)} results)"
 
+    def _repr_html_(self) -> str:
+        """Jupyter shows the results as their table."""
+        return self.to_frame()._repr_html_()
+
 
 def finite_or_none(x):
     """``None`` for missing or non-finite numbers, else a float."""

@@ -15,7 +15,7 @@ import xarray as xr
 from pathlib import Path
 
 from .. import caveats as _caveats
-from ..comparison import Comparisons, compare_view, pair_caveats
+from ..comparison import Comparisons, check_pair_memory, compare_view, pair_caveats
 from ..estimators import z_value
 from ..options import Options
 from ..planning import tie_zone
@@ -117,8 +117,13 @@ class Report:
         """The report as ``md``, ``json``, ``latex`` or ``html`` text."""
         return getattr(self, FORMATS.get_checked(fmt))()
 
-    def _repr_markdown_(self) -> str:
-        return self.to_markdown()
+    def _repr_html_(self) -> str:
+        """Jupyter: the tables (figures are a call away: bayeserr.reporting.plots)."""
+        return self.to_html(figures=False)
+
+    def __repr__(self) -> str:
+        return (f"Report({self.source!r}: {len(self.scores)} models, {len(self.comparisons)} pairs, "
+                f"{len(self.warnings)} warnings)")
 
 
 #: output formats of a report: name -> Report method
@@ -186,6 +191,7 @@ def provenance(inputs=(), command: str | None = None, seed: int | None = None) -
 
 def build_report_view(view: DataView, options: Options, *, inputs=(), command=None) -> Report:
     """The pipeline on a :class:`~bayeserr.view.DataView` (see :func:`build_report`)."""
+    check_pair_memory(len(view.models))  # fail at once, before any work, if the pairs cannot fit
     scores, view, fits, notes = _ranked(view, options, keep_fits=options.bayes.on)
     comps = compare_view(view, options) if len(scores) > 1 else Comparisons()
     sensitivity = ()
