@@ -116,12 +116,92 @@ def simulate_power(n_text, p_text, m_text, icc, k_text, spread, fractional, reps
     _emit(df, fmt, "rate", "test")
 
 
+def _fewcluster_options(f):
+    from ..lab.publish import FEWCLUSTER_SETTINGS as S
+    opts = [
+        click.option("--designs", "designs_text", default="all", show_default=True,
+                     help="Cluster structures (comma-separated): equal_2, equal_3, equal_5, equal_10, "
+                          "equal_20, equal_50, equal_200, swebench, dominant; or all."),
+        click.option("--icc-diff", "icc_diff_text", default=",".join(f"{v:g}" for v in S["icc_diffs"]),
+                     show_default=True,
+                     help="Cluster effects on the difference: the share of the latent A − B variance "
+                          "between clusters (comma-separated, in [0, 1))."),
+        click.option("--gap", type=float, default=S["gap"], show_default=True,
+                     help="True gap μ_A − μ_B of the coverage and detection runs (the false-positive runs use 0)."),
+        click.option("--accuracy", type=float, default=S["accuracy"], show_default=True,
+                     help="Accuracy μ_A of model A."),
+        click.option("--icc", type=float, default=S["icc"], show_default=True,
+                     help="Latent intra-cluster correlation of each model's difficulty (the level)."),
+        click.option("--rho", type=float, default=S["rho"], show_default=True,
+                     help="Latent correlation of the two models' question difficulties."),
+        click.option("--wild-draws", type=click.IntRange(99), default=999, show_default=True,
+                     help="Weight vectors of the wild cluster bootstrap (all patterns when fewer)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _run_fewclusters(reps, seed, designs_text="all", icc_diff_text="0,0.02,0.05,0.1", gap=0.05,
+                     accuracy=0.6, icc=0.2, rho=0.7, wild_draws=999, alpha=0.05):
+    from ..lab import publish, simulate as sim
+    if designs_text.strip().lower() == "all":
+        presets = list(sim.PRESETS)
+    else:
+        presets = [x.strip() for x in designs_text.split(",") if x.strip()]
+        unknown = [x for x in presets if x not in sim.PRESETS]
+        if unknown:
+            raise InputError(f"--designs: unknown design {', '.join(unknown)}; choose from "
+                             f"{', '.join(sim.PRESETS)} or all.")
+    icc_diffs = floats(icc_diff_text, "icc-diff")
+    if not 0 < accuracy < 1 or not 0 < accuracy - gap < 1:
+        raise InputError(f"--accuracy {accuracy:g} and --gap {gap:g}: both accuracies (μ_A and μ_A − gap) "
+                         "must lie strictly between 0 and 1.")
+    if not gap > 0:
+        raise InputError(f"--gap must be positive (got {gap:g}); the false-positive runs use a gap of 0.")
+    if not 0 <= icc < 1 or not -1 < rho < 1:
+        raise InputError("--icc must be in [0, 1) and --rho in (−1, 1).")
+    try:
+        designs = sim.fewcluster_designs(presets, icc_diffs, 0.0, accuracy, icc, rho)
+    except ValueError as e:
+        raise InputError(f"--icc-diff: {e}") from None
+    with click.progressbar(length=2 * len(designs), label="simulating", file=sys.stderr) as bar:
+        return publish.run_fewclusters(reps, seed, presets, icc_diffs, gap, accuracy, icc, rho,
+                                       alpha=alpha, wild_draws=wild_draws, progress=bar.update)
+
+
+@simulate.command("fewclusters")
+@_fewcluster_options
+@click.option("--alpha", type=float, default=0.05, show_default=True, callback=PROBABILITY)
+@click.option("--reps", type=click.IntRange(10), default=2000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the false-positive-rate figure (svg, png or pdf).")
+def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, wild_draws, alpha, reps, seed,
+                         fmt, plot):
+    """Tests of A − B with few or unequal clusters and cluster effects on the
+    difference: false-positive rate, coverage of the true gap and detection
+    rate of paired z, M8 z, CR1 t, CR2 t, wild bootstrap, McNemar and the
+    Bayesian rule (md: the tables, ± one Monte Carlo SE)."""
+    from ..lab import publish
+    df = _run_fewclusters(reps, seed, designs_text, icc_diff_text, gap, accuracy, icc, rho, wild_draws, alpha)
+    if fmt == "json":
+        click.echo(df.to_json(orient="records", indent=2))
+    elif fmt == "csv":
+        click.echo(df.to_csv(index=False), nl=False)
+    else:
+        click.echo("\n".join(publish.fewcluster_section(df)[2:]))
+    if plot:
+        publish.fewcluster_figure(df, plot, alpha)
+
+
 @simulate.command("calibration-docs")
 @click.option("--output", type=click.Path(file_okay=False), default="docs", show_default=True)
 @click.option("--reps", type=click.IntRange(10), default=2000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
 def calibration_docs(output, reps, seed):
-    """Regenerate docs/calibration.md and its figure (the published coverage study)."""
+    """Regenerate docs/calibration.md, its figures and CSVs (the published
+    coverage study, tests of A − B, and the few-cluster study)."""
     from pathlib import Path
     from ..lab import publish, simulate as sim
     from ..output import write_atomic
@@ -132,8 +212,12 @@ def calibration_docs(output, reps, seed):
     rate_designs = _designs("100,300,1000", "0.75", "1", 0.0, "1", 1.0, False, gap=[0.0, 0.03], rho=[0.0, 0.8])
     rate_designs += [sim.planned(sim.Design(accuracy=0.75, gap=0.03, rho=0.8), 0.8, 0.05)]
     rates = _run(rate_designs, sim.error_rates, reps, seed)
+    few = _run_fewclusters(reps, seed)
     publish.coverage_figure(cov, out / "calibration_coverage.svg")
+    publish.fewcluster_figure(few, out / "calibration_fewclusters.svg")
     write_atomic(out / "calibration_coverage.csv", cov.to_csv(index=False))
     write_atomic(out / "calibration_rates.csv", rates.to_csv(index=False))
-    write_atomic(out / "calibration.md", publish.calibration_page(cov, rates, "calibration_coverage.svg", reps, seed))
+    write_atomic(out / "calibration_fewclusters.csv", few.to_csv(index=False))
+    write_atomic(out / "calibration.md", publish.calibration_page(
+        cov, rates, "calibration_coverage.svg", reps, seed, few, "calibration_fewclusters.svg"))
     click.echo(f"wrote {out / 'calibration.md'}")

@@ -7,6 +7,7 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..methods import INTERVALS, label
@@ -18,9 +19,11 @@ DEFAULT_P = (0.05, 0.5, 0.8, 0.95)
 
 
 def run_grid(designs, study, reps: int, seed: int = 0, progress=None, **kw) -> pd.DataFrame:
-    """Run ``study`` (:func:`~bayeserr.simulate.coverage` or
-    :func:`~bayeserr.simulate.error_rates`) on every design; one row per
-    design × method.  Each cell gets its own seed (``seed + cell index``)."""
+    """Run ``study`` (:func:`~bayeserr.lab.simulate.coverage`,
+    :func:`~bayeserr.lab.simulate.error_rates` or
+    :func:`~bayeserr.lab.simulate.pair_calibration`) on every design; one row
+    per design × method or test.  Each cell gets its own seed
+    (``seed + 1000 × cell index``), so any cell can be rerun alone."""
     rows = []
     for i, design in enumerate(designs):
         rows += [c.to_dict() for c in study(design, reps, seed=seed + 1000 * i, **kw)]
@@ -31,8 +34,17 @@ def run_grid(designs, study, reps: int, seed: int = 0, progress=None, **kw) -> p
 
 def cell_label(row) -> str:
     parts = [f"n={row['n']}", f"p={row['accuracy']:g}"]
-    if row["cluster_size"] > 1:
+    name = row.get("name")
+    if isinstance(name, str) and name:
+        parts.insert(0, name)
+    sizes = row.get("cluster_sizes")
+    if isinstance(sizes, str) and sizes:
+        parts.append(f"sizes {sizes}, icc={row['icc']:g}")
+    elif row["cluster_size"] > 1:
         parts.append(f"m={row['cluster_size']}, icc={row['icc']:g}")
+    icc_diff = row.get("icc_diff")
+    if icc_diff is not None and not (isinstance(icc_diff, float) and math.isnan(icc_diff)):
+        parts.append(f"icc of d={icc_diff:g}")
     if row["k"] > 1:
         parts.append(f"K={row['k']}")
     if "gap" in row and "test" in row:
@@ -110,8 +122,11 @@ def trustworthy_from(df: pd.DataFrame, method: str, tol: float = 0.02) -> int | 
     return None
 
 
-def calibration_page(cov: pd.DataFrame, rates: pd.DataFrame, figure: str, reps: int, seed: int) -> str:
-    """The plain-language ``docs/calibration.md`` with its tables."""
+def calibration_page(cov: pd.DataFrame, rates: pd.DataFrame, figure: str, reps: int, seed: int,
+                     fewclusters: pd.DataFrame | None = None, fewcluster_fig: str | None = None) -> str:
+    """The plain-language ``docs/calibration.md`` with its tables; with
+    ``fewclusters`` (from :func:`run_fewclusters`) also its "Few and unequal
+    clusters" section."""
     level = float(cov["level"].iloc[0])
     ind = cov[cov.cluster_size == 1]
 
@@ -158,28 +173,336 @@ def calibration_page(cov: pd.DataFrame, rates: pd.DataFrame, figure: str, reps: 
         "and collapses like the CLT at k = 0 or n.",
     ]
     if (cov.cluster_size > 1).any():
+        cr2 = "clustered" in set(cov.method)
         lines += [
             f"- **Clustering breaks naive intervals.** With clusters of 10 (icc 0.3) at n = 1000, "
             f"p = 0.5, the naive CLT interval covers {100 * cov_at('clt', 1000, 0.5, True):.1f}% and "
-            f"Wilson {100 * cov_at('wilson', 1000, 0.5, True):.1f}%; the clustered SE (paper) restores "
-            f"{100 * cov_at('clustered_paper', 1000, 0.5, True):.1f}%, CR1 "
+            f"Wilson {100 * cov_at('wilson', 1000, 0.5, True):.1f}%; "
+            + (f"the clustered headline ({label('clustered')}) restores "
+               f"{100 * cov_at('clustered', 1000, 0.5, True):.1f}%, " if cr2 else "")
+            + f"the clustered SE (paper) {100 * cov_at('clustered_paper', 1000, 0.5, True):.1f}%, CR1 "
             f"{100 * cov_at('clustered_cr1', 1000, 0.5, True):.1f}%, Wilson on n_eff "
             f"{100 * cov_at('wilson_clustered', 1000, 0.5, True):.1f}% and the hierarchical posterior "
             f"{100 * cov_at('hierarchical_posterior', 1000, 0.5, True):.1f}%. With few clusters "
             f"(n = 50: 5 clusters) the clustered SE is itself noisy: "
-            f"{100 * cov_at('clustered_paper', 50, 0.5, True):.1f}% (paper), "
-            f"{100 * cov_at('clustered_cr1', 50, 0.5, True):.1f}% (CR1), against "
-            f"{100 * cov_at('hierarchical_posterior', 50, 0.5, True):.1f}% for the hierarchical posterior.",
+            f"{100 * cov_at('clustered_paper', 50, 0.5, True):.1f}% (paper, z), "
+            f"{100 * cov_at('clustered_cr1', 50, 0.5, True):.1f}% (CR1, z)"
+            + (f", {100 * cov_at('clustered', 50, 0.5, True):.1f}% for CR2 with t on the Bell–McCaffrey df"
+               if cr2 else "")
+            + f", against {100 * cov_at('hierarchical_posterior', 50, 0.5, True):.1f}% for the hierarchical "
+            "posterior.",
         ]
     lines += ["", "## Coverage (%)", "", pivot_markdown(cov, "coverage", "method"), "",
               "## Mean interval width (points)", "", pivot_markdown(cov, "mean_width", "method"), ""]
     if len(rates):
         lines += ["## Tests of A − B: false-positive rate (gap 0) and detection rate (gap > 0), %", "",
-                  "Frequentist tests are two-sided at α = 0.05; the Bayesian rule declares A better "
-                  "when P(A > B) > 0.95, which is one-sided, so its detection rate compares with a "
-                  "one-sided 5% test (roughly a two-sided 10% one). ρ is the latent correlation of "
+                  "Frequentist tests are two-sided at α = 0.05. Two Bayesian rules: P(A > B) > 0.95 "
+                  "declares A better and is one-sided, so its detection rate compares with a one-sided "
+                  "5% test (roughly a two-sided 10% one); P(A > B) > 0.975 or < 0.025 is two-sided and "
+                  "compares with the two-sided 5% tests. ρ is the latent correlation of "
                   "the two models' question difficulties: with ρ > 0 the unpaired test is "
                   "conservative and loses power, the paired test keeps its 5%. The last row is the "
                   "n that (M9) plans for 80% power; the paired test's simulated power there checks "
                   "the formula.", "", pivot_markdown(rates, "rate", "test"), ""]
+    if fewclusters is not None and len(fewclusters):
+        lines += fewcluster_section(fewclusters, fewcluster_fig)
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- few and unequal clusters
+#: Settings of the published few-cluster study (``simulate fewclusters`` defaults).
+FEWCLUSTER_SETTINGS = dict(icc_diffs=(0.0, 0.02, 0.05, 0.1), gap=0.05, accuracy=0.6, icc=0.2, rho=0.7,
+                           spread=1.0)
+
+
+def run_fewclusters(reps: int, seed: int = 0, presets=None, icc_diffs=FEWCLUSTER_SETTINGS["icc_diffs"],
+                    gap: float = 0.05, accuracy: float = 0.6, icc: float = 0.2, rho: float = 0.7,
+                    spread: float = 1.0, alpha: float = 0.05, wild_draws: int = 999,
+                    progress=None) -> pd.DataFrame:
+    """The few-cluster study (SPEC §7): every preset cluster structure ×
+    cluster effect on the difference, once at gap 0 (false-positive rates)
+    and once at ``gap`` (coverage of the true gap, detection rates), with
+    :func:`~bayeserr.lab.simulate.pair_calibration`.  One row per design ×
+    test; ``preset`` names the cluster structure."""
+    from . import simulate as sim
+    if not gap > 0:
+        raise ValueError("gap must be positive (coverage and detection are measured at it)")
+    kw = dict(presets=presets, icc_diffs=icc_diffs, accuracy=accuracy, icc=icc, rho=rho, spread=spread)
+    designs = sim.fewcluster_designs(gap=0.0, **kw) + sim.fewcluster_designs(gap=gap, **kw)
+    df = run_grid(designs, sim.pair_calibration, reps, seed, progress, alpha=alpha, wild_draws=wild_draws)
+    key = {d.name: k for k, d in sim.PRESETS.items()}
+    df.insert(0, "preset", df["name"].map(key))
+    return df
+
+
+def _pm(rate, se) -> str:
+    if not math.isfinite(rate):
+        return "–"
+    return f"{100 * rate:.1f} ± {100 * se:.1f}"
+
+
+def _fewcluster_tests(df: pd.DataFrame, interval: bool = False) -> list[str]:
+    present = set(df["test"])
+    keys = [k for k, t in TESTS.items() if t.fewclusters and k in present]
+    if interval:
+        keys = [k for k in keys if df.loc[df.test == k, "coverage"].notna().any()]
+    return keys
+
+
+def fewcluster_table(df: pd.DataFrame, what: str) -> str:
+    """One Markdown table of the few-cluster study: ``what`` is "rate"
+    (false-positive rate at gap 0), "coverage" (of the true gap) or "power"
+    (detection rate at the gap); cells in percent ± one Monte Carlo SE."""
+    sub = df[df.gap == 0] if what == "rate" else df[df.gap > 0]
+    value, se = ("coverage", "coverage_se") if what == "coverage" else ("rate", "rate_se")
+    keys = _fewcluster_tests(sub, interval=what == "coverage")
+    rows = []
+    for (name, icc_diff), g in sub.groupby(["name", "icc_diff"], sort=False):
+        first = g.iloc[0]
+        by = {r.test: r for r in g.itertuples()}
+        rows.append([name, f"{icc_diff:g}", f"{first['clusters']}", f"{first['effective_clusters']:.1f}",
+                     f"{first['bm_df']:.1f}", f"{first['design_effect']:.2f}",
+                     *[_pm(getattr(by[k], value), getattr(by[k], se)) if k in by else "–" for k in keys]])
+    return table(["design", "ICC of d", "C", "C_eff", "BM df", "deff of d̄", *[label(k) for k in keys]], rows)
+
+
+def fewcluster_figure(df: pd.DataFrame, path, alpha: float = 0.05) -> Path:
+    """False-positive rate against the cluster effect on the difference, a
+    panel per cluster structure, a line per test (bars: ±2 MC SE), the
+    nominal rate dotted."""
+    from matplotlib.figure import Figure
+    sub = df[df.gap == 0]
+    names = list(dict.fromkeys(sub["name"]))
+    cols = min(3, len(names))
+    rows_ = math.ceil(len(names) / cols)
+    fig = Figure(figsize=(3.6 * cols, 2.9 * rows_))
+    axes = fig.subplots(rows_, cols, sharex=True, sharey=True, squeeze=False)
+    top = min(1.0, max(0.3, float(sub["rate"].max()) + 0.05))
+    for ax, name in zip(axes.ravel(), names):
+        g = sub[sub.name == name]
+        for key in _fewcluster_tests(g):
+            t = g[g.test == key].sort_values("icc_diff")
+            test = TESTS[key]
+            ax.errorbar(t["icc_diff"], t["rate"], yerr=2 * t["rate_se"], marker="o", ms=3,
+                        lw=2.2 if test.headline else 1.2, color=test.color, label=test.label, capsize=2)
+        ax.axhline(alpha, ls=":", color="k", lw=1.2)
+        first = g.iloc[0]
+        ax.set_title(f"{name} (C = {first['clusters']}, BM df {first['bm_df']:.1f})", fontsize=9)
+        ax.set_ylim(0, top)
+    for ax in axes.ravel()[len(names):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("false-positive rate")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("latent ICC of the difference")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8, frameon=False)
+    fig.suptitle(f"Tests of A − B at a true gap of 0: false-positive rate (nominal {alpha:.0%}, dotted; "
+                 "bars ±2 Monte Carlo SE)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.96))
+    from ..reporting.plots import save
+    return save(fig, path)
+
+
+#: "Clearly above (below) nominal" in the few-cluster findings: more than this
+#: many Monte Carlo SEs (over 36 cells, 2 SEs would flag about one by chance).
+CLEAR_SE = 3
+
+
+def _pct(x) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def fewcluster_findings(df: pd.DataFrame) -> list[str]:
+    """Plain-language conclusions of the few-cluster study, each computed
+    from the results (a sentence is left out when its designs are not in
+    ``df``)."""
+    null, alt = df[df.gap == 0], df[df.gap > 0]
+    alpha = float(df["alpha"].iloc[0])
+    gap = float(alt["gap"].iloc[0]) if len(alt) else float("nan")
+    presets = set(df["preset"].dropna()) if "preset" in df else set()
+    lo_icc, hi_icc = float(null["icc_diff"].min()), float(null["icc_diff"].max())
+
+    def cells(test, frame=null, preset=None, icc_diff=None):
+        g = frame[frame.test == test]
+        if preset is not None:
+            g = g[g.preset == preset]
+        if icc_diff is not None:
+            g = g[g.icc_diff == icc_diff]
+        return g
+
+    def span(g, col="rate"):
+        lo, hi = float(g[col].min()), float(g[col].max())
+        return _pct(lo) if abs(hi - lo) < 5e-4 else f"{_pct(lo)}–{_pct(hi)}"
+
+    def where(r):
+        return f"{r['name']}, ICC of d {r['icc_diff']:g}"
+
+    def above(g):  # clearly above the nominal rate
+        return g[g["rate"] - alpha > CLEAR_SE * g["rate_se"]]
+
+    out = []
+    head = TESTS.get("cr2_t")
+    g = cells("cr2_t")
+    if len(g):
+        bad = above(g)
+        cov = cells("cr2_t", alt)
+        cov_bad = cov[(1 - alpha) - cov["coverage"] > CLEAR_SE * cov["coverage_se"]]
+        low = g.sort_values("rate").iloc[0]
+        if len(bad) == 0:
+            text = (f"- **The headline, {head.label}, holds its level in every design.** Its false-positive "
+                    f"rate is {span(g)} over the {len(g)} null cells, none more than {CLEAR_SE} Monte Carlo SE "
+                    f"above {alpha:.0%}")
+        else:
+            worst = bad.sort_values("rate").iloc[-1]
+            text = (f"- **The headline, {head.label}, exceeds {alpha:.0%} by more than {CLEAR_SE} Monte Carlo SE in "
+                    f"{len(bad)} of {len(g)} null cells** (worst: {where(worst)}: {_pm(worst['rate'], worst['rate_se'])}%); "
+                    f"over all cells its rate is {span(g)}")
+        if len(cov):
+            text += (f"; its {1 - alpha:.0%} interval covers the true {gap:g} gap in {span(cov, 'coverage')} "
+                     f"of runs" + ("" if len(cov_bad) == 0 else
+                                   f" ({len(cov_bad)} cells more than {CLEAR_SE} MC SE below {1 - alpha:.0%})"))
+        if low["rate"] < alpha - CLEAR_SE * low["rate_se"]:
+            text += (f". It is conservative in places (lowest: {where(low)}, "
+                     f"{_pm(low['rate'], low['rate_se'])}%)")
+        out.append(text + ".")
+    g = cells("clustered_paired")
+    if len(g):
+        fine = [n for n, h in g.groupby("name", sort=False) if len(above(h)) == 0]
+        parts = []
+        for key, what in (("swebench", "at SWE-bench Verified's sizes"), ("dominant", "with one dominant cluster"),
+                          ("equal_2", "with 2 equal clusters"), ("equal_5", "with 5 equal clusters")):
+            if key in presets:
+                parts.append(f"{span(cells('clustered_paired', preset=key))} {what}")
+        text = (f"- **The paper's clustered paired SE (M8) with a normal quantile over-rejects with few or "
+                f"unequal clusters:** a nominal {alpha:.0%} test declares a false difference in "
+                + "; ".join(parts) + f" (ICC of d from {lo_icc:g} to {hi_icc:g}).")
+        text += (f" It stays within {CLEAR_SE} MC SE of {alpha:.0%} (or below) at every ICC of d only with: "
+                 f"{', '.join(fine)}." if fine else
+                 f" It is more than {CLEAR_SE} MC SE above the nominal rate in some cell of every design.")
+        out.append(text)
+    g1, g2 = cells("cr1_t"), cells("cr2_t")
+    if len(g1) and len(g2):
+        m = g1.merge(g2, on=["name", "icc_diff"], suffixes=("_1", "_2"))
+        equal = m[m["name"].str.contains("equal")]
+        same = len(equal) and bool((abs(equal["rate_1"] - equal["rate_2"]) < 1e-12).all())
+        parts = []
+        for key, what in (("swebench", "at SWE-bench sizes"), ("dominant", "with one dominant cluster")):
+            h = cells("cr1_t", preset=key)
+            if len(h):
+                r = h.iloc[0]
+                parts.append(f"{span(h)} {what} (C − 1 = {r['clusters'] - 1}, BM df {r['bm_df']:.1f})")
+        text = "- **CR1 with t(C − 1)** "
+        text += ("gives exactly the CR2 test when the clusters are equal" if same else
+                 "is close to the CR2 test when the clusters are equal")
+        if parts:
+            text += ", but with unequal sizes C − 1 overstates the degrees of freedom: it rejects a true null in " \
+                    + " and ".join(parts)
+        out.append(text + ".")
+    g = cells("wild_bootstrap")
+    if len(g):
+        bad = above(g)
+        text = f"- **The wild cluster bootstrap** rejects a true null in {span(g)} of runs"
+        if len(bad):
+            worst = bad.sort_values("rate").iloc[-1]
+            text += (f" ({len(bad)} of {len(g)} cells more than {CLEAR_SE} MC SE above {alpha:.0%}; worst: "
+                     f"{where(worst)}, {_pm(worst['rate'], worst['rate_se'])}%)")
+        det = cells("wild_bootstrap", alt)
+        weak = [n for n, h in det.groupby("name", sort=False) if float(h["rate"].max()) < 2 * alpha]
+        if weak:
+            few, few_det = g[g.name.isin(weak)], det[det.name.isin(weak)]
+            text += (f"; with {' and '.join(weak)} it is honest but nearly powerless ({span(few)} under the "
+                     f"null, {span(few_det)} detection of a true {gap:g} gap)")
+            if not np.isfinite(few_det["mean_width"]).all():
+                text += ", and some of its intervals are unbounded"
+        out.append(text + ".")
+    g = cells("mcnemar_exact")
+    if len(g):
+        zero, top = cells("mcnemar_exact", icc_diff=lo_icc), cells("mcnemar_exact", icc_diff=hi_icc)
+        worst = top.sort_values("rate").iloc[-1]
+        out.append(f"- **McNemar assumes independent questions.** Without a cluster effect on the difference "
+                   f"(ICC of d {lo_icc:g}) it declares a false difference in {span(zero)} of runs; at ICC of d "
+                   f"{hi_icc:g} in {span(top)} (worst: {worst['name']}, {_pm(worst['rate'], worst['rate_se'])}%).")
+    g = cells("paired")
+    if len(g):
+        zero, top = cells("paired", icc_diff=lo_icc), cells("paired", icc_diff=hi_icc)
+        text = f"- **Ignoring the clusters (paired z, M7)**: {span(zero)} at ICC of d {lo_icc:g}"
+        text += (f" (within {CLEAR_SE} MC SE of the nominal rate or below)" if len(above(zero)) == 0 else
+                 f" ({len(above(zero))} cells more than {CLEAR_SE} MC SE above {alpha:.0%})")
+        worst = top.sort_values("rate").iloc[-1]
+        text += (f", {span(top)} at {hi_icc:g} (worst: {worst['name']}, deff of d̄ {worst['design_effect']:.1f}). "
+                 "It misses the design effect of the mean difference, which grows with the cluster effect "
+                 "on the difference and with the size of the largest clusters.")
+        out.append(text)
+    g = cells("bayes_prob_0975")
+    if len(g):
+        parts = []
+        for key, what in (("swebench", "at SWE-bench sizes"), ("dominant", "with one dominant cluster"),
+                          ("equal_2", "with 2 equal clusters"), ("equal_200", "with 200 equal clusters")):
+            h = cells("bayes_prob_0975", preset=key)
+            if len(h):
+                parts.append(f"{span(h)} {what}")
+        bad = above(g)
+        out.append(f"- **The Bayesian rule {TESTS['bayes_prob_0975'].label}** (the report's P(A > B): a "
+                   f"Bayesian bootstrap over clusters) is more than {CLEAR_SE} MC SE above {alpha:.0%} in {len(bad)} of "
+                   f"{len(g)} null cells: " + "; ".join(parts) + "."
+                   + (" A Bayesian bootstrap over a handful of clusters is overconfident: it has no "
+                      "small-sample correction like the t reference." if len(bad) else ""))
+    if len(alt) and "swebench" in presets:
+        h2, h8 = cells("cr2_t", alt, preset="swebench"), cells("clustered_paired", alt, preset="swebench")
+        many = cells("cr2_t", alt, preset="equal_200")
+        if len(h2) and (not len(many) or h2["rate"].mean() < many["rate"].mean()):
+            text = (f"- **Honest error bars cost power where clusters are few.** A true {gap:g} gap is detected "
+                    f"by {head.label} in {span(h2)} of runs at SWE-bench sizes")
+            if len(h8):
+                text += f" (M8 z: {span(h8)}, but M8 also fires on null data)"
+            if len(many):
+                text += f", against {span(many)} with 200 equal clusters"
+            out.append(text + ".")
+    return out
+
+
+def fewcluster_section(df: pd.DataFrame, figure: str | None = None) -> list[str]:
+    """The "Few and unequal clusters" section of ``docs/calibration.md``."""
+    first = df.iloc[0]
+    reps = int(first["reps"])
+    alpha = float(first["alpha"])
+    gap = float(df.loc[df.gap > 0, "gap"].iloc[0])
+    structures = []
+    for _, r in df.drop_duplicates("name").iterrows():
+        sizes = r["cluster_sizes"]
+        structures.append(f"{r['name']} (sizes {sizes})" if isinstance(sizes, str) and sizes else
+                          f"{r['name']} of {r['n'] // r['clusters']} questions")
+    lines = [
+        "## Few and unequal clusters",
+        "",
+        f"Tests of A − B where clusters are few or very unequal, with cluster effects on the difference "
+        f"between the models (SPEC §7; `bayeserr simulate fewclusters`). Two models with 0/1 answers, "
+        f"accuracy {first['accuracy']:g} (and {first['accuracy'] - gap:g} for the coverage and detection "
+        f"runs), latent ICC {first['icc']:g} of the level, latent correlation ρ = {first['rho']:g} between the "
+        f"models, and a cluster effect on the difference whose share of the latent difference's variance "
+        f"(\"ICC of d\") runs from {df['icc_diff'].min():g} to {df['icc_diff'].max():g} "
+        f"(`bayeserr/lab/simulate.py`). Cluster structures: "
+        + "; ".join(structures)
+        + f". Each cell simulates {reps:,} evals; every rate is shown ± one Monte Carlo SE "
+        f"(±{100 * math.sqrt(alpha * (1 - alpha) / reps):.1f} points for a rate near {alpha:.0%} or a "
+        f"coverage near {1 - alpha:.0%}). C_eff = n²/Σ n_c², BM df "
+        "= the Bell–McCaffrey degrees of freedom of the sizes, deff of d̄ = the measured variance of the mean "
+        "difference over replicates divided by the mean squared paired SE (1: clustering costs nothing). "
+        f"In the findings, \"above {alpha:.0%}\" means more than {CLEAR_SE} Monte Carlo SE above it: with "
+        f"{df[df.gap == 0][['name', 'icc_diff']].drop_duplicates().shape[0]} cells per test, a 2-SE rule would "
+        "flag about one by chance.",
+        "",
+    ]
+    if figure:
+        lines += [f"![false-positive rates with few clusters]({figure})", ""]
+    lines += ["### What the numbers say", "", *fewcluster_findings(df), "",
+              f"### False-positive rate at a true gap of 0 (%, nominal {alpha:.0%})", "",
+              fewcluster_table(df, "rate"), "",
+              f"### Coverage of the true gap ({gap:g}) by the nominal {1 - alpha:.0%} intervals (%)", "",
+              "The wild bootstrap's interval is found by inverting its test; a mean width is in the CSV.", "",
+              fewcluster_table(df, "coverage"), "",
+              f"### Detection rate of a true gap of {gap:g} (%, \"A better\" declared)", "",
+              "Only meaningful for tests that hold their level above.", "",
+              fewcluster_table(df, "power"), ""]
+    return lines

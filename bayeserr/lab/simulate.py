@@ -15,6 +15,25 @@ or judge score, no answer noise).  ``icc`` is the intra-cluster correlation of
 the latent difficulty.  For two models, the latent difficulties of A and B are
 normal with correlation ``rho`` at both levels, so the models agree on which
 questions are hard.
+
+Clusters are either equal (``cluster_size`` questions each) or given
+explicitly (``cluster_sizes``, e.g. a real benchmark's).  By default the two
+models' latent difficulties are correlated at ``rho`` at both the cluster and
+the question level, so the latent *difference* has the same ICC as the
+level.  ``icc_diff`` sets the cluster effect on the difference on its own:
+with cluster parts ``u_{A,c}, u_{B,c}`` correlated at ``ρ_c`` and question
+parts correlated at ``ρ_q``,
+
+    z_{j,i} = sqrt(icc) · u_{j,c} + sqrt(1 − icc) · v_{j,i}
+    ρ_c = 1 − icc_diff (1 − ρ) / icc,   ρ_q = 1 − (1 − icc_diff)(1 − ρ) / (1 − icc)
+
+so that the overall latent correlation stays ``ρ`` and the share of
+``Var(z_A − z_B)`` that lies between clusters is ``icc_diff`` — a cluster
+random effect ``u_{A,c} − u_{B,c}`` on the difference between the models
+(one model relatively better on some clusters), on the latent scale.  Each
+model's accuracy is unchanged.  :data:`PRESETS` holds the hard cluster
+designs of SPEC §7 (few equal clusters, SWE-bench Verified's repository
+sizes, one dominant cluster among many).
 """
 
 from __future__ import annotations
@@ -25,14 +44,14 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from scipy import special, stats
 
-from ..estimators import cluster_sums, normal_interval, se_bernoulli, se_clt, se_clustered, z_value
+from ..estimators import normal_interval, se_bernoulli
 
 
 @dataclass(frozen=True)
 class Design:
     """One cell of a simulation grid."""
 
-    n: int = 100  #: questions
+    n: int = 100  #: questions (set to sum(cluster_sizes) when those are given)
     accuracy: float = 0.7  #: true population accuracy μ (of model A)
     spread: float = 1.0  #: τ, sd of latent question difficulty
     cluster_size: int = 1  #: questions per cluster (1: no clusters)
@@ -41,17 +60,111 @@ class Design:
     fractional: bool = False
     gap: float = 0.0  #: μ_A − μ_B for two-model designs
     rho: float = 0.5  #: latent correlation of the two models' difficulties
+    cluster_sizes: tuple | None = None  #: explicit (unequal) cluster sizes, instead of cluster_size
+    icc_diff: float | None = None  #: latent ICC of the A − B difference (None: the same as icc)
+    name: str = ""  #: a label for tables (presets)
+
+    def __post_init__(self):
+        if self.cluster_sizes is not None:
+            sizes = tuple(int(m) for m in self.cluster_sizes)
+            if not sizes or min(sizes) < 1:
+                raise ValueError("cluster_sizes must be positive integers")
+            if self.cluster_size != 1:
+                raise ValueError("give cluster_size (equal clusters) or cluster_sizes, not both")
+            object.__setattr__(self, "cluster_sizes", sizes)
+            object.__setattr__(self, "n", sum(sizes))
+        if self.icc_diff is not None:
+            self.level_correlations()  # validates
 
     @property
     def codes(self) -> np.ndarray | None:
+        if self.cluster_sizes is not None:
+            return np.repeat(np.arange(len(self.cluster_sizes)), self.cluster_sizes)
         return None if self.cluster_size <= 1 else np.arange(self.n) // self.cluster_size
+
+    @property
+    def sizes(self) -> np.ndarray | None:
+        """Questions per cluster, or None without clusters."""
+        codes = self.codes
+        return None if codes is None else np.bincount(codes)
+
+    @property
+    def n_clusters(self) -> int | None:
+        codes = self.codes
+        return None if codes is None else int(codes.max()) + 1
 
     @property
     def binary_k1(self) -> bool:
         return not self.fractional and self.k == 1
 
+    def level_correlations(self) -> tuple[float, float]:
+        """(ρ_c, ρ_q): latent correlation of the two models' cluster parts and
+        question parts (see the module docstring).  Without ``icc_diff`` both
+        are ``rho``."""
+        if self.icc_diff is None:
+            return self.rho, self.rho
+        if not 0 <= self.icc_diff < 1:
+            raise ValueError(f"icc_diff must be in [0, 1) (got {self.icc_diff})")
+        between, within = self.icc_diff * (1 - self.rho), (1 - self.icc_diff) * (1 - self.rho)
+        rho_c = 1.0 if between == 0 else (1 - between / self.icc if self.icc > 0 else -math.inf)
+        rho_q = 1 - within / (1 - self.icc)
+        if not (-1 <= rho_c <= 1 and -1 <= rho_q <= 1):
+            raise ValueError(f"icc_diff = {self.icc_diff:g} is not reachable with icc = {self.icc:g} and "
+                             f"rho = {self.rho:g}: it needs icc ≥ icc_diff (1 − rho) / 2 "
+                             f"= {between / 2:g} and 1 − icc ≥ (1 − icc_diff)(1 − rho) / 2.")
+        return rho_c, rho_q
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["cluster_sizes"] = compact_sizes(self.cluster_sizes)
+        return d
+
+
+def compact_sizes(sizes) -> str | None:
+    """Cluster sizes as text, runs written ``size×count``: "231,75,22×2,1"."""
+    if sizes is None:
+        return None
+    out, i = [], 0
+    while i < len(sizes):
+        j = i
+        while j < len(sizes) and sizes[j] == sizes[i]:
+            j += 1
+        out.append(f"{sizes[i]}" + (f"×{j - i}" if j - i > 1 else ""))
+        i = j
+    return ",".join(out)
+
+
+#: SWE-bench Verified: questions per source repository (500 questions, 12 repositories).
+SWE_BENCH_VERIFIED_SIZES = (231, 75, 44, 34, 32, 22, 22, 19, 10, 8, 2, 1)
+
+
+def _split(total: int, parts: int) -> tuple:
+    """``total`` questions in ``parts`` clusters as equal as can be (larger first)."""
+    q, r = divmod(total, parts)
+    return (q + 1,) * r + (q,) * (parts - r)
+
+
+def _presets() -> dict:
+    out = {f"equal_{c}": Design(n=600, cluster_size=600 // c, name=f"{c} equal clusters")
+           for c in (2, 3, 5, 10, 20, 50, 200)}
+    out["swebench"] = Design(cluster_sizes=SWE_BENCH_VERIFIED_SIZES, name="SWE-bench Verified sizes")
+    out["dominant"] = Design(cluster_sizes=(500,) + _split(500, 199), name="1 dominant + 199 small")
+    return out
+
+
+#: Cluster structures of the few-cluster study (SPEC §7): equal sizes with C =
+#: 2…200 (600 questions), SWE-bench Verified's repository sizes (500
+#: questions, C = 12), and one cluster of half the questions among 199 small
+#: ones (1,000 questions).  Only the cluster fields are set; see
+#: :func:`fewcluster_designs` for the rest.
+PRESETS = _presets()
+
+
+def preset(name: str, **fields) -> Design:
+    """A preset cluster structure with other Design fields set."""
+    if name not in PRESETS:
+        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    return replace(PRESETS[name], **fields)
 
 
 def _latent(design: Design, reps: int, rng) -> np.ndarray:
@@ -61,6 +174,23 @@ def _latent(design: Design, reps: int, rng) -> np.ndarray:
         return v
     u = rng.standard_normal((reps, int(design.codes.max()) + 1))[:, design.codes]
     return math.sqrt(design.icc) * u + math.sqrt(1 - design.icc) * v
+
+
+def _latent_pair(design: Design, reps: int, rng):
+    """Latent difficulties of A and B with correlations ρ_c (cluster parts)
+    and ρ_q (question parts): the ``icc_diff`` model of the module docstring."""
+    rho_c, rho_q = design.level_correlations()
+
+    def correlated(shape, r):
+        x, y = rng.standard_normal(shape), rng.standard_normal(shape)
+        return x, r * x + math.sqrt(max(1 - r * r, 0.0)) * y
+
+    v_a, v_b = correlated((reps, design.n), rho_q)
+    if design.codes is None or design.icc == 0:
+        return v_a, v_b
+    u_a, u_b = correlated((reps, design.n_clusters), rho_c)
+    w, s = math.sqrt(design.icc), math.sqrt(1 - design.icc)
+    return w * u_a[:, design.codes] + s * v_a, w * u_b[:, design.codes] + s * v_b
 
 
 def _answers(design: Design, mu: float, z: np.ndarray, rng) -> np.ndarray:
@@ -81,8 +211,11 @@ def simulate(design: Design, reps: int, seed: int = 0) -> np.ndarray:
 def simulate_pair(design: Design, reps: int, seed: int = 0):
     """Replicates of models A (accuracy μ) and B (μ − gap) on the same questions."""
     rng = np.random.default_rng(seed)
-    z_a = _latent(design, reps, rng)
-    z_b = design.rho * z_a + math.sqrt(1 - design.rho**2) * _latent(design, reps, rng)
+    if design.icc_diff is None:
+        z_a = _latent(design, reps, rng)
+        z_b = design.rho * z_a + math.sqrt(1 - design.rho**2) * _latent(design, reps, rng)
+    else:
+        z_a, z_b = _latent_pair(design, reps, rng)
     return (_answers(design, design.accuracy, z_a, rng),
             _answers(design, design.accuracy - design.gap, z_b, rng))
 
@@ -131,15 +264,6 @@ def rho_for_binary_correlation(design: Design, target: float) -> float:
 
 
 # ---------------------------------------------------------------- intervals
-def _unit_totals(answers: np.ndarray, codes):
-    """Right answers and answers per unit (cluster, else question): (reps × units)."""
-    per_q = answers.sum(axis=2)
-    n_q = np.full(per_q.shape, float(answers.shape[2]))
-    if codes is None:
-        return per_q, n_q
-    return cluster_sums(per_q, codes), cluster_sums(n_q, codes)
-
-
 def intervals(answers: np.ndarray, design: Design, level: float = 0.95, bb_draws: int = 1000,
               seed: int = 0) -> dict:
     """Every interval method of the registry (:mod:`bayeserr.methods`) that
@@ -196,59 +320,45 @@ def coverage(design: Design, reps: int, level: float = 0.95, seed: int = 0) -> l
 
 
 # ---------------------------------------------------------------- tests of A − B
+def pair_batch(a: np.ndarray, b: np.ndarray, design: Design, seed: int = 0, draws: int = 1000,
+               wild_draws: int = 999):
+    """The replicates of a pair as a :class:`~bayeserr.pairtests.PairBatch`."""
+    from ..pairtests import PairBatch
+    return PairBatch(a, b, design.codes, binary=design.binary_k1, seed=seed, draws=draws,
+                     wild_draws=wild_draws)
 
 
 def decisions(a: np.ndarray, b: np.ndarray, design: Design, alpha: float = 0.05, seed: int = 0,
-              draws: int = 1000) -> dict:
-    """Per replicate: does each test declare a difference?
+              draws: int = 1000, wild_draws: int = 999, batch=None) -> dict:
+    """Per replicate: does each test of the registry (:mod:`bayeserr.pairtests`)
+    declare a difference?  test -> (reps,) with +1 A better, −1 B better, 0
+    no decision.
 
-    Frequentist tests are two-sided at ``alpha`` (entry: +1 A better, −1 B
-    better, 0 no decision).  The Bayesian rule is one-sided, as stated: it
-    declares "A better" when ``P(A > B) > 0.95`` (Dirichlet 2×2 posterior
-    for independent 0/1 questions, else the Bayesian bootstrap over
-    clusters/questions), so its false-positive rate is also about 5%.
+    Frequentist tests are two-sided at ``alpha``.  The Bayesian rules use
+    ``P(A > B)`` as the report computes it (Dirichlet 2×2 posterior for
+    independent 0/1 questions, else the Bayesian bootstrap over
+    clusters/questions, ``draws`` draws): ``bayes_prob_095`` is one-sided
+    ("A better" when P > 0.95, false-positive rate about 5%),
+    ``bayes_prob_0975`` two-sided (a difference when max(P, 1 − P) > 0.975).
+    The wild cluster bootstrap uses ``wild_draws`` weight vectors (all of
+    them when there are fewer patterns).  Tests that do not apply to the
+    design (clustered tests without clusters, McNemar without 0/1 answers)
+    are left out.
     """
-    from bayeserr.models import paired_dirichlet
-    from ..pairs import mcnemar_pvalues
-    sa, sb = a.mean(axis=2), b.mean(axis=2)
-    d = sa - sb
-    diff = d.mean(axis=1)
-    crit = z_value(1 - alpha)
-    codes = design.codes
-
-    def verdict(se):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            z = np.where(se > 0, diff / se, 0.0)
-        return np.sign(diff) * (np.abs(z) > crit)
-
-    out = {"unpaired": verdict(np.sqrt(se_clt(sa) ** 2 + se_clt(sb) ** 2)), "paired": verdict(se_clt(d))}
-    if codes is not None:
-        out["clustered_paired"] = verdict(se_clustered(d, codes))
-    if design.binary_k1:
-        b_only = np.sum((sa == 1) & (sb == 0), axis=1)
-        c_only = np.sum((sa == 0) & (sb == 1), axis=1)
-        p_exact, _ = mcnemar_pvalues(b_only, c_only)
-        out["mcnemar_exact"] = np.sign(b_only - c_only) * (p_exact < alpha)
-    if design.binary_k1 and codes is None:
-        prob = paired_dirichlet.prob_a_better(b_only, c_only, d.shape[1] - b_only - c_only)
-    else:
-        prob = _bootstrap_prob_a_better(a, b, codes, seed, draws)
-    out["bayes_prob_095"] = (prob > 0.95).astype(float)
-    return out
+    from ..pairtests import TESTS
+    batch = batch or pair_batch(a, b, design, seed, draws, wild_draws)
+    return {t.key: t.decide(batch, alpha) for t in TESTS.values() if t.applies(batch)}
 
 
-def _bootstrap_prob_a_better(a: np.ndarray, b: np.ndarray, codes, seed: int, draws: int) -> np.ndarray:
-    """P(A − B > 0) by the Bayesian bootstrap over clusters (or questions) of
-    the paired answer differences, for every replicate."""
-    from bayeserr.models.bayesian_bootstrap import distinct_units, grouped_draws
-    from ..bayes.pairs import pair_probabilities
-    k_a, n_u = _unit_totals(a, codes)
-    k_b, _ = _unit_totals(b, codes)
-    values, mult = distinct_units(k_a - k_b, n_u)
-    out = np.empty(a.shape[0])
-    for sl, mean in grouped_draws(values, mult, draws, np.random.default_rng(seed)):
-        out[sl] = pair_probabilities(mean.T, rope=0.0)[0]
-    return out
+def pair_intervals(a: np.ndarray, b: np.ndarray, design: Design, level: float = 0.95, seed: int = 0,
+                   draws: int = 1000, wild_draws: int = 999, batch=None, skip=()) -> dict:
+    """Every interval for A − B that goes with a test of the registry, on every
+    replicate: test -> (reps × 2).  ``skip``: tests whose interval is not
+    wanted (the wild bootstrap's, found by test inversion, is the costly one)."""
+    from ..pairtests import TESTS
+    batch = batch or pair_batch(a, b, design, seed, draws, wild_draws)
+    return {t.key: t.interval(batch, level) for t in TESTS.values()
+            if t.interval is not None and t.key not in skip and t.applies(batch)}
 
 
 @dataclass(frozen=True)
@@ -275,6 +385,82 @@ def error_rates(design: Design, reps: int, alpha: float = 0.05, seed: int = 0) -
         r = float(np.mean(hit))
         out.append(RateCell(design, test, reps, r, math.sqrt(max(r * (1 - r), 1e-12) / reps), alpha))
     return out
+
+
+@dataclass(frozen=True)
+class PairCell:
+    """One test on one pair design: its decision rate and, where the test has
+    an interval, how often that interval covers the true gap."""
+
+    design: Design
+    test: str
+    reps: int
+    rate: float  #: share declaring a difference (gap 0: false-positive rate; else "A better")
+    rate_se: float  #: Monte Carlo SE of the rate, sqrt(r(1 − r)/R)
+    coverage: float  #: share of intervals containing the true gap μ_A − μ_B (NaN: no interval)
+    coverage_se: float
+    mean_width: float  #: inf when some interval is unbounded (possible for the wild bootstrap)
+    design_effect: float  #: Var(d̄) over replicates / mean SE_paired²: how much clustering inflates Var(d̄)
+    alpha: float
+
+    def to_dict(self) -> dict:
+        from ..fewclusters import bm_df, effective_clusters
+        sizes = self.design.sizes
+        c_eff, df = (None, None) if sizes is None else (float(effective_clusters(sizes)), float(bm_df(sizes)))
+        return {**self.design.to_dict(), "clusters": self.design.n_clusters, "effective_clusters": c_eff,
+                "bm_df": df, "test": self.test,
+                "reps": self.reps, "alpha": self.alpha, "rate": self.rate, "rate_se": self.rate_se,
+                "coverage": self.coverage, "coverage_se": self.coverage_se, "mean_width": self.mean_width,
+                "design_effect": self.design_effect}
+
+
+def _rate_se(r: float, reps: int) -> float:
+    return math.sqrt(max(r * (1 - r), 1e-12) / reps)
+
+
+def pair_calibration(design: Design, reps: int, alpha: float = 0.05, seed: int = 0, wild_draws: int = 999,
+                     wild_interval: bool = True) -> list[PairCell]:
+    """Decision rate and interval coverage of every test of A − B on one
+    simulation of ``design`` (the few-cluster study, SPEC §7).
+
+    At ``gap = 0`` the rate is the false-positive rate (any declared
+    difference); otherwise the detection rate ("A better" declared).
+    Coverage is of the true gap by the nominal ``1 − alpha`` interval of each
+    test that has one (at gap 0 it equals one minus the false-positive rate
+    for the z and t tests).  ``wild_interval=False`` skips the wild
+    bootstrap's interval (test inversion: about 25 bootstrap evaluations).
+    """
+    a, b = simulate_pair(design, reps, seed)
+    batch = pair_batch(a, b, design, seed + 1, wild_draws=wild_draws)
+    verdicts = decisions(a, b, design, alpha, batch=batch)
+    ivs = pair_intervals(a, b, design, 1 - alpha, batch=batch, skip=() if wild_interval else ("wild_bootstrap",))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        deff = float(np.var(batch.diff, ddof=1) / np.mean(batch.se_paired ** 2))
+    out = []
+    for test, verdict in verdicts.items():
+        hit = verdict != 0 if design.gap == 0 else verdict > 0
+        r = float(np.mean(hit))
+        cov = cov_se = width = math.nan
+        if test in ivs:
+            lo, hi = ivs[test][:, 0], ivs[test][:, 1]
+            ok = ~(np.isnan(lo) | np.isnan(hi))
+            if ok.any():
+                cov = float(np.mean((lo[ok] <= design.gap) & (design.gap <= hi[ok])))
+                cov_se = _rate_se(cov, int(ok.sum()))
+                width = float(np.mean(hi[ok] - lo[ok]))
+        out.append(PairCell(design, test, reps, r, _rate_se(r, reps), cov, cov_se, width, deff, alpha))
+    return out
+
+
+def fewcluster_designs(presets=None, icc_diffs=(0.0, 0.02, 0.05, 0.1), gap: float = 0.0,
+                       accuracy: float = 0.6, icc: float = 0.2, rho: float = 0.7, spread: float = 1.0):
+    """The few-cluster grid: every preset (default all of :data:`PRESETS`) ×
+    cluster effect on the difference ``icc_diff``, two 0/1 models of accuracy
+    ``accuracy`` and ``accuracy − gap`` with level ICC ``icc`` and latent
+    correlation ``rho``."""
+    names = list(PRESETS) if presets is None else list(presets)
+    return [preset(p, accuracy=accuracy, gap=gap, icc=icc, rho=rho, spread=spread, icc_diff=float(v))
+            for p in names for v in icc_diffs]
 
 
 # ---------------------------------------------------------------- grids
@@ -309,7 +495,8 @@ def prior_coverage(n: int, reps: int, level: float = 0.95, prior=(1.0, 1.0), see
 def simulate_models(design: Design, accuracies: dict, reps: int = 1, seed: int = 0) -> dict:
     """Many models on the same questions: each model's latent difficulty is
     ``ρ · (shared) + sqrt(1 − ρ²) · (own)``, so every pair has latent
-    correlation ρ² (``design.rho``); ``accuracies`` maps model -> μ."""
+    correlation ρ² (``design.rho``) at both levels (``icc_diff`` is not used
+    here); ``accuracies`` maps model -> μ."""
     rng = np.random.default_rng(seed)
     shared = _latent(design, reps, rng)
     out = {}
