@@ -98,13 +98,18 @@ def design_effect(se_cluster, se_plain):
 class VarianceComponents:
     """Law-of-total-variance split of per-question scores (paper §3.1)."""
 
-    between_questions: float  #: Var(x), spread of the per-question true means
+    between_questions: float  #: Var(x), spread of the per-question true means (≥ 0)
     within_questions: float  #: E[σ²], mean within-question answer variance
     k_recommended: int | None  #: smallest K with E[σ²]/K < Var(x)/10
+    #: the subtraction for Var(x) came out negative (answer noise larger than
+    #: the spread of the question means) and was clamped to 0
+    between_clamped: bool = False
 
     def to_dict(self) -> dict:
         return {"between_questions": self.between_questions,
-                "within_questions": self.within_questions}
+                "within_questions": self.within_questions,
+                "k_recommended": self.k_recommended,
+                "between_clamped": self.between_clamped}
 
 
 def variance_components(answers: np.ndarray) -> VarianceComponents | None:
@@ -115,8 +120,14 @@ def variance_components(answers: np.ndarray) -> VarianceComponents | None:
         E[σ²]  ≈ mean_i var(answers_i, ddof=1)      (questions with K_i ≥ 2)
         Var(x) ≈ Var(s_i) − mean_i(σ_i² / K_i)
 
-    and recommends the smallest K for which ``E[σ²]/K < Var(x)/10`` ("more
-    resamples stop paying off").  Returns ``None`` when no question has two
+    A variance cannot be negative: when the subtraction comes out below 0
+    (the answer noise explains all the spread of the question means, which
+    happens by chance when Var(x) is small), Var(x) is reported as 0 and
+    ``between_clamped`` says so, as the design-effect floor does.
+
+    Recommends the smallest K for which ``E[σ²]/K < Var(x)/10`` ("more
+    resamples stop paying off"): ``⌊10 E[σ²] / Var(x)⌋ + 1``; ``None`` when
+    Var(x) is 0 (no K is enough).  Returns ``None`` when no question has two
     or more samples.
     """
     k = np.sum(~np.isnan(answers), axis=1)
@@ -126,6 +137,8 @@ def variance_components(answers: np.ndarray) -> VarianceComponents | None:
     sigma2 = np.nanvar(rows, axis=1, ddof=1)
     within = float(sigma2.mean())
     s = np.nanmean(answers[k >= 1], axis=1)
-    between = float(np.var(s, ddof=1) - np.mean(sigma2 / k[k >= 2]))
+    raw = float(np.var(s, ddof=1) - np.mean(sigma2 / k[k >= 2]))
+    clamped = raw < 0
+    between = 0.0 if clamped else raw
     k_rec = int(np.floor(10 * within / between)) + 1 if between > 0 else None
-    return VarianceComponents(between, within, k_rec)
+    return VarianceComponents(between, within, k_rec, bool(clamped))

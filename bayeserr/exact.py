@@ -36,10 +36,21 @@ def proportion_interval(successes, n, level: float, method: str) -> np.ndarray:
 
     ``successes`` and ``n`` may be arrays (one interval per element) and may
     be fractional, as they are on the effective sample size.
+
+    Jeffreys (``method="jeffreys"``) is the equal-tailed interval of the
+    ``Beta(x + ½, n − x + ½)`` posterior, except at the edges, where Brown,
+    Cai & DasGupta (2001) set the lower end to 0 when ``x = 0`` and
+    the upper end to 1 when ``x = n``: statsmodels returns the plain
+    quantiles there (e.g. ``[0.883, 0.999976]`` for 20/20), an interval
+    that excludes the observed proportion.
     """
-    low, high = proportion_confint(np.asarray(successes, float), np.asarray(n, float),
-                                   alpha=1 - level, method=METHODS[method])
-    return np.stack([np.asarray(low, float), np.asarray(high, float)], axis=-1)
+    x, m = np.asarray(successes, float), np.asarray(n, float)
+    low, high = proportion_confint(x, m, alpha=1 - level, method=METHODS[method])
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    if method == "jeffreys":
+        low = np.where(x == 0, 0.0, low)
+        high = np.where(x == m, 1.0, high)
+    return np.stack([low, high], axis=-1)
 
 
 def effective_n(n: int, deff: float) -> float:

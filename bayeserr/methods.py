@@ -199,35 +199,56 @@ def _hierarchical_rows(batch) -> np.ndarray:
 
 
 @register("hierarchical_posterior", "Hierarchical posterior", "Hierarchical posterior", "bayes",
-          "0/1 answers with clusters or K > 1", "§5.2", color="#9467bd", bayes=True)
+          "0/1 answers with clusters or K > 1", "§5.2", color="#9467bd", bayes=True, lab=False)
 def _hierarchical(batch, level):
+    """Posterior of the question-weighted mean accuracy of these groups,
+    ``Σ_g m_g θ_g / Σ_g m_g`` (m_g: answered questions in group g) — the
+    estimand of the score beside it.  μ, the mean rate of a new cluster, is
+    kept as ``hierarchical_mu`` (``batch.side``): a different estimand."""
     from bayeserr.models import hierarchical
     rows = _hierarchical_rows(batch)
-    out = _nan(batch)
+    out, mu_out = _nan(batch), _nan(batch)
+    batch.side["hierarchical_mu"] = mu_out
     if not rows.any():
         return out
     k_u, n_u = batch.unit_counts()
+    m_u = (batch.cluster_sizes if batch.codes is not None
+           else batch.answered.astype(float))  # questions per group
     settings = batch.bayes
+    q = [(1 - level) / 2, (1 + level) / 2]
     if settings is not None and settings.mode == "mcmc":
-        from .bayes.fitting import hierarchical_mcmc
+        from .bayes.fitting import hierarchical_mcmc, weighted_mean_draws
         for row in np.flatnonzero(rows):
             answers, codes = batch.row_answers(row)
             name = batch.names[row] if batch.names else str(row)
             idata, notes = hierarchical_mcmc(answers, codes, settings, name)
-            mu = idata.posterior["mu"].values.ravel()
-            out[row] = np.quantile(mu, [(1 - level) / 2, (1 + level) / 2])
+            mu_out[row] = np.quantile(idata.posterior["mu"].values.ravel(), q)
+            used = n_u[row] > 0
+            w = weighted_mean_draws(idata, k_u[row][used], n_u[row][used], m_u[row][used], settings.seed)
+            out[row] = np.quantile(w, q)
             batch.record(int(row), "hierarchical", idata)
             batch.notes.extend(notes)
         return out
-    if not batch.keep_fits and (n_u[rows] == n_u[rows][:1]).all():
-        out[rows] = hierarchical.batch_intervals(k_u[rows], n_u[rows][0], level)
+    if not batch.keep_fits:
+        mu_out[rows] = hierarchical.batch_intervals(k_u[rows], n_u[rows], level)
+        out[rows] = hierarchical.weighted_mean_intervals(k_u[rows], n_u[rows], level, weights=m_u[rows])
         return out
     for row in np.flatnonzero(rows):
         used = n_u[row] > 0
         post = hierarchical.fit_exact(k_u[row][used], n_u[row][used])
-        out[row] = post.interval(level)
+        mu_out[row] = post.interval(level)
+        out[row] = post.weighted_mean_interval(level, weights=m_u[row][used])
         batch.record(int(row), "hierarchical", post)
     return out
+
+
+@register("hierarchical_mu", "Hierarchical μ (new cluster)", "Hierarchical $\\mu$", "bayes",
+          "0/1 answers with clusters or K > 1", "§5.2", color="#c5b0d5", bayes=True, report=False)
+def _hierarchical_mu(batch, level):
+    """μ, the mean rate of a new cluster: the estimand the lab's population truth
+    matches (the report keeps it as ``hierarchical_mu``, outside ``intervals``)."""
+    _hierarchical(batch, level)
+    return batch.side["hierarchical_mu"]
 
 
 @register("bayesian_bootstrap", "Bayesian bootstrap", "Bayesian bootstrap", "bayes",

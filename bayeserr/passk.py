@@ -4,15 +4,20 @@ Per problem with n samples of which c are correct, the unbiased estimator of
 the chance that at least one of k fresh samples is correct is (Chen et al.
 2021, eq. 1)::
 
-    pass@k_i = 1 − C(n − c, k) / C(n, k)
+    pass@k_i = 1 − C(n − c, k) / C(n, k) = 1 − Π_{i=n−c+1}^{n} (1 − k/i)
 
-computed in log-gamma form, ``exp(lnΓ(n−c+1) − lnΓ(n−c−k+1) − lnΓ(n+1) +
-lnΓ(n−k+1))`` for the ratio, vectorized over problems (1 when ``n − c < k``);
-the tests check it against Chen et al.'s product form and brute-force
-enumeration.  The benchmark's pass@k is the mean over problems; its
-standard errors are the CLT (M1) and clustered (M4) SEs over problems, and
-paired comparisons between models are (M7)/(M8) on the per-problem values,
-exactly as for any other fractional score.
+Exact where the combinatorics are: 0 when ``c = 0`` and 1 when ``n − c < k``.
+Otherwise the product form (Chen et al.'s numerically stable one), which
+for a given n is a running product over c: one ``cumprod`` per distinct
+sample count serves every problem with that n, so the cost grows with the
+distinct n, not with the number of problems (the log-gamma form, which
+leaves rounding residue such as −4e-16 at c = 0, is kept only as a fallback
+for exotic inputs with very many distinct large n).  The tests check it
+against exact rational arithmetic with ``math.comb``.  The benchmark's
+pass@k is the mean over problems; its standard errors are the CLT (M1) and
+clustered (M4) SEs over problems, and paired comparisons between models are
+(M7)/(M8) on the per-problem values, exactly as for any other fractional
+score.
 """
 
 from __future__ import annotations
@@ -23,22 +28,52 @@ import xarray as xr
 from .errors import InputError
 
 
+#: largest total length of the running products (sum of the distinct n)
+#: computed by the product form; beyond it the log-gamma form is used.
+PRODUCT_BUDGET = 5_000_000
+
+
 def pass_at_k(n, c, k: int) -> np.ndarray:
-    """Unbiased per-problem pass@k for arrays of samples ``n`` and correct ``c``."""
-    n = np.asarray(n, dtype=np.int64)
-    c = np.asarray(c, dtype=np.int64)
+    """Unbiased per-problem pass@k for arrays of samples ``n`` and correct ``c``.
+
+    Exactly 0 where ``c = 0`` and exactly 1 where ``n − c < k``; elsewhere
+    ``1 − Π_{i=n−c+1}^{n} (1 − k/i)``, within a few ulps of the exact value.
+    """
+    n = np.asarray(n)
+    c = np.asarray(c)
+    if np.any(n != np.round(n)) or np.any(c != np.round(c)):
+        raise InputError("pass@k: sample and correct counts must be whole numbers.")
+    n = n.astype(np.int64)
+    c = c.astype(np.int64)
+    if int(k) != k or k < 1:
+        raise InputError(f"pass@k needs a whole k ≥ 1 (got {k}).")
+    k = int(k)
     if np.any(c > n) or np.any(c < 0):
         raise InputError("pass@k: correct counts must lie between 0 and the number of samples.")
     if np.any(n < k):
         raise InputError(f"pass@k with k = {k} needs at least {k} samples per problem "
                          f"(the smallest has {int(n.min())}).")
-    from scipy.special import gammaln
-    fail = n - c
-    ok = fail >= k
-    ratio = np.zeros(n.shape)
-    f, m = fail[ok].astype(float), n[ok].astype(float)
-    ratio[ok] = np.exp(gammaln(f + 1) - gammaln(f - k + 1) - gammaln(m + 1) + gammaln(m - k + 1))
-    return 1.0 - ratio
+    out = np.zeros(n.shape)
+    out[n - c < k] = 1.0
+    mid = (c > 0) & (n - c >= k)
+    if not mid.any():
+        return out
+    nm, cm = n[mid], c[mid]
+    distinct = np.unique(nm)
+    if distinct.sum() <= PRODUCT_BUDGET:
+        vals = np.empty(nm.shape)
+        for m in distinct:
+            # survive[j] = Π_{i=m−j}^{m} (1 − k/i): the chance that k fresh
+            # samples all fail when j + 1 of the m are correct
+            survive = np.cumprod(1.0 - k / np.arange(m, m - int(cm[nm == m].max()), -1, dtype=float))
+            sel = nm == m
+            vals[sel] = 1.0 - survive[cm[sel] - 1]
+        out[mid] = vals
+    else:
+        from scipy.special import gammaln
+        f, m = (nm - cm).astype(float), nm.astype(float)
+        out[mid] = 1.0 - np.exp(gammaln(f + 1) - gammaln(f - k + 1) - gammaln(m + 1) + gammaln(m - k + 1))
+    return out
 
 
 def counts(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:

@@ -21,18 +21,53 @@ from .estimators import se_clt, se_clustered, variance_components, z_value
 def _z_sum(alpha: float, power: float) -> float:
     """``z_{α/2} + z_β`` of (M9)/(M10)."""
     if not 0 < alpha < 1 or not 0 < power < 1:
-        raise InputError(f"alpha and power must lie in (0, 1) (got alpha={alpha}, power={power}).")
+        raise InputError(f"alpha and power must lie in (0, 1) (got alpha={alpha}, power={power}); "
+                         "e.g. alpha 0.05, power 0.8.")
     return z_value(1 - alpha) + float(stats.norm.ppf(power))
+
+
+def _check_variances(omega2, sigma2_a, sigma2_b, k_a, k_b) -> None:
+    """Planning inputs of (M9)/(M10): variances ≥ 0, sample counts ≥ 1 (NaN rejected)."""
+    for name, v in (("omega2", omega2), ("sigma2_a", sigma2_a), ("sigma2_b", sigma2_b)):
+        if not v >= 0 or not math.isfinite(v):
+            raise InputError(f"{name} is a variance and must be a finite number ≥ 0 (got {v}); "
+                             "estimate it from a pilot (--pilot) if unsure.")
+    for name, v in (("k_a", k_a), ("k_b", k_b)):
+        if not v >= 1 or not math.isfinite(v):
+            raise InputError(f"{name} (answers per question) must be at least 1 (got {v}).")
+
+
+def _check_deff(deff) -> None:
+    if not deff >= 1 or not math.isfinite(deff):
+        raise InputError(f"the design effect must be a finite number ≥ 1 (got {deff}); a clustered "
+                         "design is never credited with more information than independent questions.")
+
+
+def _check_p(name: str, p) -> None:
+    if not 0 < p < 1:
+        raise InputError(f"{name} is an accuracy and must lie strictly between 0 and 1 (got {p}).")
 
 
 def paired_variance(omega2: float, sigma2_a: float = 0.0, sigma2_b: float = 0.0,
                     k_a: float = 1, k_b: float = 1) -> float:
     """The variance term of (M9): ``ω² + σ_A²/K_A + σ_B²/K_B``."""
+    _check_variances(omega2, sigma2_a, sigma2_b, k_a, k_b)
     return omega2 + sigma2_a / k_a + sigma2_b / k_b
 
 
 def design_effect_icc(cluster_size: float, icc: float) -> float:
-    """Design effect of equal clusters of ``m`` questions: ``1 + (m − 1) ρ_icc`` (SPEC §4)."""
+    """Design effect of equal clusters of ``m`` questions: ``1 + (m − 1) ρ_icc`` (SPEC §4).
+
+    For planning, ``m ≥ 1`` and ``0 ≤ ρ_icc < 1``; anything else raises
+    :class:`~bayeserr.errors.InputError` (a negative ICC would promise fewer
+    questions than independent ones need; a pilot's negative estimate is
+    floored by :func:`from_pilot`, not passed here).
+    """
+    if not cluster_size >= 1 or not math.isfinite(cluster_size):
+        raise InputError(f"cluster size (questions per cluster) must be at least 1 (got {cluster_size}).")
+    if not 0 <= icc < 1:
+        raise InputError(f"icc (intra-cluster correlation) must lie in [0, 1) for planning (got {icc}); "
+                         "a negative estimate is noise: use 0.")
     return 1.0 + (cluster_size - 1.0) * icc
 
 
@@ -43,12 +78,16 @@ def n_required(delta: float, omega2: float, sigma2_a: float = 0.0, sigma2_b: flo
 
         n = (z_{α/2} + z_β)² (ω² + σ_A²/K_A + σ_B²/K_B) / δ²
 
-    multiplied by the design effect ``deff`` for clustered designs.  Returns
-    the unrounded n (round up to plan).
+    multiplied by the design effect ``deff`` (≥ 1) for clustered designs.
+    Returns the unrounded n (round up to plan).  Out-of-range inputs
+    (``delta`` ≤ 0 or NaN, negative variances, ``alpha``/``power`` outside
+    (0, 1), ``deff`` < 1) raise :class:`~bayeserr.errors.InputError`.
     """
-    if delta <= 0:
+    if not delta > 0 or not math.isfinite(delta):
         raise InputError(f"delta must be a positive difference (got {delta}); e.g. 0.03 for 3 points.")
-    return _z_sum(alpha, power) ** 2 * paired_variance(omega2, sigma2_a, sigma2_b, k_a, k_b) * deff / delta**2
+    _check_deff(deff)
+    z = _z_sum(alpha, power)
+    return z**2 * paired_variance(omega2, sigma2_a, sigma2_b, k_a, k_b) * deff / delta**2
 
 
 def mde(n: float, omega2: float, sigma2_a: float = 0.0, sigma2_b: float = 0.0,
@@ -58,16 +97,22 @@ def mde(n: float, omega2: float, sigma2_a: float = 0.0, sigma2_b: float = 0.0,
 
         δ = (z_{α/2} + z_β) sqrt( deff (ω² + σ_A²/K_A + σ_B²/K_B) / n )
     """
-    if n <= 0:
-        raise InputError(f"n must be positive (got {n}).")
-    return _z_sum(alpha, power) * math.sqrt(paired_variance(omega2, sigma2_a, sigma2_b, k_a, k_b) * deff / n)
+    if not n > 0 or not math.isfinite(n):
+        raise InputError(f"n must be a positive number of questions (got {n}).")
+    _check_deff(deff)
+    z = _z_sum(alpha, power)
+    return z * math.sqrt(paired_variance(omega2, sigma2_a, sigma2_b, k_a, k_b) * deff / n)
 
 
 def n_unpaired(p_a: float, p_b: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
     """Questions per model to detect ``p_A − p_B`` between independent proportions::
 
         n = (z_{α/2} + z_β)² (p_A(1 − p_A) + p_B(1 − p_B)) / δ²
+
+    ``p_a`` and ``p_b`` must lie strictly between 0 and 1.
     """
+    _check_p("p_a", p_a)
+    _check_p("p_b", p_b)
     delta = abs(p_a - p_b)
     if delta == 0:
         raise InputError("p_a and p_b are equal: no sample size detects a zero difference.")
@@ -81,6 +126,10 @@ def tie_zone(p: float, n: float, level: float = 0.95) -> float:
 
     A gap smaller than this cannot be ranked by the benchmark.
     """
+    if not 0 <= p <= 1:
+        raise InputError(f"the accuracy p must lie in [0, 1] (got {p}).")
+    if not n > 0 or not math.isfinite(n):
+        raise InputError(f"n must be a positive number of questions (got {n}).")
     return z_value(level) * math.sqrt(2 * p * (1 - p) / n)
 
 
@@ -91,6 +140,9 @@ def n_for_tie_zone(width: float, p: float, level: float = 0.95) -> float:
     the "resolution" criterion (a gap of ``width`` just reaches significance,
     i.e. 50% power), not an 80%-power plan; see :func:`n_unpaired` for that.
     """
+    if not width > 0 or not math.isfinite(width):
+        raise InputError(f"the tie-zone width must be positive (got {width}); e.g. 0.03 for 3 points.")
+    _check_p("p", p)
     return z_value(level) ** 2 * 2 * p * (1 - p) / width**2
 
 
@@ -107,9 +159,11 @@ class PilotEstimates:
     k_a: float
     k_b: float
     correlation: float
-    icc: float | None  #: intra-cluster correlation of the differences
-    cluster_size: float | None  #: mean questions per cluster
-    design_effect: float  #: 1 + (m − 1) ρ_icc, or 1 without clusters
+    icc: float | None  #: ρ_icc of the differences used for planning (the estimate, floored at 0)
+    cluster_size: float | None  #: size-weighted mean questions per cluster, Σ n_c² / n = n / C_eff
+    design_effect: float  #: 1 + (m − 1) ρ_icc, never below 1; 1 without clusters
+    icc_estimate: float | None = None  #: the pilot's raw ρ_icc estimate (may be < 0: noise)
+    deff_floored: bool = False  #: the raw estimate was < 0 and the design effect was floored at 1
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -136,7 +190,10 @@ def from_pilot(ds: xr.Dataset, a: str, b: str) -> PilotEstimates:
     estimated by ``Cov(s_A, s_B)``.  With K = 1 the two cannot be separated
     and ``ω² = Var(s_A − s_B)`` (σ² set to 0), which is what the paired SE
     of a new eval with K = 1 will see.  With clusters, ρ_icc is read off the
-    observed design effect of the differences: ``(deff − 1)/(m − 1)``.
+    observed design effect of the differences: ``(deff − 1)/(m − 1)``.  A
+    negative estimate is noise, not a discount (SPEC §4): it is kept in
+    ``icc_estimate``, while ``icc`` and ``design_effect`` used for planning
+    are floored at 0 and 1, and ``deff_floored`` says the floor applied.
     """
     sa, sb, both, answers = _pilot_pair(ds, a, b)
     cov = float(np.cov(sa, sb, ddof=1)[0, 1])
@@ -149,16 +206,24 @@ def from_pilot(ds: xr.Dataset, a: str, b: str) -> PilotEstimates:
     else:
         sig = [0.0, 0.0]
         omega2 = float(np.var(sa - sb, ddof=1))
-    icc = m = None
-    deff = 1.0
+    icc = raw = m = None
+    deff, floored = 1.0, False
     codes = cluster_codes(ds)
     if codes is not None:
         codes = codes[both]
         d = sa - sb
-        m = float(d.size / np.unique(codes).size)
+        from .fewclusters import cr2_mean
+        sizes = np.bincount(np.unique(codes, return_inverse=True)[1]).astype(float)
+        # size-weighted mean cluster size n / C_eff = Σ n_c² / n (Kish): with unequal
+        # clusters the design effect grows with it, not with the plain mean size
+        m = float((sizes**2).sum() / sizes.sum())
         plain = se_clt(d)
-        observed = (se_clustered(d, codes) / plain) ** 2 if plain > 0 else 1.0
-        icc = float((observed - 1) / (m - 1)) if m > 1 else 0.0
-        deff = design_effect_icc(m, icc)
+        cr2 = float(cr2_mean(d, codes).se) if sizes.size > 1 else float("nan")
+        observed = (cr2 / plain) ** 2 if plain > 0 and np.isfinite(cr2) else 1.0
+        raw = float((observed - 1) / (m - 1)) if m > 1 else 0.0
+        floored = raw < 0
+        icc = max(raw, 0.0)
+        deff = 1.0 + (m - 1.0) * icc
     corr = float(np.corrcoef(sa, sb)[0, 1]) if np.std(sa) > 0 and np.std(sb) > 0 else float("nan")
-    return PilotEstimates(a, b, int(sa.size), omega2, sig[0], sig[1], k[0], k[1], corr, icc, m, deff)
+    return PilotEstimates(a, b, int(sa.size), omega2, sig[0], sig[1], k[0], k[1], corr, icc, m, deff,
+                          raw, floored)

@@ -77,26 +77,25 @@ def plan(*, delta=None, n=None, omega2=None, sigma2_a=0.0, sigma2_b=0.0, k_a=Non
         return Plan("unpaired", "n_required", need, {"p_a": unpaired[0], "p_b": unpaired[1], "alpha": alpha,
                                          "power": power},
                     f"{need} questions per model (unpaired, alpha {alpha:g}, power {power:.0%}).")
-    pilot_dict = None
+    pilot_dict, deff, notes = None, 1.0, []
     if pilot is not None:
         ds, a, b = pilot
         est = pw.from_pilot(ds, a, b)
         omega2, sigma2_a, sigma2_b = est.omega2, est.sigma2_a, est.sigma2_b
         k_a, k_b = k_a or est.k_a, k_b or est.k_b
-        if est.icc is not None:
-            cluster_size = cluster_size or est.cluster_size
-            icc = icc if icc is not None else est.icc
+        if est.icc is not None and icc is None and cluster_size is None:
+            cluster_size, icc, deff = est.cluster_size, est.icc, est.design_effect
+            if est.deff_floored:
+                notes.append(f"The pilot's ICC estimate {est.icc_estimate:.3f} is below 0, which is "
+                             "noise, not a discount: planning uses design effect 1.")
         pilot_dict = est.to_dict()
     _need(omega2=omega2)
     k_a, k_b = k_a or 1.0, k_b or 1.0
     inputs = dict(omega2=omega2, sigma2_a=sigma2_a, sigma2_b=sigma2_b, k_a=k_a, k_b=k_b,
                   alpha=alpha, power=power)
-    deff, notes = 1.0, []
     if cluster_size is not None and icc is not None:
-        deff = pw.design_effect_icc(cluster_size, icc)
-        if deff < 1.0:
-            notes.append(f"The ICC estimate {icc:.3f} is below 0 (noise): planning uses design effect 1.")
-            deff = 1.0
+        if pilot_dict is None or deff == 1.0 and not notes:
+            deff = pw.design_effect_icc(cluster_size, icc)
         inputs.update(cluster_size=cluster_size, icc=icc, design_effect=deff)
     if delta is not None:
         inputs["delta"] = delta
@@ -106,7 +105,7 @@ def plan(*, delta=None, n=None, omega2=None, sigma2_a=0.0, sigma2_b=0.0, k_a=Non
         text = (f"{need} questions to detect a paired difference of {100 * delta:g} points "
                 f"(alpha {alpha:g}, power {power:.0%}, variance {var:.4f}")
         clusters = None
-        if deff != 1.0:
+        if cluster_size is not None and icc is not None and cluster_size > 1:
             clusters = math.ceil(need / cluster_size)
             text += (f", design effect {deff:.2f}: {clusters} clusters of about "
                      f"{round(cluster_size):d} questions")

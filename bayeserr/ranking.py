@@ -20,45 +20,47 @@ import numpy as np
 #: stop splitting beyond this many groups (a pathological significance pattern);
 #: the display is then marked incomplete rather than taking unbounded time
 MAX_GROUPS = 2000
+#: more groups than this cannot be read as letters: no letters are shown then
+#: (the report says so and points to the pairwise table)
+MAX_LETTERS = 52
 
 
 def _letters(k: int) -> str:
-    alphabet = string.ascii_lowercase
-    out = ""
-    k += 1
-    while k:
-        k, r = divmod(k - 1, 26)
-        out = alphabet[r] + out
-    return out
+    """The k-th letter: a–z, then A–Z (at most :data:`MAX_LETTERS` groups)."""
+    return (string.ascii_lowercase + string.ascii_uppercase)[k]
 
 
 def letter_groups(names, differs: np.ndarray) -> tuple[dict, bool]:
     """Letters per model from a symmetric boolean matrix ``differs[i, j]``
     (True: significantly different).  ``names`` are in ranking order.
 
-    Returns ``({name: letters}, complete)``; ``complete`` is False only if
-    :data:`MAX_GROUPS` stopped the algorithm.
+    Returns ``({name: letters}, complete)``; ``complete`` is False (and the
+    letters empty) when the significance pattern needs more than
+    :data:`MAX_LETTERS` groups to be shown.
     """
     m = len(names)
-    groups = [frozenset(range(m))]
+    # groups as bit masks; only groups created by a split can be absorbed (an
+    # untouched group was maximal before and cannot fit inside a smaller one)
+    groups = [(1 << m) - 1]
     complete = True
     for i, j in zip(*np.nonzero(np.triu(differs, 1))):
-        new = []
-        for g in groups:
-            if i in g and j in g:
-                new += [g - {i}, g - {j}]
-            else:
-                new.append(g)
-        new = list(dict.fromkeys(new))
-        groups = [g for g in new if g and not any(g < h for h in new)]
+        both = (1 << int(i)) | (1 << int(j))
+        keep = [g for g in groups if g & both != both]
+        split = {g & ~(1 << int(k)) for g in groups if g & both == both for k in (i, j)}
+        everyone = keep + list(split)
+        groups = keep + [g for g in split
+                         if g and not any(g | h == h and g != h for h in everyone)]
         if len(groups) > MAX_GROUPS:
             complete = False
             break
+    if len(groups) > MAX_LETTERS:
+        return {}, False
+    groups = [frozenset(k for k in range(m) if g >> k & 1) for g in groups]
     groups.sort(key=lambda g: (min(g), sorted(g)))
     letters = {n: "" for n in names}
     for k, g in enumerate(groups):
         for idx in sorted(g):
-            letters[names[idx]] += _letters(k) if len(_letters(k)) == 1 else f"[{_letters(k)}]"
+            letters[names[idx]] += _letters(k)
     return letters, complete
 
 

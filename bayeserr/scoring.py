@@ -105,6 +105,10 @@ _UNCLUSTERED = dict.fromkeys(("effective_clusters", "df", "se_clustered", "se_cl
                               "se_clustered_cr1", "design_effect"))
 
 
+def _interval(iv):
+    return None if np.isnan(iv).any() else (float(iv[0]), float(iv[1]))
+
+
 def _pair(ci):
     return None if ci is None else [float(ci[0]), float(ci[1])]
 
@@ -141,8 +145,8 @@ def score_view(view, options: Options, *, keep_fits: bool = False):
             se_bernoulli=float(se_bernoulli(batch.mean[j], batch.n[j])) if binary else None,
             cluster_correction=options.cluster_correction if clustered else None,
             level=options.level, binary=binary,
-            intervals={key: (None if np.isnan(iv[j]).any() else (float(iv[j, 0]), float(iv[j, 1])))
-                       for key, iv in ivs.items()},
+            intervals={key: _interval(iv[j]) for key, iv in ivs.items()},
+            hierarchical_mu=_interval(batch.side["hierarchical_mu"][j]) if "hierarchical_mu" in batch.side else None,
             variance=variance_components(answers) if answers.shape[1] > 1 else None,
         ))
     return Scores(out), batch

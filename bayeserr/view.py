@@ -195,6 +195,7 @@ class ScoreBatch:
     keep_fits: bool = False  #: keep posterior objects (report: yes; lab: no)
     fits: dict = field(default_factory=dict)  #: row -> {kind: posterior}
     notes: list = field(default_factory=list)  #: caveats raised while computing (MCMC diagnostics)
+    side: dict = field(default_factory=dict)  #: other estimands a method computes on the way (hierarchical_mu)
 
     def __post_init__(self):
         self.s = np.asarray(self.s, dtype=float)

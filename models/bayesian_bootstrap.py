@@ -10,8 +10,27 @@ both models with the *same* weights, the paired difference A − B.
 
 No prior to tune: it is the non-informative limit of a Dirichlet process.
 Resampling clusters instead of questions keeps questions that share a passage
-together, like the clustered SE.  Weights are drawn in chunks, so memory stays
-``chunk × units`` whatever the number of draws.
+together, like the clustered SE.
+
+One way to draw, for every path.  The weighted mean depends on the weights
+only through their sums over units with the same values, and by the
+aggregation property of the Dirichlet those sums are independent
+``Gamma(multiplicity)`` variates (up to the common normalization).  So
+every path first reduces the units to their distinct values in sorted
+order (:func:`canonical_units` for one data set with any number of models,
+:func:`distinct_units` for many single-model data sets), then draws one
+Gamma variate per distinct value with :func:`dirichlet_weights`.  Hence:
+
+* the draws do not depend on the order of the units (nor on units without
+  answers, which are dropped);
+* :func:`weighted_means` / :func:`bootstrap_means` and
+  :func:`grouped_draws` / :func:`grouped_intervals` give identical draws for
+  a data set passed alone with the same seed (in a batch, later data sets
+  continue the random stream, so they agree in distribution);
+* the cost grows with the number of distinct values, not of units.
+
+Weights are drawn in chunks, so memory stays ``chunk × values`` whatever the
+number of draws.
 """
 
 from __future__ import annotations
@@ -35,20 +54,58 @@ def unit_totals(s: np.ndarray, codes: np.ndarray | None):
     return cluster_sums(x, codes).T, cluster_sums(answered.astype(float), codes).T
 
 
+def dirichlet_weights(mult: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Unnormalized Dirichlet(1, …, 1) unit weights, summed over units with
+    the same value: ``Gamma(multiplicity)`` variates, one per distinct value.
+
+    ``mult`` is (…, values); returns (…, draws, values), filled in C order
+    from ``rng``.  A multiplicity of 0 gives weight 0 and uses no random
+    numbers, so a value absent from a data set does not shift the stream.
+    This is the only place where bootstrap weights are drawn.
+    """
+    mult = np.asarray(mult, float)
+    shape = mult.shape[:-1] + (draws, mult.shape[-1])
+    if np.all(mult == 1):  # Gamma(1) is the exponential: the same variates, drawn faster
+        return rng.standard_exponential(shape)
+    return rng.standard_gamma(np.broadcast_to(mult[..., None, :], shape))
+
+
+def canonical_units(sums: np.ndarray, counts: np.ndarray):
+    """Distinct unit rows of one data set, sorted, with their multiplicities.
+
+    ``sums`` and ``counts`` are (units × models).  Returns ``sums`` and
+    ``counts`` of the distinct rows of ``[sums | counts]`` in lexicographic
+    order (values × models) and ``mult`` (values,).  Units without answers
+    from any model (all counts 0) are dropped: they carry no weight in any
+    mean.  With one model the order is that of :func:`distinct_units`.
+    """
+    sums = np.atleast_2d(np.asarray(sums, float).T).T
+    counts = np.atleast_2d(np.asarray(counts, float).T).T
+    keep = np.any(counts != 0, axis=1)
+    models = sums.shape[1]
+    values, mult = np.unique(np.concatenate([sums[keep], counts[keep]], axis=1), axis=0,
+                             return_counts=True)
+    return values[:, :models], values[:, models:], mult.astype(float)
+
+
 def weighted_means(sums: np.ndarray, counts: np.ndarray, draws: int = 4000, seed: int = 0,
                    progress=None) -> np.ndarray:
     """Posterior draws (draws × models) of each model's mean score.
 
-    All models share each draw's weights, so differences of columns are
-    draws of the paired differences.  ``progress(done, total)`` is called
-    after each chunk when given.
+    ``sums`` and ``counts`` are (units × models), e.g. from
+    :func:`unit_totals`.  All models share each draw's weights, so
+    differences of columns are draws of the paired differences.  The draws
+    do not depend on the order of the units (:func:`canonical_units`).
+    ``progress(done, total)`` is called after each chunk when given.
     """
+    values_s, values_n, mult = canonical_units(sums, counts)
     rng = np.random.default_rng(seed)
-    out = np.empty((draws, sums.shape[1]))
+    out = np.empty((draws, values_s.shape[1]))
     for start in range(0, draws, CHUNK):
         size = min(CHUNK, draws - start)
-        w = rng.standard_exponential((size, sums.shape[0]))  # Dirichlet(1) up to normalization
-        out[start:start + size] = (w @ sums) / (w @ counts)
+        w = dirichlet_weights(mult, size, rng)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + size] = (w @ values_s) / (w @ values_n)
         if progress is not None:
             progress(start + size, draws)
     return out
@@ -72,11 +129,13 @@ def to_inference_data(means: np.ndarray, models):
 def distinct_units(unit_sums: np.ndarray, unit_counts: np.ndarray):
     """Distinct ``(sum, count)`` unit values and their multiplicity in each data set.
 
-    Returns ``values`` (V × 2) and ``mult`` (data sets × V).  Integer-valued
-    inputs (answer counts) are keyed as single integers, which is much faster
-    than finding unique rows.
+    Returns ``values`` (V × 2, sorted by sum, then count) and ``mult``
+    (data sets × V).  Units with count 0 (no answers) get multiplicity 0.
+    Integer-valued inputs (answer counts) are keyed as single integers,
+    which is much faster than finding unique rows.
     """
-    sums, counts = np.asarray(unit_sums, float), np.asarray(unit_counts, float)
+    sums, counts = np.atleast_2d(np.asarray(unit_sums, float)), np.atleast_2d(np.asarray(unit_counts, float))
+    counts = np.broadcast_to(counts, sums.shape)
     if np.all(sums == np.round(sums)) and np.all(counts == np.round(counts)):
         lo, width = int(sums.min()), int(counts.max()) + 1
         key = ((sums - lo) * width + counts).astype(np.int64)
@@ -88,20 +147,25 @@ def distinct_units(unit_sums: np.ndarray, unit_counts: np.ndarray):
     inverse = inverse.reshape(sums.shape)
     mult = np.zeros((sums.shape[0], values.shape[0]))
     np.add.at(mult, (np.repeat(np.arange(sums.shape[0]), sums.shape[1]), inverse.ravel()), 1.0)
+    mult[:, values[:, 1] == 0] = 0.0
     return values, mult
 
 
 def grouped_draws(values: np.ndarray, mult: np.ndarray, draws: int, rng, chunk: int = 200):
     """Posterior draws of the ratio mean, chunk by chunk: yields (slice, draws array).
 
-    The Dirichlet(1, …, 1) weights of units with the same value aggregate
-    exactly to Gamma(multiplicity) weights on the distinct values, so each
-    draw costs one Gamma variate per distinct value instead of one per unit.
+    ``values`` and ``mult`` as from :func:`distinct_units`; each data set's
+    weights come from :func:`dirichlet_weights` (one Gamma variate per
+    distinct value present), data set after data set from ``rng`` (a
+    Generator or a seed).  A data set passed alone gets exactly the draws of
+    :func:`weighted_means` with the same seed.
     """
+    rng = np.random.default_rng(rng)
     for start in range(0, mult.shape[0], chunk):
         m = mult[start:start + chunk]
-        g = rng.standard_gamma(np.broadcast_to(m[:, None, :], (m.shape[0], draws, m.shape[1])))
-        yield slice(start, start + m.shape[0]), (g @ values[:, 0]) / (g @ values[:, 1])
+        g = dirichlet_weights(m, draws, rng)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            yield slice(start, start + m.shape[0]), (g @ values[:, 0]) / (g @ values[:, 1])
 
 
 def grouped_intervals(unit_sums: np.ndarray, unit_counts: np.ndarray, level: float = 0.95,

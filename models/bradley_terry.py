@@ -15,6 +15,12 @@ Prior: a HalfNormal(1) scale lets strengths differ by a few units on the
 logit scale (hundreds of Elo points) while pooling models with few votes
 towards the middle, the Bayesian counterpart of the bootstrap's
 uncertainty.  Set ``scale`` to change it.
+
+Where the votes do not identify a rating (a model that won or lost every
+vote; groups of models that never met) the posterior is finite only because
+of the prior, so the Bayesian interval there reflects ``scale``, not data;
+:func:`bayeserr.arena.rate` warns about those models and re-centres the
+posterior draws on each group's identified core, like the bootstrap.
 """
 
 from __future__ import annotations

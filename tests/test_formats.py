@@ -91,7 +91,11 @@ def test_many_models_figures_stay_readable():
                                         no_cluster=False))
     fig = plots.pairs(rep)
     assert len(fig.axes[0].get_yticklabels()) <= plots.MAX_PAIRS
-    plots.svg(plots.heatmap(rep))
+    heat = plots.heatmap(rep)
+    labels = [t.get_text() for t in heat.axes[0].get_yticklabels()]
+    assert labels == [m.model for m in rep.scores]  # every model labelled, in ranking order
+    assert max(heat.get_size_inches()) <= 16
+    assert plots.svg(heat).startswith("<svg")
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (.ci/run installs it)")

@@ -54,7 +54,7 @@ def test_saved_hierarchical_posteriors_round_trip(tmp_path, cli):
     idata = az.from_netcdf(str(folder / entry["file"]))
     mu = idata.posterior["mu"].values.ravel()
     rep = bayeserr.report(bayeserr.load(example_path()))
-    lo, hi = rep.scores["ckpt-0426"].intervals["hierarchical_posterior"]
+    lo, hi = rep.scores["ckpt-0426"].hierarchical_mu
     # draws from the saved posterior reproduce its interval within Monte Carlo error
     se = np.sqrt(0.025 * 0.975 / mu.size) / stats.norm.pdf(stats.norm.ppf(0.025)) * mu.std()
     assert np.quantile(mu, 0.025) == pytest.approx(lo, abs=5 * se)

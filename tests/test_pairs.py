@@ -4,9 +4,11 @@ pair by pair, with missing answers and clusters."""
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import bayeserr
 from bayeserr.estimators import se_clt, se_clustered
+from bayeserr.pairs import pair_moments
 
 
 def _random_frame(seed, n_models=5, n=80, n_clusters=11, missing=0.15, binary=False):
@@ -31,6 +33,8 @@ def test_engine_matches_one_dimensional_formulas(seed, binary, correction):
     comps = bayeserr.compare_all(ds, on_unpaired="drop", cluster_correction=correction)
     wide = df.pivot(index="question_id", columns="model", values="score")
     cl = df.drop_duplicates("question_id").set_index("question_id")["cluster_id"]
+    names = list(wide.columns)
+    pm = pair_moments(wide.to_numpy().T)
     assert len(comps) == 10
     for c in comps:
         both = wide[[c.a, c.b]].dropna()
@@ -44,11 +48,20 @@ def test_engine_matches_one_dimensional_formulas(seed, binary, correction):
         assert c.se_unpaired == pytest.approx(np.hypot(se_clt(a), se_clt(b)), rel=1e-9)
         assert c.se_clustered_paired_paper == pytest.approx(se_clustered(d, codes, correction), rel=1e-9)
         assert c.correlation == pytest.approx(np.corrcoef(a, b)[0, 1], rel=1e-9)
-        # SPEC §3 identity Var(d) = Var(a) + Var(b) − 2 Cov(a, b)
-        assert np.var(d, ddof=1) == pytest.approx(
+        # SPEC §3 identity Var(d) = Var(a) + Var(b) − 2 Cov(a, b): the toolkit's
+        # paired SE² · n against the right-hand side computed independently
+        assert c.se_paired**2 * len(d) == pytest.approx(
             np.var(a, ddof=1) + np.var(b, ddof=1) - 2 * np.cov(a, b)[0, 1], rel=1e-9)
-        lo, hi = c.ci
-        assert (hi - lo) / 2 > 1.959963984540054 * c.se_clustered_paired  # t on the BM df, wider than z
+        # ... and the moment matrices behind it, entry by entry
+        i, j = names.index(c.a), names.index(c.b)
+        assert pm.var[i, j] == pytest.approx(np.var(a, ddof=1), rel=1e-12)
+        assert pm.var[j, i] == pytest.approx(np.var(b, ddof=1), rel=1e-12)
+        assert pm.cov[i, j] == pytest.approx(np.cov(a, b)[0, 1], rel=1e-10)
+        assert pm.var_d[i, j] == pytest.approx(pm.var[i, j] + pm.var[j, i] - 2 * pm.cov[i, j], rel=1e-10)
+        assert pm.mean[i, j] - pm.mean[j, i] == pytest.approx(c.diff, abs=1e-15)
+        lo, hi = c.ci  # headline with clusters: CR2 SE, t on the Bell–McCaffrey df (M4b)
+        assert c.test == "t_cr2_bm"
+        assert (hi - lo) / 2 == pytest.approx(stats.t.ppf(0.975, c.df) * c.se_clustered_paired, rel=1e-9)
         if binary:
             assert c.mcnemar.n_a_only == int(np.sum((a == 1) & (b == 0)))
             assert c.mcnemar.n_b_only == int(np.sum((a == 0) & (b == 1)))

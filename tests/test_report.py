@@ -135,4 +135,8 @@ def test_api_results_have_frames_and_dicts():
     assert {"mean", "se_clt", "clt_low", "clt_high"} <= set(frame.columns)
     c = bayeserr.compare(ds, "ckpt-0419", "ckpt-0412")
     assert c.to_frame().shape[0] == 1 and c.to_dict()["a"] == "ckpt-0419"
-    json.dumps(bayeserr.report(ds).to_dict())
+    row = c.to_frame().iloc[0]
+    assert row["diff"] == pytest.approx(s["ckpt-0419"].mean - s["ckpt-0412"].mean, abs=1e-12)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(c.ci)
+    text = json.dumps(bayeserr.report(ds).to_dict(), allow_nan=False)  # no NaN leaks into JSON
+    assert json.loads(text)["models"][0]["model"] == "ckpt-0419"

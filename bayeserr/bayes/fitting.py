@@ -36,3 +36,21 @@ def hierarchical_mcmc(answers: np.ndarray, codes: np.ndarray | None, settings, m
     notes = [Caveat("mcmc_diagnostics", model, f"hierarchical model: {p}")
              for p in diagnostics.problems(diag)]
     return idata, notes
+
+
+def weighted_mean_draws(idata, k, n, m, seed: int = 0) -> np.ndarray:
+    """Draws of the question-weighted mean accuracy ``Σ m_g θ_g / Σ m_g`` of
+    the observed groups from a NUTS fit (``docs/methods.md`` §5.2): the
+    three-level model's cluster rates ``phi`` when present, else the group
+    rates drawn from their conditional Betas given each (μ, κ) draw (θ is
+    integrated out in the two-level model); seeded."""
+    post = idata.posterior
+    m = np.asarray(m, float)
+    if "phi" in post:
+        phi = post["phi"].values.reshape(-1, post["phi"].shape[-1])
+        return phi @ m / m.sum()
+    mu = post["mu"].values.ravel()[:, None]
+    kappa = np.exp(post["log_kappa"].values.ravel())[:, None]
+    rng = np.random.default_rng(seed)
+    theta = rng.beta(mu * kappa + k, (1 - mu) * kappa + n - k)
+    return theta @ m / m.sum()

@@ -2,9 +2,14 @@
 
 * 0/1 answers, K = 1, no clusters: the Dirichlet 2×2 posterior of the
   paired table (closed form, all pairs at once).
-* otherwise: the Bayesian bootstrap of the paired difference, over clusters
-  when clustered, else over questions; pairs whose models answered the same
-  questions share one set of draws (common random weights).
+* clusters: the normal model with a cluster random effect on the difference
+  (:mod:`bayeserr.models.paired_clustered`; deterministic quadrature from
+  cluster sums, all pairs at once), which carries cluster-level uncertainty
+  the way the CR2 headline does — a Bayesian bootstrap over a handful of
+  clusters is overconfident.  One common cluster: ``null`` (not estimable).
+* otherwise: the Bayesian bootstrap of the paired difference over
+  questions; pairs whose models answered the same questions share one set of
+  draws (common random weights).
 
 :func:`pair_probabilities` (draws → probabilities) is a pure function the
 simulation lab uses too.  :func:`pair_posterior` gives the full posterior of
@@ -74,8 +79,10 @@ def all_pair_probabilities(view, ia, ib, tables, settings):
     """
     from bayeserr.models import paired_dirichlet as pdir
     b, c, r = tables
-    dirichlet = np.isfinite(b) & (view.codes is None)
     better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
+    if view.codes is not None:
+        return clustered_probabilities(view, ia, ib, settings.rope)
+    dirichlet = np.isfinite(b)
     if dirichlet.any():
         args = (b[dirichlet], c[dirichlet], r[dirichlet])
         better[dirichlet] = pdir.prob_a_better(*args)
@@ -84,6 +91,25 @@ def all_pair_probabilities(view, ia, ib, tables, settings):
     if rest.any():
         better[rest], tie[rest] = bootstrap_probabilities(view, ia[rest], ib[rest], settings.rope,
                                                           settings.draws, settings.seed)
+    return better, tie
+
+
+def clustered_probabilities(view, ia, ib, rope: float, chunk: int = 256):
+    """``P(A > B)`` and ``P(tie)`` from the cluster random-effect model, from
+    the cluster sums of the differences (formed in chunks of pairs); NaN
+    where the pair has fewer than two common clusters."""
+    from bayeserr.models.paired_clustered import pair_probabilities as clustered
+    from ..fewclusters import cluster_totals
+    better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
+    for start in range(0, len(ia), chunk):
+        sl = slice(start, start + chunk)
+        d = view.s[ia[sl]] - view.s[ib[sl]]
+        D, sizes = cluster_totals(d, view.codes)
+        Q, _ = cluster_totals(d * d, view.codes)
+        post = clustered(D, sizes, rope, sum_sq=Q)
+        ok = post.estimable
+        better[sl] = np.where(ok, post.prob_a_better, np.nan)
+        tie[sl] = np.where(ok, post.prob_tie, np.nan)
     return better, tie
 
 
@@ -131,7 +157,19 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
         delta = idata.posterior["delta"].values.ravel()
         diag = diagnostics.diagnose(idata, ["beta", *names])
         method = "bivariate latent model (PyMC NUTS)"
-    elif c.mcnemar is not None and sub.codes is None:
+    elif sub.codes is not None:
+        from bayeserr.models.paired_clustered import from_arrays
+        d = (sub.s[0] - sub.s[1])[None, both]
+        post = from_arrays(d, sub.codes[both], settings.rope, level=level)
+        nan = float("nan")
+        summary = {"delta": {"mean": float(post.mean[0]), "sd": float(post.sd[0]),
+                             "eti": [float(v) for v in post.interval[0]], "hdi": [nan, nan]}}
+        ok = bool(post.estimable[0])
+        method = ("normal model with a cluster random effect on the difference (quadrature)"
+                  + ("" if ok else f"; not estimable: {post.reason[0]}"))
+        return PairPosterior(method, summary, float(post.prob_a_better[0]) if ok else nan,
+                             float(post.prob_tie[0]) if ok else nan, settings.rope, None, None)
+    elif c.mcnemar is not None:
         from bayeserr.models.paired_dirichlet import dirichlet_paired
         mc = c.mcnemar
         post = dirichlet_paired(mc.n_a_only, mc.n_b_only, mc.n_both + mc.n_neither, rope=settings.rope)

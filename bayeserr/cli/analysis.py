@@ -84,7 +84,7 @@ def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, save_poster
                       bayes=bayes, seed=bayes.seed)
     ds = load(file, models=[a, b], **pop_load(kw))
     rep = build_comparison(ds, a, b, options=options)
-    if save_posterior and rep.posterior is not None:
+    if save_posterior and rep.posterior is not None and rep.posterior.idata is not None:
         from ..bayes.saving import save_one
         save_one(rep.posterior.idata, save_posterior)
     emit(rep.render(fmt))
@@ -105,21 +105,24 @@ def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, save_poster
 @click.option("--alpha", type=float, default=0.05, show_default=True, callback=PROBABILITY)
 @click.option("--power", "power_", type=float, default=0.8, show_default=True, callback=PROBABILITY)
 @click.option("--cluster-size", type=float, callback=ranged(1), help="Questions per cluster m (clustered design).")
-@click.option("--icc", type=float, callback=ranged(-1, 1, high_open=True),
+@click.option("--icc", type=float, callback=ranged(0, 1, high_open=True),
               help="Intra-cluster correlation ρ_icc (clustered design).")
 @click.option("--unpaired", nargs=2, type=float, metavar="P_A P_B", callback=PROBABILITY,
               help="Independent proportions: questions per model to tell P_A from P_B.")
 @click.option("--tie-zone", "tie_p", type=float, metavar="P", callback=PROBABILITY,
               help="Tie zone at accuracy P: with --n its half-width, with --delta the n that resolves delta.")
 @click.option("--pilot", nargs=3, type=str, metavar="FILE A B",
-              help="Estimate ω², σ², ρ and ρ_icc from a pilot results file.")
+              help="Estimate ω², σ², ρ and ρ_icc from a pilot results file (read with the same "
+                   "column and format options as report).")
+@load_options
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 def power(pilot, fmt, power_, **kw):
     """Plan an eval: questions needed (M9), minimum detectable effect (M10), tie zones."""
     from ..power import plan
+    cols = pop_load(kw)
     if pilot:
         file, a, b = pilot
-        pilot = (load(file, models=[a, b]), a, b)
+        pilot = (load(file, models=[a, b], **cols), a, b)
     result = plan(pilot=pilot, power=power_, **kw)
     emit(json.dumps(result.to_dict(), indent=2) if fmt == "json" else result.to_markdown())
 

@@ -19,12 +19,15 @@ from .options import LEVEL, SEED, ranged
 @click.option("--model-b-col", default="model_b", show_default=True)
 @click.option("--winner-col", default="winner", show_default=True,
               help="Column with model_a, model_b or tie.")
-@click.option("--cluster-col", help="Column to resample whole clusters of (prompt, annotator).")
+@click.option("--cluster-col", help="Column to resample whole clusters of (prompt, annotator); every vote "
+                                   "needs an id (empty ids are an error naming the rows).")
 @click.option("--where", "where_text", multiple=True, metavar="COL=VALUE",
-              help="Use only votes with this value (e.g. --where judge_type=crowd); others count as dropped.")
+              help="Use only votes with this value (e.g. --where judge_type=crowd); others count as dropped. "
+                   "Repeat for more columns (all must match) or more values of one column (any may match).")
 @click.option("--bootstrap", type=int, default=1000, show_default=True, callback=ranged(1, integer=True),
               help="Bootstrap resamples (≥ 1).")
-@click.option("--bootstrap-by", type=click.Choice(["votes", "cluster"]), default="votes", show_default=True)
+@click.option("--bootstrap-by", type=click.Choice(["votes", "cluster"]), default="votes", show_default=True,
+              help="Resample single votes, or whole clusters of --cluster-col (at least 2).")
 @click.option("--bayes", "bayes_flag", is_flag=True, help="Also fit the Bayesian Bradley–Terry model (PyMC).")
 @click.option("--level", type=float, default=0.95, show_default=True, callback=LEVEL)
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
@@ -33,21 +36,29 @@ from .options import LEVEL, SEED, ranged
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
 def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_text, bootstrap, bootstrap_by,
           bayes_flag, level, seed, fmt, output):
-    """Bradley–Terry ratings (Elo scale) with bootstrap and rank intervals from pairwise votes."""
+    """Bradley–Terry ratings (Elo scale) with bootstrap and rank intervals from pairwise votes.
+
+    Warns (in every format) when the votes do not identify what is shown: groups of
+    models that never met, a model that won or lost every vote, all votes tied.
+    The same votes in any row order give the same output for the same --seed."""
     from .. import arena as ar
     from ..bayes.sampling import sampling_output
     from ..output import protect
     from ..reporting.build import to_jsonable
     where = {}
     for item in where_text:
-        if "=" not in item:
-            raise InputError(f"--where takes COL=VALUE (got '{item}').")
-        col, value = item.split("=", 1)
-        where[col] = value
+        col, eq, value = item.partition("=")
+        if not eq or not col.strip():
+            raise InputError(f"--where takes COL=VALUE, e.g. --where judge_type=crowd (got '{item}').")
+        where.setdefault(col, []).append(value)  # the same column twice: either value
+    if bootstrap_by == "cluster" and not cluster_col:
+        raise InputError("--bootstrap-by cluster needs the cluster column: add --cluster-col COLUMN "
+                         "(for example the prompt or annotator id).")
     needs_output(fmt, output, "ratings.html")
     protect(votes_file)
     votes = ar.load_votes(votes_file, model_a_col=model_a_col, model_b_col=model_b_col,
                           winner_col=winner_col, cluster_col=cluster_col, where=where)
+    ar.check_bootstrap(votes, bootstrap_by)  # before the progress bar: a bad choice is one error line
     with click.progressbar(length=bootstrap, label="bootstrap", file=sys.stderr) as bar:
         with sampling_output(fmt != "json"):
             ratings = ar.rate(votes, bootstrap=bootstrap, by=bootstrap_by, level=level, seed=seed,

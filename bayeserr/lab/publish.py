@@ -182,14 +182,14 @@ def calibration_page(cov: pd.DataFrame, rates: pd.DataFrame, figure: str, reps: 
                f"{100 * cov_at('clustered', 1000, 0.5, True):.1f}%, " if cr2 else "")
             + f"the clustered SE (paper) {100 * cov_at('clustered_paper', 1000, 0.5, True):.1f}%, CR1 "
             f"{100 * cov_at('clustered_cr1', 1000, 0.5, True):.1f}%, Wilson on n_eff "
-            f"{100 * cov_at('wilson_clustered', 1000, 0.5, True):.1f}% and the hierarchical posterior "
-            f"{100 * cov_at('hierarchical_posterior', 1000, 0.5, True):.1f}%. With few clusters "
+            f"{100 * cov_at('wilson_clustered', 1000, 0.5, True):.1f}% and the hierarchical μ "
+            f"{100 * cov_at('hierarchical_mu', 1000, 0.5, True):.1f}%. With few clusters "
             f"(n = 50: 5 clusters) the clustered SE is itself noisy: "
             f"{100 * cov_at('clustered_paper', 50, 0.5, True):.1f}% (paper, z), "
             f"{100 * cov_at('clustered_cr1', 50, 0.5, True):.1f}% (CR1, z)"
             + (f", {100 * cov_at('clustered', 50, 0.5, True):.1f}% for CR2 with t on the Bell–McCaffrey df"
                if cr2 else "")
-            + f", against {100 * cov_at('hierarchical_posterior', 50, 0.5, True):.1f}% for the hierarchical "
+            + f", against {100 * cov_at('hierarchical_mu', 50, 0.5, True):.1f}% for the hierarchical μ "
             "posterior.",
         ]
     lines += ["", "## Coverage (%)", "", pivot_markdown(cov, "coverage", "method"), "",

@@ -203,7 +203,15 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
         warnings.append(_caveats.Caveat(
             "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull "
             "assume independent questions; with clusters read the 'n_eff' versions."))
-    groups = report_groups(scores, comps, options.level, options.adjust)[0] if len(comps) else None
+    groups = None
+    if len(comps):
+        groups, complete = report_groups(scores, comps, options.level, options.adjust)
+        if not complete:
+            groups = None
+            warnings.append(_caveats.Caveat(
+                "no_letter_groups", None, "the significant and non-significant pairs overlap in "
+                "too many ways to show as letter groups (more than 52 groups); read the pairwise "
+                "table for which models can be told apart."))
     return Report(source=view.source, level=options.level, columns=view.columns, rows=view.rows,
                   scores=scores, comparisons=comps, tie_zone=_tie_zone(scores, comps, options.level),
                   warnings=tuple(warnings), cluster_correction=options.cluster_correction,

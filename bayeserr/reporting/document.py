@@ -80,7 +80,7 @@ def bayes_note(settings, clustered: bool) -> str:
     from bayeserr.models.beta_binomial import prior_label
     hier = ("PyMC NUTS (three levels with clusters and K > 1)" if settings.mode == "mcmc"
             else "exact quadrature")
-    pairs = ("Bayesian bootstrap of the paired differences over clusters" if clustered else
+    pairs = ("normal model with a cluster random effect on the paired differences" if clustered else
              "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
     return (f"Bayesian columns (--bayes {settings.mode}): Beta posterior with prior "
             f"{prior_label(settings.prior)}; hierarchical Beta–Binomial posterior of the mean by "

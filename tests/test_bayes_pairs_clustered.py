@@ -1,0 +1,56 @@
+"""The report's Bayesian pair columns under clusters come from the cluster
+random-effect model: never 0 or 1 from a finite sample, null with one
+cluster, independent of row order."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeserr
+
+from .conftest import real_file
+
+
+def _frame(clusters, n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    cl = np.arange(n) % clusters
+    rows = [{"model": m, "question_id": f"q{i}", "cluster_id": f"c{cl[i]}", "score": int(rng.random() < p)}
+            for m, p in (("A", 0.8), ("B", 0.4)) for i in range(n)]
+    return pd.DataFrame(rows)
+
+
+def test_one_cluster_is_null_with_a_warning():
+    rep = bayeserr.report(bayeserr.load(_frame(1)))
+    (c,) = rep.comparisons
+    assert c.prob_a_better is None or np.isnan(c.prob_a_better)
+    assert any(w.code == "pair_single_cluster" for w in rep.warnings)
+    assert rep.to_dict()["comparisons"][0]["prob_a_better"] is None
+
+
+def test_two_clusters_never_certain_both_ways():
+    (c,) = bayeserr.report(bayeserr.load(_frame(2))).comparisons
+    assert 0 < c.prob_a_better < 1 and 0 < c.prob_tie < 1
+    assert not (c.prob_a_better == 1 and c.prob_tie == 1)
+
+
+def test_swebench_probabilities_inside_unit_interval_and_match_the_model():
+    from bayeserr.models.paired_clustered import from_arrays
+    ds = bayeserr.load(real_file("swebench_verified_bashonly_per_instance.csv.gz"))
+    rep = bayeserr.report(ds)
+    p = np.array([c.prob_a_better for c in rep.comparisons])
+    assert ((p > 0) & (p < 1)).all()
+    df = pd.read_csv(real_file("swebench_verified_bashonly_per_instance.csv.gz"))
+    wide = df.pivot(index="question_id", columns="model", values="score")
+    cl = df.drop_duplicates("question_id").set_index("question_id").loc[wide.index, "cluster_id"]
+    c = rep.comparisons[0]
+    d = (wide[c.a] - wide[c.b]).to_numpy()[None]
+    post = from_arrays(d, pd.factorize(cl)[0], 0.01)
+    assert c.prob_a_better == pytest.approx(float(post.prob_a_better[0]), abs=1e-9)
+    assert c.prob_tie == pytest.approx(float(post.prob_tie[0]), abs=1e-9)
+
+
+def test_clustered_pair_probabilities_ignore_row_order():
+    df = _frame(5, n=60, seed=3)
+    a = bayeserr.report(bayeserr.load(df)).to_dict()["comparisons"]
+    b = bayeserr.report(bayeserr.load(df.sample(frac=1, random_state=1))).to_dict()["comparisons"]
+    assert [c["prob_a_better"] for c in a] == [c["prob_a_better"] for c in b]
