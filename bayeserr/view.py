@@ -39,6 +39,11 @@ def zero_one_k1(answers: np.ndarray) -> np.ndarray:
     return one_each & zero_one
 
 
+def all_zero_one(answers: np.ndarray) -> np.ndarray:
+    """Per row of an answer cube ``(..., question, sample)``: every answer is 0 or 1."""
+    return (np.isin(answers, (0.0, 1.0)) | np.isnan(answers)).all(axis=(-2, -1))
+
+
 def question_means(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-question means ``s_i`` over the samples of an answer cube and the
     answer counts ``K_i`` (``docs/methods.md`` §2.1); NaN / 0 where unanswered."""
@@ -144,8 +149,7 @@ class DataView:
     @cached_property
     def zero_one(self) -> np.ndarray:
         """Per model: every answer is 0 or 1 (any number of answers)."""
-        a = self.answers
-        return (np.isin(a, (0.0, 1.0)) | np.isnan(a)).all(axis=(1, 2))
+        return all_zero_one(self.answers)
 
     @property
     def clustered(self) -> bool:
@@ -231,8 +235,7 @@ class ScoreBatch:
 
     @cached_property
     def zero_one(self) -> np.ndarray:
-        a = self.answers
-        return (np.isin(a, (0.0, 1.0)) | np.isnan(a)).all(axis=(-2, -1))
+        return all_zero_one(self.answers)
 
     def rowwise(self, fn, *args) -> np.ndarray:
         """``fn(s, *args)`` along the last axis, on each row's answered
