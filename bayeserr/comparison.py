@@ -175,33 +175,63 @@ WILD_DF = 10
 PAIR_CHUNK = 256
 
 
+def pair_cluster_totals(view, ia, ib, chunk: int = PAIR_CHUNK):
+    """Cluster sums of d = s_a − s_b and of d², and the common cluster sizes, of
+    every pair ``(ia[k], ib[k])``, in chunks of pairs: yields ``(slice, D, Q, sizes)``.
+
+    With complete data every sum comes from per-model cluster sums and one
+    M×M product per cluster (no pairs × questions array); otherwise the
+    differences of each chunk of pairs are formed directly.
+    """
+    from .estimators import cluster_sums
+    from .fewclusters import cluster_totals
+    codes = view.codes
+    if view.answered.all():
+        s = view.s
+        S, SS = cluster_sums(s, codes), cluster_sums(s * s, codes)
+        sizes_c = np.bincount(codes, minlength=S.shape[1]).astype(float)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.r_[0, np.flatnonzero(np.diff(codes[order])) + 1, codes.size]
+        blocks = [s[:, order[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])]
+        for start in range(0, len(ia), chunk):
+            sl = slice(start, start + chunk)
+            a, b = ia[sl], ib[sl]
+            cross = np.stack([np.einsum("pi,pi->p", blk[a], blk[b]) for blk in blocks], axis=-1)
+            yield sl, S[a] - S[b], SS[a] + SS[b] - 2 * cross, np.broadcast_to(sizes_c, (len(a), len(sizes_c)))
+        return
+    for start in range(0, len(ia), chunk):
+        sl = slice(start, start + chunk)
+        d = view.s[ia[sl]] - view.s[ib[sl]]
+        D, sizes = cluster_totals(d, codes)
+        Q, _ = cluster_totals(d * d, codes)
+        yield sl, D, Q, sizes
+
+
 def _clustered_pairs(view, ia, ib):
     """CR2 SE, Bell–McCaffrey df, C_eff and clusters of the differences of every
-    pair, with the cluster sums of d the wild bootstrap needs (§3.3).  Formed
-    in chunks of pairs so memory stays bounded."""
-    from .fewclusters import bm_df, cluster_totals, cr2_from_sums, effective_clusters
+    pair (§3.3), with the cluster sums the wild bootstrap and the Bayesian pair
+    model need."""
+    from .fewclusters import bm_df, cr2_from_sums, effective_clusters
     out = {k: np.full(len(ia), np.nan) for k in ("se", "df", "c_eff", "n_clusters")}
-    totals, sizes_all = [], []
-    for start in range(0, len(ia), PAIR_CHUNK):
-        sl = slice(start, start + PAIR_CHUNK)
-        d = view.s[ia[sl]] - view.s[ib[sl]]
-        D, sizes = cluster_totals(d, view.codes)
+    totals = {"D": [], "Q": [], "sizes": []}
+    for sl, D, Q, sizes in pair_cluster_totals(view, ia, ib):
         n = sizes.sum(axis=-1)
         S = D - sizes * (D.sum(axis=-1) / n)[:, None]
         out["se"][sl], out["df"][sl] = cr2_from_sums(S, sizes), bm_df(sizes)
         out["c_eff"][sl], out["n_clusters"][sl] = effective_clusters(sizes), (sizes > 0).sum(axis=-1)
-        totals.append(D)
-        sizes_all.append(sizes)
-    return out, totals, sizes_all
+        totals["D"].append(D)
+        totals["Q"].append(Q)
+        totals["sizes"].append(np.asarray(sizes))
+    return out, totals
 
 
-def _wild(totals, sizes_all, df, options) -> dict:
+def _wild(totals, df, options) -> dict:
     """Wild cluster bootstrap of the pairs with df < WILD_DF: position -> WildBootstrap."""
     from .fewclusters import wild_cluster_bootstrap
     small = np.flatnonzero(np.isfinite(df) & (df < WILD_DF))
     if not small.size:
         return {}
-    D, sizes = np.concatenate(totals)[small], np.concatenate(sizes_all)[small]
+    D, sizes = np.concatenate(totals["D"])[small], np.concatenate(totals["sizes"])[small]
     res = wild_cluster_bootstrap(D, sizes, level=options.level, seed=options.seed)
     out = {}
     for k, pos in enumerate(small):
@@ -233,6 +263,7 @@ class _PairArrays:
     mcnemar_p: tuple | None
     skipped: tuple
     wild: dict
+    totals: dict | None  #: cluster sums of d and d² and sizes (lists of chunks), when clustered
 
 
 #: bytes per comparison kept in memory (the result object, its dict for JSON,
@@ -271,13 +302,14 @@ def _pair_arrays(view, options: Options) -> _PairArrays:
     ia, ib = ia[~few], ib[~few]
     diff = pm.mean[ia, ib] - pm.mean.T[ia, ib]
     se_head, df, clustered, wild, se_paper = se_pa[ia, ib], np.full(len(ia), np.inf), None, {}, None
+    totals = None
     if codes is not None:
-        clustered, totals, sizes = _clustered_pairs(view, ia, ib)
+        clustered, totals = _clustered_pairs(view, ia, ib)
         ok = clustered["n_clusters"] >= 2
         se_head = np.where(ok, clustered["se"], se_head)
         df = np.where(ok, clustered["df"], np.inf)
         se_paper = np.where(ok, se_cl[ia, ib], np.nan)
-        wild = _wild(totals, sizes, np.where(ok, df, np.nan), options)
+        wild = _wild(totals, np.where(ok, df, np.nan), options)
     head = t_test(diff, se_head, df, options.level)
     nan = np.full(len(ia), np.nan)
     tables, mc_p = (nan, nan, nan), None
@@ -291,7 +323,7 @@ def _pair_arrays(view, options: Options) -> _PairArrays:
         mc_p = mcnemar_pvalues(np.nan_to_num(b).astype(np.int64), np.nan_to_num(c).astype(np.int64))
     return _PairArrays(ia, ib, pm, diff, se_un[ia, ib], se_pa[ia, ib], se_paper, clustered,
                        np.isfinite(df), head.statistic, df, head.p_value, head.ci, corr[ia, ib], tables,
-                       mc_p, skipped, wild)
+                       mc_p, skipped, wild, totals)
 
 
 def _mcnemar(arr: _PairArrays, k: int) -> McNemar | None:
@@ -314,7 +346,7 @@ def compare_view(view, options: Options) -> Comparisons:
     better = tie = None
     if options.bayes.on and len(arr.ia):
         from .bayes.pairs import all_pair_probabilities
-        better, tie = all_pair_probabilities(view, arr.ia, arr.ib, arr.tables, options.bayes)
+        better, tie = all_pair_probabilities(view, arr.ia, arr.ib, arr.tables, options.bayes, arr.totals)
     pm, cl = arr.pm, arr.clustered
     pairs = []
     for k, (i, j) in enumerate(zip(arr.ia, arr.ib)):

@@ -70,7 +70,7 @@ def bootstrap_probabilities(view, ia, ib, rope: float, draws: int, seed: int):
     return better, tie
 
 
-def all_pair_probabilities(view, ia, ib, tables, settings):
+def all_pair_probabilities(view, ia, ib, tables, settings, totals=None):
     """``P(A > B)`` and ``P(tie)`` of every pair ``(ia[k], ib[k])``.
 
     ``tables`` is ``(n_a_only, n_b_only, n_concordant)`` with NaN where a
@@ -81,7 +81,7 @@ def all_pair_probabilities(view, ia, ib, tables, settings):
     b, c, r = tables
     better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
     if view.codes is not None:
-        return clustered_probabilities(view, ia, ib, settings.rope)
+        return clustered_probabilities(view, ia, ib, settings.rope, totals)
     dirichlet = np.isfinite(b)
     if dirichlet.any():
         args = (b[dirichlet], c[dirichlet], r[dirichlet])
@@ -94,18 +94,21 @@ def all_pair_probabilities(view, ia, ib, tables, settings):
     return better, tie
 
 
-def clustered_probabilities(view, ia, ib, rope: float, chunk: int = 256):
+def clustered_probabilities(view, ia, ib, rope: float, totals=None):
     """``P(A > B)`` and ``P(tie)`` from the cluster random-effect model, from
-    the cluster sums of the differences (formed in chunks of pairs); NaN
-    where the pair has fewer than two common clusters."""
+    the cluster sums of the differences and their squares (``totals`` as
+    computed for the CR2 headline, else formed here); NaN where the pair has
+    fewer than two common clusters."""
     from bayeserr.models.paired_clustered import pair_probabilities as clustered
-    from ..fewclusters import cluster_totals
+    from ..comparison import pair_cluster_totals
     better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
-    for start in range(0, len(ia), chunk):
-        sl = slice(start, start + chunk)
-        d = view.s[ia[sl]] - view.s[ib[sl]]
-        D, sizes = cluster_totals(d, view.codes)
-        Q, _ = cluster_totals(d * d, view.codes)
+    if totals is None:
+        chunks = list(pair_cluster_totals(view, ia, ib))
+    else:
+        ends = np.cumsum([len(d) for d in totals["D"]])
+        chunks = [(slice(e - len(D), e), D, Q, s)
+                  for e, D, Q, s in zip(ends, totals["D"], totals["Q"], totals["sizes"])]
+    for sl, D, Q, sizes in chunks:
         post = clustered(D, sizes, rope, sum_sq=Q)
         ok = post.estimable
         better[sl] = np.where(ok, post.prob_a_better, np.nan)
