@@ -175,6 +175,10 @@ WILD_DF = 10
 PAIR_CHUNK = 256
 
 
+#: largest models² × clusters array of per-cluster cross products held at once (8 bytes each)
+CROSS_CELLS = 25_000_000
+
+
 def pair_cluster_totals(view, ia, ib, chunk: int = PAIR_CHUNK):
     """Cluster sums of d = s_a − s_b and of d², and the common cluster sizes, of
     every pair ``(ia[k], ib[k])``, in chunks of pairs: yields ``(slice, D, Q, sizes)``.
@@ -193,10 +197,15 @@ def pair_cluster_totals(view, ia, ib, chunk: int = PAIR_CHUNK):
         order = np.argsort(codes, kind="stable")
         bounds = np.r_[0, np.flatnonzero(np.diff(codes[order])) + 1, codes.size]
         blocks = [s[:, order[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])]
+        m = s.shape[0]
+        # Σ_{i∈c} s_a,i s_b,i: all pairs at once from M×M products when they fit in memory
+        products = (np.stack([blk @ blk.T for blk in blocks], axis=-1)
+                    if m * m * len(blocks) <= CROSS_CELLS else None)
         for start in range(0, len(ia), chunk):
             sl = slice(start, start + chunk)
             a, b = ia[sl], ib[sl]
-            cross = np.stack([np.einsum("pi,pi->p", blk[a], blk[b]) for blk in blocks], axis=-1)
+            cross = (products[a, b] if products is not None else
+                     np.stack([np.einsum("pi,pi->p", blk[a], blk[b]) for blk in blocks], axis=-1))
             yield sl, S[a] - S[b], SS[a] + SS[b] - 2 * cross, np.broadcast_to(sizes_c, (len(a), len(sizes_c)))
         return
     for start in range(0, len(ia), chunk):
