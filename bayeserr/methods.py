@@ -246,9 +246,17 @@ def _hierarchical(batch, level):
           "0/1 answers with clusters or K > 1", "§5.2", color="#c5b0d5", bayes=True, report=False)
 def _hierarchical_mu(batch, level):
     """μ, the mean rate of a new cluster: the estimand the lab's population truth
-    matches (the report keeps it as ``hierarchical_mu``, outside ``intervals``)."""
-    _hierarchical(batch, level)
-    return batch.side["hierarchical_mu"]
+    matches (the report keeps it as ``hierarchical_mu``, outside ``intervals``).
+    Without kept fits (the lab) only μ is integrated, not the weighted mean."""
+    if batch.keep_fits or (batch.bayes is not None and batch.bayes.mode == "mcmc"):
+        _hierarchical(batch, level)
+        return batch.side["hierarchical_mu"]
+    from bayeserr.models import hierarchical
+    rows, out = _hierarchical_rows(batch), _nan(batch)
+    if rows.any():
+        k_u, n_u = batch.unit_counts()
+        out[rows] = hierarchical.batch_intervals(k_u[rows], n_u[rows], level)
+    return out
 
 
 @register("bayesian_bootstrap", "Bayesian bootstrap", "Bayesian bootstrap", "bayes",

@@ -318,6 +318,23 @@ def _as_rows(k, n) -> tuple[np.ndarray, np.ndarray]:
     return k, n
 
 
+def _distinct_rows(*arrays):
+    """Data sets that are the same up to the order of their groups, computed once.
+
+    ``arrays`` are (data sets × groups) arrays describing the groups (k, n
+    and possibly weights).  Returns the distinct data sets (groups sorted
+    within each) and, for every input row, the index of its distinct row.
+    Replicates of a small design repeat often (two clusters of ten answers
+    have at most 66 distinct outcomes), and the posterior does not depend on
+    the order of the groups.
+    """
+    order = np.lexsort(arrays[::-1], axis=-1)
+    rows = np.arange(arrays[0].shape[0])[:, None]
+    canon = np.concatenate([a[rows, order] for a in arrays], axis=1)
+    _, first, inverse = np.unique(canon, axis=0, return_index=True, return_inverse=True)
+    return [a[first] for a in arrays], inverse.ravel()
+
+
 def _zoom_shape(fine) -> tuple[int, int]:
     return max(2 * RESOLVED_STEPS, fine[0] // 3), max(2 * RESOLVED_STEPS, fine[1] // 2)
 
@@ -653,10 +670,11 @@ def batch_intervals(k, n, level: float = 0.95, prior: HierarchicalPrior = Hierar
     if kappa_points is not None:
         fine = (fine[0], int(kappa_points))
     q = np.array([(1 - level) / 2, (1 + level) / 2])
+    (k, n), inverse = _distinct_rows(k, np.ascontiguousarray(n))
     out = np.empty((k.shape[0], 2))
     for rows, lm, _, w in _grid_posteriors(k, n, prior, coarse, fine, chunk, quantiles=q):
         out[rows] = special.expit(_hermite_quantiles(lm, w.sum(axis=2), q))
-    return out
+    return out[inverse]
 
 
 # ----------------------------------------------------------------- answer-weighted mean of the groups
@@ -887,10 +905,12 @@ def weighted_mean_intervals(k, n, level: float = 0.95, prior: HierarchicalPrior 
         if np.any(weights < 0) or not np.all(np.isfinite(weights)):
             raise ValueError("weights must be finite and non-negative")
     q = np.array([(1 - level) / 2, (1 + level) / 2])
+    given = weights is not None
+    (k, n, weights), inverse = _distinct_rows(k, np.ascontiguousarray(n),
+                                              np.ascontiguousarray(weights if given else n))
     out, mu = np.empty((k.shape[0], 2)), np.empty((k.shape[0], 2))
     for rows, lm, lk, w in _grid_posteriors(k, n, prior, coarse, fine, chunk, quantiles=q):
         mu[rows] = special.expit(_hermite_quantiles(lm, w.sum(axis=2), q))
         for i, r in enumerate(rows):
-            out[r] = _weighted_mean_quantiles(lm, lk, w[i], k[r], n[r], q,
-                                              None if weights is None else weights[r])
-    return (out, mu) if return_mu else out
+            out[r] = _weighted_mean_quantiles(lm, lk, w[i], k[r], n[r], q, weights[r] if given else None)
+    return (out[inverse], mu[inverse]) if return_mu else out[inverse]
