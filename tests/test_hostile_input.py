@@ -29,14 +29,7 @@ from bayeserr import data, readers
 from bayeserr.errors import InputError
 from bayeserr.readers import read_inspect, read_lmeval, read_logs
 
-GOOD = "model,question_id,score\n" + "".join(f"{m},q{i},{(i * 7 + len(m)) % 2}\n"
-                                            for m in ("A", "B") for i in range(6))
-
-
-def _write(tmp_path, text, name="r.csv"):
-    path = tmp_path / name
-    path.write_text(text)
-    return path
+from .test_validation import GOOD, _write  # noqa: F401  (shared fixtures)
 
 
 def _cli_fails(cli, *args, expect=()):
