@@ -46,7 +46,7 @@ def test_latex_escapes_special_characters(tmp_path, cli):
     path = tmp_path / "r.csv"
     path.write_text("model,question_id,score\n" + "".join(f"{m},q{i},{i % 2}\n" for m in ("gpt_4 & co", "50%_model")
                                                           for i in range(8)))
-    tex = cli("report", path, "--format", "latex").stdout
+    tex = cli("report", path, "--format", "latex", "--methods", "all").stdout
     assert r"gpt\_4 \& co" in tex and r"50\%\_model" in tex and "Clopper--Pearson" in tex
 
 

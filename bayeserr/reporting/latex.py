@@ -368,19 +368,17 @@ def render_blocks(blocks, header: str) -> str:
 
 
 def render(rep) -> str:
-    """The per-model table (every interval method unless ``--methods``
-    names some) and the compact pairwise table (the pairs ``--pairs``
-    selects), then the row accounting and warnings as comments."""
+    """The per-model table (the recommended interval, plus the methods
+    ``--methods`` names, as in every format) and the compact pairwise table
+    (the pairs ``--pairs`` selects), then the row accounting and warnings
+    as comments."""
     from . import tables
-    methods = getattr(rep, "methods", "all")
-    kw = {"methods": "all" if methods in (None, "recommended") else methods}
+    kw = {"methods": rep.methods or "recommended"}
     if getattr(rep, "groups", None) is not None:
         kw["groups"] = rep.groups
     blocks = [tables.models_table(rep.scores, rep.level, bayes=rep.bayes is not None, **kw)]
     if len(rep.comparisons):
-        shown = list(rep.comparisons)
-        if hasattr(tables, "select_pairs"):
-            shown = tables.select_pairs(rep.comparisons, rep.scores, getattr(rep, "pairs", "all"))
+        shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
         blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, compact=True))
         if len(shown) < len(rep.comparisons):
             blocks.append(doc.Para(f"Showing {len(shown)} of {len(rep.comparisons)} pairs; --pairs all "
