@@ -10,9 +10,13 @@ never imports PyMC or ArviZ::
     bayeserr.report(ds).to_markdown()          # the full report (§7)
     bayeserr.plan(delta=0.03, omega2=1/9)      # power (§4)
 
-Every analysis takes the same options (``level``, ``cluster_correction``,
-``on_unpaired``, ``bayes="off"|"fast"|"mcmc"``, …; see
-:class:`bayeserr.Options`) and gives the same numbers as the command line.
+Every analysis takes a dataset from :func:`load` (a long results DataFrame,
+one row per answer, is loaded on the way) and checks it and its arguments
+at the boundary: misuse raises :class:`InputError` naming the problem and
+the fix, as the command line does.  Every analysis takes the same options
+(``level``, ``cluster_correction``, ``on_unpaired``,
+``bayes="off"|"fast"|"mcmc"``, …; see :class:`bayeserr.Options`) and gives
+the same numbers as the command line.
 """
 
 from importlib import import_module

@@ -150,6 +150,25 @@ class _Text:
         return self.per_row(names.get_indexer(self.labels), -1).astype(np.int64)
 
 
+def _check_votes_arguments(source, where, **names) -> None:
+    """The arguments of :func:`load_votes`, checked before anything is read."""
+    import os
+    from .errors import describe
+    if not isinstance(source, (pd.DataFrame, str, os.PathLike)):
+        raise InputError(f"load_votes takes the path of a votes file (CSV, TSV, JSONL, Parquet) or a pandas "
+                         f"DataFrame with model_a, model_b and winner columns; got {describe(source)}.")
+    for arg, value in names.items():
+        optional = arg in ("cluster_col", "name")
+        if (value is None and not optional) or (value is not None and (not isinstance(value, str)
+                                                                       or not value.strip())):
+            raise InputError(f"{arg} takes a column name (text){' or None' if optional else ''}; got "
+                             f"{describe(value)}.")
+    from collections.abc import Mapping
+    if where is not None and not isinstance(where, Mapping):
+        raise InputError(f"where takes a mapping {{column: value}} (or {{column: [values]}}), e.g. "
+                         f"where={{'language': 'en'}}; got {describe(where)}.")
+
+
 def load_votes(source, *, model_a_col="model_a", model_b_col="model_b", winner_col="winner",
                cluster_col=None, where=None, name=None) -> Votes:
     """Read and validate pairwise votes (CSV/TSV/JSONL/Parquet or a DataFrame).
@@ -162,6 +181,8 @@ def load_votes(source, *, model_a_col="model_a", model_b_col="model_b", winner_c
     counting from 1 after the header).  Model names and cluster ids are
     compared as text.
     """
+    _check_votes_arguments(source, where, model_a_col=model_a_col, model_b_col=model_b_col,
+                           winner_col=winner_col, cluster_col=cluster_col, name=name)
     where = _where_items(where)
     if isinstance(source, pd.DataFrame):
         df, label = source.reset_index(drop=True), name or "DataFrame"
@@ -566,6 +587,14 @@ class Ratings:
         start = np.r_[0, np.flatnonzero(np.diff(g)) + 1]
         return np.arange(len(o)) - np.repeat(start, np.diff(np.r_[start, len(o)])) + 1
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the ratings page's blocks as a self-scoped fragment."""
+        from .reporting.html import render_blocks
+        return render_blocks(ratings_blocks(self, warning_limit=None), fragment=True)
+
+    def __repr__(self) -> str:
+        return f"Ratings({self.source!r}: {len(self.models)} models)"
+
     def to_frame(self) -> pd.DataFrame:
         o = self.order()
         identified = np.ones(len(o), bool) if self.identified is None else self.identified
@@ -664,6 +693,12 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
     models that many resamples leave out or do not identify.
     """
     from .registry import check_level, check_range
+    if isinstance(votes, pd.DataFrame):  # a votes table: read it as load_votes would
+        votes = load_votes(votes)
+    elif not isinstance(votes, Votes):
+        from .errors import describe
+        raise InputError(f"rate takes the votes from load_votes(...) (or a votes DataFrame with model_a, "
+                         f"model_b and winner columns); got {describe(votes)}.")
     bootstrap = check_range("--bootstrap", bootstrap, 1, integer=True)
     level = check_level(level)
     seed = None if seed is None else check_range("--seed", seed, 0, integer=True)
@@ -827,4 +862,5 @@ def to_latex(r: Ratings) -> str:
 def to_html(r: Ratings) -> str:
     """The page shows every warning (as the eval report's page does)."""
     from .reporting.html import render_blocks
-    return render_blocks(ratings_blocks(r, warning_limit=None), title=f"Arena ratings: {r.source}")
+    return render_blocks(ratings_blocks(r, warning_limit=None), title=f"Arena ratings: {r.source}",
+                         source=r.source)  # base name in the title and heading

@@ -80,3 +80,15 @@ def zero_se(a: str, b: str) -> Caveat:
     return Caveat("zero_se", None, f"{a} vs {b}: every question differs by the same amount, so "
                   "the standard error of the difference is 0: the test statistic is infinite "
                   "(null in JSON) and p = 0; the interval is a single point.")
+
+
+def pair_estimand_differs(a: str, b: str, diff: float, prob: float) -> Caveat:
+    """The clustered pair posterior and the question-weighted difference point
+    different ways (``docs/methods.md`` §5.3): one warning per pair."""
+    return Caveat("pair_estimand_differs", None, f"{a} vs {b}: the difference is {diff * 100:+.1f} "
+                  f"points but P(A > B) = {prob:.2f}. The difference weights every question "
+                  "equally; the Bayesian pair model estimates the mean difference over the "
+                  "population of clusters, weighting clusters by precision (towards the plain "
+                  "mean of cluster means), so one large cluster counts for less. They point "
+                  "different ways when cluster effects vary with cluster size: read the "
+                  "per-cluster differences before concluding.")

@@ -140,7 +140,14 @@ class Comparisons(ResultList):
             d["mcnemar_p"] = None if mc is None else mc["p_value"]
             d["wild_bootstrap_p"] = None if wb is None else wb["p_value"]
             rows.append({k: frame_value(v) for k, v in d.items()})
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows) if rows else pd.DataFrame(columns=FRAME_COLUMNS)
+
+
+#: columns of :meth:`Comparisons.to_frame` (kept for an empty frame; a test checks them)
+FRAME_COLUMNS = ("a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_clustered_paired",
+                 "se_clustered_paired_paper", "n_clusters", "effective_clusters", "test", "statistic", "df",
+                 "p_value", "p_holm", "p_bh", "correlation", "prob_a_better", "prob_tie", "ci_low",
+                 "ci_high", "mcnemar_p", "wild_bootstrap_p")
 
 
 # ------------------------------------------------------------------- helpers
@@ -395,18 +402,32 @@ def compare_all(ds, models=None, *, options: Options | None = None, **kwargs) ->
     from .view import DataView
     options = Options.coerce(options, **kwargs)
     view = DataView.from_dataset(ds).select(models)
+    if len(view.models) < 2:
+        raise InputError(f"compare_all needs at least two models (got {len(view.models)}: "
+                         f"{', '.join(repr(m) for m in view.models)}). List two or more in models=, or leave "
+                         "models out to compare all the models of the data.")
     return compare_view(view, options)
 
 
 def compare(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> Comparison:
     """One pair: ``A − B`` (M5–M8, McNemar, Bayesian probabilities).  See :func:`compare_all`."""
-    if a == b:
-        raise InputError(f"compare needs two different models (got '{a}' twice).")
+    a, b = pair_names(a, b)
     comps = compare_all(ds, [a, b], options=options, **kwargs)
     if not len(comps):
         raise InputError(f"'{a}' and '{b}' share {comps.skipped[0][2]} question(s); a paired "
                          "comparison needs at least 2.")
     return comps[0]
+
+
+def pair_names(a, b) -> tuple[str, str]:
+    """The two model names of one comparison, as text; an :class:`InputError`
+    for something that is not a name, or one model twice."""
+    from .view import model_names
+    a, b = (model_names([m], "compare", "compare(ds, 'A', 'B')")[0] for m in (a, b))
+    if a == b:
+        raise InputError(f"compare needs two different models (got '{a}' twice); name two models of the "
+                         "data, e.g. compare(ds, 'A', 'B').")
+    return a, b
 
 
 def pair_caveats(comps: Comparisons, clustered: bool) -> list:
@@ -419,4 +440,15 @@ def pair_caveats(comps: Comparisons, clustered: bool) -> list:
             if c.n_clusters is not None and c.n_clusters < 2]
     if clustered and any(c.mcnemar is not None for c in comps):
         out.append(caveats.mcnemar_clustered())
+    out += [caveats.pair_estimand_differs(c.a, c.b, c.diff, c.prob_a_better) for c in comps
+            if clustered and _points_the_other_way(c.diff, c.prob_a_better)]
     return out
+
+
+#: P(A > B) on the other side of ½ from the difference's sign by more than this is flagged
+ESTIMAND_MARGIN = 0.05
+
+
+def _points_the_other_way(diff: float, prob) -> bool:
+    """The pair posterior leans against the sign of the question-weighted difference."""
+    return prob is not None and np.isfinite(prob) and diff != 0 and np.sign(diff) * (prob - 0.5) < -ESTIMAND_MARGIN

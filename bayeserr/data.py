@@ -9,6 +9,11 @@ an :class:`xarray.Dataset`::
     score    (model, question, sample)  float, NaN where there is no answer
     cluster  (question)                 coordinate, when clusters are given
 
+Several inputs (a list of paths, a glob pattern, ``{model: path}``) are read
+one by one and combined into one table, as if their rows were one file;
+``where=`` filters rows (:mod:`bayeserr.filters`) with the rows removed
+counted as dropped.
+
 Nothing is fixed silently: each rule that fails raises
 :class:`~bayeserr.errors.InputError` naming the file, the rows and the fix.
 Row numbers always refer to the rows of the source (data rows counting from 1
@@ -37,7 +42,7 @@ import pandas as pd
 import xarray as xr
 
 from .errors import InputError, _row_list, describe, human_bytes, suggest
-from .readers import TABLE_FORMATS, id_text
+from .readers import TABLE_FORMATS, UnscoredLog, id_text
 
 #: Largest dense score array ``models × questions × samples × 8 bytes`` that
 #: :func:`load` allocates (also capped by the memory available at the time).
@@ -76,24 +81,41 @@ class Columns:
 
 @dataclass(frozen=True)
 class RowAccount:
-    """Rows read from the source, rows used, and rows dropped with a reason."""
+    """Rows read from the source, rows used, and rows dropped with a reason.
+
+    With several inputs, ``inputs`` holds ``(input, RowAccount)`` for each of
+    them (the totals are their sums); it is empty for one input, and then
+    absent from :meth:`to_dict`.
+    """
 
     read: int
     used: int
     dropped: tuple[tuple[str, int], ...] = field(default=())
+    inputs: tuple = field(default=())
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "read": self.read,
             "used": self.used,
             "dropped": [{"reason": r, "count": c} for r, c in self.dropped],
         }
+        if self.inputs:
+            out["inputs"] = [{"input": name, **acc.to_dict()} for name, acc in self.inputs]
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RowAccount":
+        return cls(d["read"], d["used"], tuple((x["reason"], x["count"]) for x in d["dropped"]),
+                   tuple((x["input"], cls.from_dict(x)) for x in d.get("inputs", ())))
 
     def drop(self, reason: str, count: int) -> "RowAccount":
-        """A new account with ``count`` more rows dropped for ``reason``."""
+        """A new account with ``count`` more rows dropped for ``reason``
+        (a reason already listed adds to its count)."""
         if count == 0:
             return self
-        return RowAccount(self.read, self.used - count, self.dropped + ((reason, count),))
+        dropped = dict(self.dropped)
+        dropped[reason] = dropped.get(reason, 0) + count
+        return RowAccount(self.read, self.used - count, tuple(dropped.items()), self.inputs)
 
 
 # --------------------------------------------------------------------- reading
@@ -417,6 +439,30 @@ class _Rows:
         return f"{self.unit} {_row_list(self.numbers[positions])}{self.note}"
 
 
+class _MultiRows:
+    """Where each row of a table combined from several inputs came from: the
+    input, and the place in it (as that input's :class:`_Rows` describes it)."""
+
+    def __init__(self, where: str, parts: list, part_of_row: np.ndarray, local: np.ndarray):
+        self.where = where
+        self.parts = parts
+        self.part_of_row = part_of_row
+        self.local = local
+
+    def keep(self, mask: np.ndarray) -> None:
+        self.part_of_row = self.part_of_row[mask]
+        self.local = self.local[mask]
+
+    def describe(self, positions: np.ndarray) -> str:
+        positions = np.asarray(positions)
+        out = []
+        for i in dict.fromkeys(self.part_of_row[positions].tolist()):
+            rows = self.parts[i]
+            text = rows.describe(self.local[positions[self.part_of_row[positions] == i]])
+            out.append(text if rows.origin is not None else f"{rows.where} {text}")
+        return "; ".join(out)
+
+
 def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_col=None,
                     score_col=None, cluster_col=None, sample_col=None,
                     no_cluster: bool = False) -> Columns:
@@ -531,10 +577,10 @@ def _check_min_questions(where, model_labels, n_answered) -> None:
         )
 
 
-def _select_models(df, cols, models, rows: _Rows, account):
-    """Keep the rows of ``models`` (compared as text); the others are counted as dropped."""
+def _select_models(df, cols, models, rows) -> np.ndarray | None:
+    """Which rows belong to ``models`` (compared as text); ``None``: all."""
     if not models:
-        return df, account
+        return None
     codes, uniques = pd.factorize(df[cols.model], sort=False)
     labels = pd.Index(uniques).astype(str)
     present = list(dict.fromkeys(labels))
@@ -543,9 +589,7 @@ def _select_models(df, cols, models, rows: _Rows, account):
             raise InputError(f"{rows.where}: model '{m}' is not in the data.{suggest(m, present)} "
                              f"Models present: {', '.join(present[:20])}"
                              f"{' and more' if len(present) > 20 else ''}.")
-    keep = np.append(np.asarray(labels.isin(list(models))), False)[codes]  # code -1 (empty): not kept
-    rows.keep(keep)
-    return df[keep], account.drop("model not selected", int((~keep).sum()))
+    return np.append(np.asarray(labels.isin(list(models))), False)[codes]  # code -1 (empty): not kept
 
 
 def _available_memory() -> int | None:
@@ -627,15 +671,28 @@ def _as_frame(source: pd.DataFrame, where: str) -> pd.DataFrame:
 def load(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
          sample_col=None, no_cluster: bool = False, models=None, name: str | None = None,
          dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
-         filt=None, duplicate_runs: str = "error") -> xr.Dataset:
+         filt=None, duplicate_runs: str = "error", where=None) -> xr.Dataset:
     """Read and validate per-answer results into an ``xarray.Dataset`` (SPEC §1).
 
     Parameters
     ----------
-    source : path, ``"-"`` or pandas.DataFrame
+    source : path, ``"-"``, pandas.DataFrame, a list of them, or ``{model: path}``
         CSV, TSV, JSONL or Parquet file (``.gz`` allowed; a pipe works too),
         ``"-"`` for standard input, a file or folder of eval logs, or a
-        DataFrame.  Every input is read once.
+        DataFrame.  Every input is read once.  A path with ``*``, ``?`` or
+        ``[`` that does not exist as written is a glob pattern (``**``
+        recurses); it stands for the files it matches, in sorted order.
+        **Several inputs** (a list, a pattern matching several files, a
+        dict) are read one by one, each by its own reader, and combined
+        into one table, exactly as if their rows were one file: questions
+        pair by id (``task/id`` for eval logs, the question id for tables).
+        A ``(model, question, sample)`` found in two inputs is an error
+        naming both.  A dict ``{model: path}`` (or an item ``{model: path}``
+        of a list) names the model of every row of that input: it supplies
+        the model of a table with no model column and **overrides** the
+        model an eval log names (an input holding several models cannot be
+        named).  Column options apply to every table input; eval logs have
+        their own columns.  The row accounting is kept per input too.
     model_col, question_col, score_col, cluster_col, sample_col : str, optional
         Column names; default to ``model``, ``question_id``, ``score``,
         ``cluster_id``, ``sample`` (the optional ones are used when present).
@@ -644,6 +701,15 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     models : list of str, optional
         Keep only these models (the other rows are counted as dropped).
         Row numbers in error messages still refer to the source rows.
+    name : str, optional
+        What to call the input in messages and reports (default: its path).
+    where : str or list of str, optional
+        Row filters, all of which must hold (:mod:`bayeserr.filters`:
+        ``col=value``, ``col=a,b``, ``col!=value``, ``col<N``, ``col<=N``,
+        ``col>N``, ``col>=N``), applied before ``models``; the rows removed
+        are counted as dropped under ``--where EXPR``.  Columns of tables,
+        and for eval logs ``task``, ``model``, ``score``, ``sample`` and any
+        Inspect sample metadata field (``subject`` or ``metadata.subject``).
     input_format : {"auto", "table", "inspect", "lm-eval", "csv", "tsv", "jsonl", "parquet"}
         Reader for eval logs (:mod:`bayeserr.readers`); ``auto`` picks from
         the path.  ``csv``/``tsv``/``jsonl``/``parquet`` name a table format
@@ -652,8 +718,9 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         ``filt`` (lm-eval) are passed to the reader.
     duplicate_runs : {"error", "latest"}
         Eval logs only: two runs of one task with the same model on the same
-        samples are an error naming the files, or (``"latest"``) the newest
-        run is used and the older ones are counted as dropped.
+        samples (within one input, e.g. a folder) are an error naming the
+        files, or (``"latest"``) the newest run is used and the older ones
+        are counted as dropped.
     dropped : list of (reason, count)
         Rows a caller already removed, for the row accounting.
 
@@ -662,66 +729,270 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     xarray.Dataset
         ``score`` on ``(model, question, sample)``, NaN where a model has no
         answer; ``cluster`` coordinate on ``question`` when clustered; attrs
-        ``source``, ``columns`` and ``rows`` (the row accounting).
+        ``source``, ``inputs`` (the paths read), ``columns`` and ``rows``
+        (the row accounting; with several inputs, ``rows["inputs"]`` holds
+        each input's).
 
     Raises
     ------
     InputError
         For every problem with the input or the arguments (what, where, fix).
     """
+    from .filters import apply_where, parse_where_list
+
     args = dict(model_col=model_col, question_col=question_col, score_col=score_col,
                 cluster_col=cluster_col, sample_col=sample_col, scorer=scorer,
                 cluster_field=cluster_field, metric=metric, filt=filt, name=name)
     _check_arguments(args)
     models = _model_list(models)
     dropped = _dropped_list(dropped)
-    if isinstance(source, pd.DataFrame):
-        where = name or "DataFrame"
-        df = _as_frame(source, where)
-        rows = _Rows(where, len(df), unit="rows", note=", positions counting from 1")
-    elif isinstance(source, (str, os.PathLike)):
-        df, rows, more = _read_source(source, name, args, input_format, no_cluster, duplicate_runs)
-        where = rows.where
-        dropped += more
+    conditions = parse_where_list(where)
+    fields = tuple(dict.fromkeys(c.column for c in conditions))
+    inputs = _inputs(source)
+    several = len(inputs) > 1
+    parts, accounts = [], []  # accounts: (label, RowAccount or the index of its part), input order
+    for i, inp in enumerate(inputs):
+        try:
+            parts.append(_read_input(inp, args, input_format, no_cluster, duplicate_runs, fields,
+                                     None if several else name, several, i))
+            accounts.append((parts[-1].label, len(parts) - 1))
+        except UnscoredLog as exc:  # among several inputs, skipped and counted, as in a folder
+            if not several:
+                raise
+            where = os.fspath(inp.source)
+            accounts.append((where, RowAccount(exc.n_samples, 0, ((f"unscored log {Path(where).name}",
+                                                                   exc.n_samples),))))
+    if not parts:
+        raise InputError(f"{_combined_label([a for a, _ in accounts])}: no scored samples in any "
+                         "input. Score the logs (inspect score) first.")
+    if several:
+        label = name or _combined_label([a for a, _ in accounts])
+        df, rows = _combine(parts, args, no_cluster, label)
+        book = _Book(parts, accounts, rows.part_of_row, dropped)
     else:
-        raise InputError(f"load() takes the path of a results file or folder of logs, '-' for "
-                         f"standard input, or a pandas DataFrame; got {describe(source)}.")
-    n_dropped = sum(c for _, c in dropped)
-    account = RowAccount(read=len(df) + n_dropped, used=len(df),
-                         dropped=tuple((r, c) for r, c in dropped if c))
-    cols = resolve_columns(df, where, model_col=model_col, question_col=question_col,
+        part = parts[0]
+        df, rows, label = part.df, part.rows, part.label
+        book = _Book(parts, accounts, None, dropped)
+    cols = resolve_columns(df, label, model_col=model_col, question_col=question_col,
                            score_col=score_col, cluster_col=cluster_col,
                            sample_col=sample_col, no_cluster=no_cluster)
-    _check_unique_columns(df, where, {c for c in asdict(cols).values() if c})
+    _check_unique_columns(df, label, {c for c in asdict(cols).values() if c})
     if len(df) == 0:
-        what = "the DataFrame has no rows" if isinstance(source, pd.DataFrame) else "no data rows"
-        raise InputError(f"{where}: {what}. A results table needs one row per graded answer.")
-    df, account = _select_models(df, cols, models, rows, account)
+        what = ("the DataFrame has no rows" if isinstance(parts[0].source, pd.DataFrame) and not several
+                else "no data rows")
+        raise InputError(f"{label}: {what}. A results table needs one row per graded answer.")
+    if conditions:
+        available = [f for p in parts for f in p.fields]
+        _, drops = apply_where(df, conditions, where=label, available=available)
+        keep = np.ones(len(df), dtype=bool)
+        for reason, removed in drops:
+            book.drop(reason, removed)
+            keep &= ~removed
+        df = _keep(df, keep, rows, book)
+    keep = _select_models(df, cols, models, rows)
+    if keep is not None:
+        book.drop("model not selected", ~keep)
+        df = _keep(df, keep, rows, book)
     df = df.reset_index(drop=True)
     _check_ids(df, cols, rows)
     scores = _validated_scores(df, cols, rows)
-    return _build_dataset(df, cols, scores, rows, account)
+    ds = _build_dataset(df, cols, scores, rows, book.account())
+    ds.attrs["inputs"] = [os.fspath(i.source) for i in inputs if not isinstance(i.source, pd.DataFrame)]
+    return ds
 
 
-def _read_source(source, name, args, input_format, no_cluster, duplicate_runs):
-    """``(DataFrame, _Rows, dropped)`` from a path or ``-``."""
+#: the columns every eval-log row has (others named by ``where`` are metadata fields)
+_LOG_COLUMNS = frozenset({"model", "question_id", "score", "sample", "cluster_id", "task"})
+_GLOB_CHARS = "*?["
+
+
+def _keep(df, keep, rows, book):
+    if keep.all():
+        return df
+    rows.keep(keep)
+    book.keep(keep)
+    return df[keep]
+
+
+@dataclass
+class _Input:
+    source: object  #: a path (text or PathLike) or a DataFrame
+    model: str | None = None  #: NAME of NAME=PATH: the model of every row
+
+
+@dataclass
+class _Part:
+    """One input, read."""
+
+    source: object
+    df: pd.DataFrame
+    rows: _Rows
+    dropped: list
+    label: str
+    log: bool  #: read by an eval-log reader (fixed column names)
+    path: str | None  #: the path read (None: a DataFrame)
+    fields: list  #: eval logs: the metadata fields seen (for messages)
+
+    def account(self) -> RowAccount:
+        return RowAccount(len(self.df) + sum(c for _, c in self.dropped), len(self.df),
+                          tuple(_merged(self.dropped)))
+
+
+def _merged(dropped) -> list[tuple[str, int]]:
+    out: dict = {}
+    for reason, count in dropped:
+        if count:
+            out[reason] = out.get(reason, 0) + count
+    return list(out.items())
+
+
+class _Book:
+    """The row accounting as rows are dropped: the total and, with several
+    inputs, each input's (in the order given, inputs skipped included)."""
+
+    def __init__(self, parts: list, accounts: list, part_of_row, dropped):
+        self.labels = [label for label, _ in accounts]
+        self.accounts = [parts[a].account() if isinstance(a, int) else a for _, a in accounts]
+        self.index = np.array([i for i, (_, a) in enumerate(accounts) if isinstance(a, int)])
+        self.part_of_row = part_of_row
+        self.extra = list(dropped)  # rows the caller removed before load()
+
+    def drop(self, reason: str, removed: np.ndarray) -> None:
+        if self.part_of_row is None:
+            self.accounts[0] = self.accounts[0].drop(reason, int(np.count_nonzero(removed)))
+            return
+        counts = np.bincount(self.part_of_row[removed], minlength=len(self.index))
+        for i, c in zip(self.index, counts):
+            self.accounts[i] = self.accounts[i].drop(reason, int(c))
+
+    def keep(self, mask: np.ndarray) -> None:
+        if self.part_of_row is not None:
+            self.part_of_row = self.part_of_row[mask]
+
+    def account(self) -> RowAccount:
+        extra = sum(c for _, c in self.extra)
+        dropped = _merged(self.extra + [d for a in self.accounts for d in a.dropped])
+        total = RowAccount(sum(a.read for a in self.accounts) + extra,
+                           sum(a.used for a in self.accounts), tuple(dropped))
+        if self.part_of_row is None:
+            return total
+        return RowAccount(total.read, total.used, total.dropped, tuple(zip(self.labels, self.accounts)))
+
+
+def _expand(source) -> list:
+    """``source``, or the files a glob pattern matches (sorted)."""
+    if isinstance(source, pd.DataFrame) or not isinstance(source, (str, os.PathLike)):
+        return [source]
+    text = os.fspath(source)
+    if not isinstance(text, str) or text == STDIN or not any(ch in text for ch in _GLOB_CHARS) \
+            or Path(text).exists():
+        return [source]
+    import glob
+    matches = sorted(glob.glob(os.path.expanduser(text), recursive=True))
+    if not matches:
+        raise InputError(f"{text}: no file or folder matches this pattern. Check the path (quoted "
+                         "patterns are expanded by bayeserr, unquoted ones by the shell).")
+    return matches
+
+
+def _inputs(source) -> list[_Input]:
+    """The inputs named by ``source`` (see :func:`load`)."""
+    def one(item, model=None):
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise InputError(f"a model name for an input must be non-empty text; got {describe(model)}.")
+        if not isinstance(item, (str, os.PathLike, pd.DataFrame)):
+            raise InputError(f"load() takes the path of a results file or folder of logs, '-' for "
+                             f"standard input, a pandas DataFrame, a list of them or a dict "
+                             f"{{model: path}}; got {describe(item)}.")
+        return [_Input(s, model) for s in _expand(item)]
+
+    if isinstance(source, dict):
+        items = [one(path, model) for model, path in source.items()]
+    elif isinstance(source, (list, tuple)):
+        items = []
+        for item in source:
+            if isinstance(item, dict):
+                items += [one(path, model) for model, path in item.items()]
+            else:
+                items.append(one(item))
+    else:
+        items = [one(source)]
+    out = [inp for group in items for inp in group]
+    if not out:
+        raise InputError("load() needs at least one input (got an empty list).")
+    seen: dict = {}
+    for inp in out:
+        if isinstance(inp.source, pd.DataFrame):
+            continue
+        text = os.fspath(inp.source)
+        key = text if text == STDIN else os.path.realpath(text)
+        if key in seen:
+            raise InputError(f"{text}: given twice (also as {seen[key]}); every input is read once. "
+                             "Remove the repeat (a pattern may already match it).")
+        seen[key] = text
+    return out
+
+
+def _combined_label(labels: list[str]) -> str:
+    if len(labels) <= 3:
+        return " + ".join(labels)
+    return f"{labels[0]} + {labels[1]} + … ({len(labels)} inputs)"
+
+
+def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fields, name,
+                several: bool, index: int) -> _Part:
+    source = inp.source
+    if isinstance(source, pd.DataFrame):
+        label = name or (f"DataFrame {index + 1}" if several else "DataFrame")
+        df = _as_frame(source, label)
+        part = _Part(source, df, _Rows(label, len(df), unit="rows", note=", positions counting from 1"),
+                     [], label, False, None, [])
+    else:
+        path = os.fspath(source)
+        if not isinstance(path, str) or not path.strip():
+            raise InputError(f"load() needs the path of a results file (or '-' for standard input); "
+                             f"got {describe(source)}.")
+        df, rows, more, log, seen = _read_source(path, name, args, input_format, no_cluster,
+                                                 duplicate_runs, fields)
+        part = _Part(source, df, rows, more, rows.where, log, path, seen)
+    if inp.model is not None:
+        part.df = _name_model(part, inp.model, args)
+    return part
+
+
+def _name_model(part: _Part, model: str, args) -> pd.DataFrame:
+    """The input's rows with ``model`` as the model of every row."""
+    col = "model" if part.log else (args["model_col"] or DEFAULT_COLUMNS["model"])
+    df = part.df
+    if col in df.columns:
+        present = [str(m) for m in pd.unique(df[col].dropna())]
+        if len(present) > 1:
+            shown = ", ".join(present[:5]) + (" and more" if len(present) > 5 else "")
+            raise InputError(f"{part.label}: {model}={part.label} names the model of every row, but "
+                             f"the input holds {len(present)} models ({shown}). Name only inputs of "
+                             "one model, or drop the name and select models with --models.")
+    df = df.copy(deep=False)
+    df[col] = model
+    return df
+
+
+def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fields=()):
+    """``(DataFrame, _Rows, dropped, read by a log reader, metadata fields seen)`` from a path or ``-``."""
     from .readers import read_logs
 
-    path = os.fspath(source)
-    if not isinstance(path, str) or not path.strip():
-        raise InputError(f"load() needs the path of a results file (or '-' for standard input); "
-                         f"got {describe(source)}.")
     logs = read_logs(path, input_format, scorer=args["scorer"], cluster_field=args["cluster_field"],
-                     metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs)
+                     metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs,
+                     fields=[f for f in fields if f not in _LOG_COLUMNS])
     if logs is not None:
         df, dropped = logs
         origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation
+        seen = df.attrs.pop("fields", [])
         where = name or path
-        return df, _Rows(where, len(df), origin=origin), list(dropped)
+        return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen)
     ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
            (("model_col", "model"), ("question_col", "question"), ("cluster_col", "cluster"))]
     used = set(ids) | {args["score_col"] or "score", args["sample_col"] or "sample",
-                       DEFAULT_COLUMNS["n_samples"], DEFAULT_COLUMNS["n_correct"]}
+                       DEFAULT_COLUMNS["n_samples"], DEFAULT_COLUMNS["n_correct"]} | set(fields)
     if no_cluster and not args["cluster_col"]:
         used.discard(DEFAULT_COLUMNS["cluster"])
     fmt = input_format if input_format in TABLE_FORMATS else None
@@ -733,7 +1004,104 @@ def _read_source(source, name, args, input_format, no_cluster, duplicate_runs):
         rows = _Rows(where, len(df), note=", counting from 1")
     else:
         rows = _Rows(where, len(df))
-    return df, rows, []
+    return df, rows, [], False, []
+
+
+_FIELDS = ("model", "question", "score", "cluster", "sample")
+
+
+def _combine(parts: list[_Part], args, no_cluster: bool, label: str):
+    """One table from several inputs, as if their rows were one file.
+
+    Each input's columns are resolved on their own (table inputs with the
+    column options, eval logs with their fixed names) and renamed to the
+    names the combined table uses (the column options, or the defaults).
+    Inputs without a sample column get the first sample id of the others;
+    inputs without clusters get each question's cluster from the other
+    inputs.  A ``(model, question, sample)`` in two inputs is an error.
+    """
+    targets = {f: args[f"{f}_col"] or DEFAULT_COLUMNS[f] for f in _FIELDS}
+    frames, resolved = [], []
+    for p in parts:
+        flags = {} if p.log else {f"{f}_col": args[f"{f}_col"] for f in _FIELDS}
+        cols = resolve_columns(p.df, p.label, no_cluster=no_cluster, **flags)
+        _check_unique_columns(p.df, p.label, {c for c in asdict(cols).values() if c})
+        rename = {}
+        for f in _FIELDS:
+            c = getattr(cols, f)
+            if c is not None and c != targets[f]:
+                if targets[f] in p.df.columns:
+                    raise InputError(f"{p.label}: the column '{c}' holds the {f}, and the column "
+                                     f"'{targets[f]}' (the {f} of the other inputs) is there too; "
+                                     "rename or remove one of them.")
+                rename[c] = targets[f]
+        frames.append(p.df.rename(columns=rename) if rename else p.df)
+        resolved.append(cols)
+    with_sample = [df[targets["sample"]] for df, c in zip(frames, resolved) if c.sample is not None]
+    if with_sample and len(with_sample) < len(frames):
+        fill = _first_sample(with_sample)
+        frames = [df if c.sample is not None else df.assign(**{targets["sample"]: fill})
+                  for df, c in zip(frames, resolved)]
+    part_of_row = np.concatenate([np.full(len(df), i, dtype=np.int64) for i, df in enumerate(frames)])
+    local = np.concatenate([np.arange(len(df), dtype=np.int64) for df in frames])
+    rows = _MultiRows(label, [p.rows for p in parts], part_of_row, local)
+    df = pd.concat(frames, ignore_index=True, sort=False)
+    has_cluster = [c.cluster is not None for c in resolved]
+    if any(has_cluster) and not all(has_cluster):
+        df = _fill_clusters(df, targets, np.asarray(has_cluster)[part_of_row])
+    _check_across_inputs(df, targets, bool(with_sample), rows, [p.label for p in parts])
+    return df, rows
+
+
+def _first_sample(columns):
+    """The sample id inputs without a sample column get: the smallest of the others'."""
+    values = pd.concat([c.dropna() for c in columns], ignore_index=True)
+    numbers = pd.to_numeric(values, errors="coerce")
+    if len(values) and numbers.notna().all():
+        low = numbers.min()
+        return int(low) if float(low).is_integer() else float(low)
+    return values.iloc[0] if len(values) else 0
+
+
+def _fill_clusters(df, targets, clustered_row: np.ndarray) -> pd.DataFrame:
+    """Rows of inputs without clusters take their question's cluster from the other inputs."""
+    cluster, question = targets["cluster"], targets["question"]
+    values = df[cluster].astype(object)
+    q_text = df[question].astype(str)
+    known = clustered_row & values.notna().to_numpy()
+    of_question = pd.Series(values[known].to_numpy(), index=q_text[known].to_numpy())
+    of_question = of_question[~of_question.index.duplicated()]
+    need = ~clustered_row
+    values[need] = q_text[need].map(of_question).to_numpy()
+    return df.assign(**{cluster: values})
+
+
+def _check_across_inputs(df, targets, has_sample: bool, rows: _MultiRows, labels) -> None:
+    """A ``(model, question, sample)`` in two inputs would count twice: an error naming both."""
+    m, m_labels = _codes(df[targets["model"]])
+    q, q_labels = _codes(df[targets["question"]])
+    if has_sample:
+        s, s_labels = _codes(df[targets["sample"]])
+    else:
+        s, s_labels = np.zeros(len(df), dtype=np.int64), np.array(["0"], dtype=object)
+    valid = (m >= 0) & (q >= 0) & (s >= 0)
+    key = (m * len(q_labels) + q) * max(len(s_labels), 1) + s
+    part = rows.part_of_row
+    idx = np.flatnonzero(valid)
+    order = idx[np.lexsort((part[idx], key[idx]))]
+    k, p = key[order], part[order]
+    clash = np.flatnonzero((k[1:] == k[:-1]) & (p[1:] != p[:-1]))
+    if not len(clash):
+        return
+    pick = clash[np.argmin(np.minimum(order[clash], order[clash + 1]))]  # the earliest row
+    first, second = sorted((order[pick], order[pick + 1]))
+    a, b = labels[part[first]], labels[part[second]]
+    sample = f", sample {s_labels[s[first]]}" if has_sample else ""
+    raise InputError(
+        f"{a} and {b} both hold model '{m_labels[m[first]]}' on question '{q_labels[q[first]]}'"
+        f"{sample} ({rows.describe(np.array([first, second]))}); {len(clash)} answer(s) are in two "
+        "inputs and would count twice. Give each answer once: leave one input out (two runs of "
+        "one evaluation in one folder: --duplicate-runs latest keeps the newest).")
 
 
 def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
@@ -782,8 +1150,7 @@ def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
 
 def rows_of(ds: xr.Dataset) -> RowAccount:
     """The row accounting carried by a loaded dataset."""
-    r = ds.attrs["rows"]
-    return RowAccount(r["read"], r["used"], tuple((d["reason"], d["count"]) for d in r["dropped"]))
+    return RowAccount.from_dict(ds.attrs["rows"])
 
 
 def question_means(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:

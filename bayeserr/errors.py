@@ -33,7 +33,7 @@ def human_bytes(n: float) -> str:
 
 def describe(value) -> str:
     """A short description of an unexpected argument for a message: its type and value."""
-    text = repr(value)
+    text = " ".join(repr(value).split())  # one line: a DataFrame's or Dataset's repr has many
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"

@@ -236,21 +236,16 @@ def beta_interval(q: _Questions, level: float, prior) -> dict[str, float]:
 
 
 def hierarchical_interval(q: _Questions, level: float) -> dict[str, float]:
-    """Hierarchical Beta–Binomial posterior of the question-weighted mean accuracy of the
-    observed groups (the report's ``hierarchical_posterior``; docs/methods.md §5.2):
-    groups are clusters, else questions (epochs > 1)."""
-    from .models.hierarchical import fit_exact
-    grouped = q.labels is not None or bool((q.k > 1).any())
-    if q.n == 0 or not q.zero_one or not grouped:
+    """Hierarchical posterior of the question-weighted mean accuracy of the
+    observed groups: the report's ``hierarchical_posterior`` computed by the
+    same registered method (docs/methods.md §5.2) — two levels (groups are
+    clusters, or questions with epochs > 1), three with clusters and epochs > 1."""
+    from .methods import INTERVALS
+    from .view import ScoreBatch
+    if q.n == 0 or not q.zero_one:
         return _interval("hierarchical_posterior")
-    codes = q.codes()
-    if codes is None:
-        k_u, n_u, m_u = q.right, q.k, np.ones(len(q.k))
-    else:
-        k_u = np.bincount(codes, weights=q.right)
-        n_u = np.bincount(codes, weights=q.k)
-        m_u = np.bincount(codes).astype(float)
-    low, high = fit_exact(k_u, n_u).weighted_mean_interval(level, weights=m_u)
+    batch = ScoreBatch(q.s[None, :], codes=q.codes(), counts=(q.right[None, :], q.k[None, :]))
+    low, high = INTERVALS["hierarchical_posterior"](batch, level)[0]
     return _interval("hierarchical_posterior", low, high)
 
 

@@ -192,42 +192,80 @@ def _beta(batch, level):
     return _rows(rows, beta_binomial.beta_intervals(k, n, level, prior), batch.mean.shape)
 
 
+def _repeated(batch) -> np.ndarray:
+    """Rows with some answered question answered more than once (K > 1, or
+    ``n_samples`` > 1 when the scores are ``n_correct / n_samples`` counts)."""
+    n_q = batch.question_counts()[1]
+    return ((n_q > 1) & batch.answered).any(axis=-1)
+
+
 def _hierarchical_rows(batch) -> np.ndarray:
-    """0/1 answers grouped by cluster, or by question when some K > 1."""
-    grouped = batch.codes is not None or (batch.k > 1).any(axis=-1)
-    return batch.zero_one & grouped
+    """Binomial counts (0/1 answers, or n_correct of n_samples) grouped by
+    cluster, or by question when some question has more than one answer."""
+    grouped = batch.codes is not None or _repeated(batch)
+    return batch.binomial & grouped
+
+
+def _three_level_rows(batch) -> np.ndarray:
+    """Rows of the three-level model (§5.2): binomial counts with clusters
+    and some answered question answered more than once."""
+    if batch.codes is None:
+        return np.zeros(batch.mean.shape, bool)
+    return batch.binomial & _repeated(batch)
+
+
+def _three_level_fit(batch, row, level):
+    """The three-level model's grid posterior of one row (no sampler)."""
+    from bayeserr.models import three_level
+    k_q, n_q, codes = batch.row_counts(row)
+    return three_level.fit_exact(k_q, n_q, codes, quantiles=((1 - level) / 2, (1 + level) / 2))
 
 
 @register("hierarchical_posterior", "Hierarchical posterior", "Hierarchical posterior", "bayes",
-          "0/1 answers with clusters or K > 1", "§5.2", color="#9467bd", bayes=True, lab=False)
+          "0/1 answers or counts, with clusters or K > 1", "§5.2", color="#9467bd", bayes=True, lab=False)
 def _hierarchical(batch, level):
     """Posterior of the question-weighted mean accuracy of these groups,
     ``Σ_g m_g θ_g / Σ_g m_g`` (m_g: answered questions in group g) — the
     estimand of the score beside it.  μ, the mean rate of a new cluster, is
-    kept as ``hierarchical_mu`` (``batch.side``): a different estimand."""
+    kept as ``hierarchical_mu`` (``batch.side``): a different estimand.
+    With clusters and K > 1 the model has three levels (cluster rates φ_g):
+    its grid posterior under ``fast``, non-centred NUTS under ``mcmc``."""
     from bayeserr.models import hierarchical
     rows = _hierarchical_rows(batch)
     out, mu_out = _nan(batch), _nan(batch)
     batch.side["hierarchical_mu"] = mu_out
+    settings = batch.bayes
+    mcmc = settings is not None and settings.mode == "mcmc"
+    if mcmc and not rows.any() and not any(n.code == "mcmc_not_needed" for n in batch.notes):
+        from .bayes.fitting import no_sampler_note
+        batch.notes.append(no_sampler_note())
     if not rows.any():
         return out
     k_u, n_u = batch.unit_counts()
     m_u = (batch.cluster_sizes if batch.codes is not None
            else batch.answered.astype(float))  # questions per group
-    settings = batch.bayes
     q = [(1 - level) / 2, (1 + level) / 2]
-    if settings is not None and settings.mode == "mcmc":
+    if mcmc:
         from .bayes.fitting import hierarchical_mcmc, weighted_mean_draws
         for row in np.flatnonzero(rows):
-            answers, codes = batch.row_answers(row)
+            k_q, n_q, codes = batch.row_counts(row)
             name = batch.names[row] if batch.names else str(row)
-            idata, notes = hierarchical_mcmc(answers, codes, settings, name)
+            idata, notes = hierarchical_mcmc(k_q, n_q, codes, settings, name)
             mu_out[row] = np.quantile(idata.posterior["mu"].values.ravel(), q)
             used = n_u[row] > 0
             w = weighted_mean_draws(idata, k_u[row][used], n_u[row][used], m_u[row][used], settings.seed)
             out[row] = np.quantile(w, q)
             batch.record(int(row), "hierarchical", idata)
             batch.notes.extend(notes)
+        return out
+    three = _three_level_rows(batch) & rows
+    for row in np.flatnonzero(three):
+        post = _three_level_fit(batch, row, level)
+        mu_out[row] = post.interval(level)
+        out[row] = post.weighted_mean_interval(level)
+        batch.record(int(row), "hierarchical", post)
+    rows = rows & ~three
+    if not rows.any():
         return out
     if not batch.keep_fits:
         mu_out[rows] = hierarchical.batch_intervals(k_u[rows], n_u[rows], level)
@@ -247,12 +285,17 @@ def _hierarchical(batch, level):
 def _hierarchical_mu(batch, level):
     """μ, the mean rate of a new cluster: the estimand the lab's population truth
     matches (the report keeps it as ``hierarchical_mu``, outside ``intervals``).
-    Without kept fits (the lab) only μ is integrated, not the weighted mean."""
+    Without kept fits (the lab) only μ is integrated, not the weighted mean;
+    three-level rows (clusters and K > 1) use that model's grid posterior."""
     if batch.keep_fits or (batch.bayes is not None and batch.bayes.mode == "mcmc"):
         _hierarchical(batch, level)
         return batch.side["hierarchical_mu"]
     from bayeserr.models import hierarchical
     rows, out = _hierarchical_rows(batch), _nan(batch)
+    three = _three_level_rows(batch) & rows
+    for row in np.flatnonzero(three):
+        out[row] = _three_level_fit(batch, row, level).interval(level)
+    rows = rows & ~three
     if rows.any():
         k_u, n_u = batch.unit_counts()
         out[rows] = hierarchical.batch_intervals(k_u[rows], n_u[rows], level)
@@ -295,8 +338,10 @@ def recommended(score) -> str:
     §7.1), chosen from the data by a fixed rule:
 
     1. clusters (at least two): the clustered headline, CR2 with t on the
-       Bell–McCaffrey df — unless every score is 0 or 1 in a 0/1 set, where
-       that SE collapses: then Clopper–Pearson on the effective sample size;
+       Bell–McCaffrey df — unless, for 0/1 scores, every score is 0 or 1
+       (that SE collapses) or the interval leaves [0, 1] (few effective
+       clusters near 0 or 1): then Clopper–Pearson on the effective sample
+       size, which stays inside [0, 1];
     2. 0/1 scores, one answer each, no clusters: Wilson (holds its level from
        n = 10 in the lab, never leaves [0, 1], keeps its width at 0/n and n/n);
     3. otherwise (fractional scores or K > 1) with fewer than 100 questions:
@@ -310,7 +355,11 @@ def recommended(score) -> str:
     ivs = score.intervals
     candidates = []
     if score.n_clusters is not None and score.n_clusters >= 2:
-        candidates += ["clopper_pearson_clustered"] if score.mean in (0.0, 1.0) else ["clustered"]
+        headline = ivs.get("clustered")
+        outside = headline is not None and (headline[0] < 0 or headline[1] > 1)
+        if score.mean in (0.0, 1.0) or outside:
+            candidates.append("clopper_pearson_clustered")
+        candidates.append("clustered")
     if score.binary and score.n_clusters is None:
         candidates.append("wilson")
     if score.n_questions < 100:

@@ -10,9 +10,9 @@ the same way everywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
-from .errors import InputError
+from .errors import InputError, describe, suggest
 from .registry import Registry, check_level, check_range  # noqa: F401 (re-exported)
 
 CLUSTER_CORRECTIONS = Registry("cluster correction", "--cluster-correction", {
@@ -54,8 +54,10 @@ class Options:
         ADJUSTMENTS.check(self.adjust)
         ON_UNPAIRED.check(self.on_unpaired)
         object.__setattr__(self, "bayes", BayesSettings.coerce(self.bayes))
-        ks = tuple(check_range("--pass-k", k, 1, integer=True) for k in (self.pass_k or ()))
-        object.__setattr__(self, "pass_k", ks)
+        if isinstance(self.prior_sensitivity, (str, bytes)) or self.prior_sensitivity not in (True, False):
+            raise InputError(f"prior_sensitivity takes True or False; got {describe(self.prior_sensitivity)}.")
+        object.__setattr__(self, "prior_sensitivity", bool(self.prior_sensitivity))
+        object.__setattr__(self, "pass_k", _pass_k(self.pass_k))
         object.__setattr__(self, "seed", check_range("--seed", self.seed, 0, integer=True))
         object.__setattr__(self, "methods", _methods(self.methods))
         if not (self.pairs in ("auto", "all", "adjacent") or str(self.pairs).startswith("vs=")):
@@ -64,6 +66,11 @@ class Options:
     @classmethod
     def coerce(cls, options=None, **kwargs) -> "Options":
         """``options`` if given (with ``kwargs`` overriding), else ``Options(**kwargs)``."""
+        unknown = [k for k in kwargs if k not in _FIELDS]
+        if unknown:
+            name = unknown[0]
+            hint = _HINTS.get(name, f"{suggest(name, _FIELDS)} Options: {', '.join(_FIELDS)}.")
+            raise InputError(f"'{name}' is not an option of bayeserr analyses.{hint}")
         if options is None:
             return cls(**kwargs)
         if not isinstance(options, Options):
@@ -74,12 +81,34 @@ class Options:
         return options
 
 
+_FIELDS = tuple(f.name for f in fields(Options))
+_HINTS = {"models": " Choose the models with the models= argument of score / compare_all, or when "
+                    "loading: bayeserr.load(path, models=['A', 'B'])."}
+
+
+def _pass_k(value) -> tuple:
+    """A list of whole k ≥ 1 (``"1,5"`` as on the command line)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v for v in value.split(",") if v.strip()]
+    elif not isinstance(value, (list, tuple, set, frozenset, range)):
+        raise InputError(f"pass_k takes a list of whole numbers, e.g. pass_k=[1, 5]; got {describe(value)}.")
+    return tuple(check_range("--pass-k", k, 1, integer=True) for k in value)
+
+
 def _methods(value):
     """``recommended``, ``all`` or a tuple of registered interval-method keys."""
     from .methods import INTERVALS
-    if value in ("recommended", "all"):
+    if isinstance(value, str) and value in ("recommended", "all"):
         return value
-    keys = [k.strip() for k in value.split(",")] if isinstance(value, str) else list(value)
+    if isinstance(value, str):
+        keys = [k.strip() for k in value.split(",")]
+    elif isinstance(value, (list, tuple)):
+        keys = list(value)
+    else:
+        raise InputError(f"methods takes 'recommended', 'all' or a list of interval method names; got "
+                         f"{describe(value)}. Choose from: {', '.join(INTERVALS)}.")
     for k in keys:
         INTERVALS.get_checked(k)
     return tuple(keys)

@@ -37,7 +37,7 @@ class PairTest:
     reference: str  #: section of docs/methods.md
     decide: Callable = None  #: (PairBatch, alpha) -> (reps,) verdicts in {−1, 0, +1}
     interval: Callable | None = None  #: (PairBatch, level) -> (reps, 2), or None: no interval
-    needs: str | None = None  #: "clusters", "binary" (0/1 answers, K = 1) or None (always applies)
+    needs: str | None = None  #: "clusters", "independent" (no clusters), "binary" (0/1, K = 1) or None
     fewclusters: bool = True  #: a column of the lab's few-cluster table
     headline: bool = False  #: the clustered headline test of a pair (SPEC §3)
     color: str = "#555555"  #: line colour in the lab's figures
@@ -45,6 +45,8 @@ class PairTest:
     def applies(self, batch: "PairBatch") -> bool:
         if self.needs == "clusters":
             return batch.codes is not None and batch.n_clusters >= 2
+        if self.needs == "independent":
+            return batch.codes is None
         if self.needs == "binary":
             return batch.binary
         return True
@@ -74,14 +76,17 @@ class PairBatch:
     [0, 1]); ``codes``: the cluster code of each question (contiguous
     0..C−1), or None.  ``binary`` says whether the answers are 0/1 with
     K = 1 (McNemar, the Dirichlet 2×2 posterior); by default it is read off
-    the data.  ``seed`` and ``draws`` drive the Bayesian bootstrap of the
-    posterior rule; ``wild_draws`` the wild cluster bootstrap (``seed + 1``).
-    Shared quantities (the differences, their SEs, the cluster sums, the
-    bootstrap results) are computed once, lazily.
+    the data.  ``seed`` and ``draws`` drive the Bayesian bootstraps (over
+    questions without clusters; the old rule over clusters); ``wild_draws``
+    the wild cluster bootstrap (``seed + 1``); ``rope`` is the half-width of
+    the region of practical equivalence passed to the cluster model (it does
+    not change P(A > B) or the interval).  Shared quantities (the
+    differences, their SEs, the cluster sums, the posteriors, the bootstrap
+    results) are computed once, lazily.
     """
 
     def __init__(self, a: np.ndarray, b: np.ndarray, codes=None, *, binary: bool | None = None,
-                 seed: int = 0, draws: int = 1000, wild_draws: int = 999):
+                 seed: int = 0, draws: int = 1000, wild_draws: int = 999, rope: float = 0.01):
         self.a, self.b = np.asarray(a, float), np.asarray(b, float)
         self.codes = None if codes is None else np.asarray(codes)
         self.sa, self.sb = self.a.mean(axis=2), self.b.mean(axis=2)
@@ -91,8 +96,9 @@ class PairBatch:
             binary = self.a.shape[2] == 1 and bool(np.isin(self.a, (0.0, 1.0)).all()
                                                   and np.isin(self.b, (0.0, 1.0)).all())
         self.binary = binary
-        self.seed, self.draws, self.wild_draws = seed, draws, wild_draws
+        self.seed, self.draws, self.wild_draws, self.rope = seed, draws, wild_draws, rope
         self._wild = {}
+        self._cluster_model = {}
 
     @property
     def reps(self) -> int:
@@ -131,6 +137,25 @@ class PairBatch:
         from .estimators import cluster_sums
         return cluster_sums(self.d, self.codes)
 
+    @cached_property
+    def cluster_sq_totals(self) -> np.ndarray:
+        """Cluster sums of d²: (reps, C)."""
+        from .estimators import cluster_sums
+        return cluster_sums(self.d * self.d, self.codes)
+
+    def cluster_model(self, level: float = 0.95):
+        """The pair posterior with a cluster random effect on the difference
+        (:func:`bayeserr.models.paired_clustered.pair_probabilities`, §5.3) of
+        every replicate at once — the function the report's
+        :func:`~bayeserr.bayes.pairs.clustered_probabilities` calls, with the
+        same inputs (cluster sums of d and d², the cluster sizes).  Computed
+        once per level."""
+        if level not in self._cluster_model:
+            from bayeserr.models.paired_clustered import pair_probabilities
+            self._cluster_model[level] = pair_probabilities(
+                self.cluster_totals, self.sizes, self.rope, sum_sq=self.cluster_sq_totals, level=level)
+        return self._cluster_model[level]
+
     def wild(self, level: float, interval: bool):
         """The wild cluster restricted bootstrap (§3.4) of every replicate,
         computed once per level (an interval run also gives the p-values)."""
@@ -151,19 +176,32 @@ class PairBatch:
 
     @cached_property
     def prob_a_better(self) -> np.ndarray:
-        """P(A − B > 0) per replicate, as the report computes it (§5.3): the
-        Dirichlet 2×2 posterior for independent 0/1 questions, else the
-        Bayesian bootstrap over clusters (or questions) of the paired answer
-        totals."""
-        if self.binary and self.codes is None:
+        """P(A − B > 0) per replicate, as the report computes it (§5.3): with
+        clusters, the model with a cluster random effect on the difference
+        (:meth:`cluster_model`; NaN with fewer than two clusters, where the
+        report shows ``null``); without, the Dirichlet 2×2 posterior for 0/1
+        answers with K = 1, else the Bayesian bootstrap over questions."""
+        if self.codes is not None:
+            post = self.cluster_model()
+            return np.where(post.estimable, post.prob_a_better, np.nan)
+        if self.binary:
             from bayeserr.models import paired_dirichlet
             b_only, c_only = self.discordant
             return paired_dirichlet.prob_a_better(b_only, c_only, self.d.shape[1] - b_only - c_only)
+        k_a, k_b = self.a.sum(axis=2), self.b.sum(axis=2)
+        n_q = np.full(k_a.shape, float(self.a.shape[2]))
+        return bootstrap_prob_positive(k_a - k_b, n_q, self.draws, np.random.default_rng(self.seed))
+
+    @cached_property
+    def prob_a_better_cluster_bootstrap(self) -> np.ndarray:
+        """P(A − B > 0) per replicate from the Bayesian bootstrap over clusters
+        of the paired answer totals (§5.4): what the report computed for
+        clustered pairs before the cluster model — kept in the lab to show
+        why it was replaced (overconfident with few clusters)."""
         from .estimators import cluster_sums
         k_a, k_b = self.a.sum(axis=2), self.b.sum(axis=2)
         n_q = np.full(k_a.shape, float(self.a.shape[2]))
-        if self.codes is not None:
-            k_a, k_b, n_q = (cluster_sums(x, self.codes) for x in (k_a, k_b, n_q))
+        k_a, k_b, n_q = (cluster_sums(x, self.codes) for x in (k_a, k_b, n_q))
         return bootstrap_prob_positive(k_a - k_b, n_q, self.draws, np.random.default_rng(self.seed))
 
 
@@ -284,16 +322,44 @@ def _mcnemar(batch, alpha):
     return np.sign(b_only - c_only) * (p_exact < alpha)
 
 
+def _two_sided(p):
+    """A difference when max(P, 1 − P) > 0.975 (no decision where P is NaN)."""
+    return (p > 0.975).astype(float) - (p < 0.025).astype(float)
+
+
 @register("bayes_prob_095", "P(A > B) > 0.95", "bayes", "§5.3", fewclusters=False, color="#c5b0d5")
 def _bayes_095(batch, alpha):
-    """One-sided, as stated: "A better" when P(A > B) > 0.95 (never "B better")."""
+    """One-sided, as stated: "A better" when P(A > B) > 0.95 (never "B better"),
+    with P as the report computes it (:attr:`PairBatch.prob_a_better`)."""
     return (batch.prob_a_better > 0.95).astype(float)
 
 
-@register("bayes_prob_0975", "P(A > B) > 0.975 or < 0.025", "bayes", "§5.3", color="#9467bd")
+@register("bayes_prob_0975", "P(A > B) > 0.975 or < 0.025 (independent questions)", "bayes", "§5.3",
+          needs="independent", fewclusters=False, color="#9467bd")
 def _bayes_0975(batch, alpha):
-    """Two-sided: a difference is declared when max(P, 1 − P) > 0.975, so its
+    """The report's two-sided Bayesian rule without clusters: a difference is
+    declared when max(P, 1 − P) > 0.975, P from the Dirichlet 2×2 posterior
+    (0/1 answers, K = 1) or the Bayesian bootstrap over questions, so its
     false-positive rate compares with a two-sided 5% test (``alpha`` is not
     used: the rule is fixed)."""
-    p = batch.prob_a_better
-    return (p > 0.975).astype(float) - (p < 0.025).astype(float)
+    return _two_sided(batch.prob_a_better)
+
+
+@register("bayes_cluster_0975", "P(A > B) > 0.975 or < 0.025 (cluster random-effect model)", "bayes",
+          "§5.3", needs="clusters", color="#9467bd",
+          interval=lambda b, level: b.cluster_model(level).interval)
+def _bayes_cluster_0975(batch, alpha):
+    """The report's two-sided Bayesian rule for clustered data: max(P, 1 − P)
+    > 0.975 with P from the model with a cluster random effect on the
+    difference (``models/paired_clustered.py``); its interval is that
+    model's equal-tailed credible interval of Δ."""
+    return _two_sided(batch.prob_a_better)
+
+
+@register("bayes_bootstrap_0975", "P(A > B) > 0.975 or < 0.025 (old: cluster bootstrap)", "bayes",
+          "§5.3, §5.4", needs="clusters", color="#e377c2")
+def _bayes_bootstrap_0975(batch, alpha):
+    """The rule the report used for clustered pairs before the cluster model:
+    max(P, 1 − P) > 0.975 with P from the Bayesian bootstrap over clusters.
+    Kept so the lab shows that it does not hold its level with few clusters."""
+    return _two_sided(batch.prob_a_better_cluster_bootstrap)

@@ -39,15 +39,22 @@ def pass_at_k(n, c, k: int) -> np.ndarray:
     Exactly 0 where ``c = 0`` and exactly 1 where ``n − c < k``; elsewhere
     ``1 − Π_{i=n−c+1}^{n} (1 − k/i)``, within a few ulps of the exact value.
     """
-    n = np.asarray(n)
-    c = np.asarray(c)
-    if np.any(n != np.round(n)) or np.any(c != np.round(c)):
-        raise InputError("pass@k: sample and correct counts must be whole numbers.")
+    try:
+        n = np.asarray(n, dtype=float)
+        c = np.asarray(c, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("pass@k: sample and correct counts must be whole numbers (got text or other "
+                         "objects); pass arrays of counts.") from None
+    if n.shape != c.shape:
+        raise InputError(f"pass@k: the sample counts n and correct counts c must have the same shape "
+                         f"(got {n.shape} and {c.shape}); give one (n, c) pair per problem.")
+    if not (np.isfinite(n).all() and np.isfinite(c).all()) or np.any(n != np.round(n)) \
+            or np.any(c != np.round(c)):
+        raise InputError("pass@k: sample and correct counts must be whole numbers (no NaN or infinity); "
+                         "drop the problems without counts.")
     n = n.astype(np.int64)
     c = c.astype(np.int64)
-    if int(k) != k or k < 1:
-        raise InputError(f"pass@k needs a whole k ≥ 1 (got {k}).")
-    k = int(k)
+    k = _whole_k(k)
     if np.any(c > n) or np.any(c < 0):
         raise InputError("pass@k: correct counts must lie between 0 and the number of samples.")
     if np.any(n < k):
@@ -76,9 +83,21 @@ def pass_at_k(n, c, k: int) -> np.ndarray:
     return out
 
 
+def _whole_k(k) -> int:
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(k) or int(k) != k or k < 1:
+        raise InputError(f"pass@k needs a whole k ≥ 1 (got {k!r}); e.g. k=1 or k=5.")
+    return int(k)
+
+
 def counts(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     """Samples n and correct c per (model, problem): from ``n_samples`` /
     ``n_correct`` variables when loaded, else from 0/1 answers per sample."""
+    from .view import check_dataset
+    return _counts(check_dataset(ds))
+
+
+def _counts(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     if "n_samples" in ds and "n_correct" in ds:
         return ds["n_samples"].values, ds["n_correct"].values
     cube = ds["score"].values
@@ -91,7 +110,10 @@ def counts(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
 def pass_k_dataset(ds: xr.Dataset, k: int) -> xr.Dataset:
     """A dataset whose score is the per-problem pass@k (one value per problem),
     ready for :func:`bayeserr.score` and :func:`bayeserr.compare_all`."""
-    n, c = counts(ds)
+    from .view import check_dataset
+    ds = check_dataset(ds)
+    k = _whole_k(k)
+    n, c = _counts(ds)
     have = n > 0
     values = np.full(n.shape, np.nan)
     if have.any():

@@ -11,6 +11,9 @@ name in :data:`READERS`; :func:`detect` picks one from the path.
   model from the log header; score from one scorer (default the first),
   with Inspect's value mapping (C = 1, I = 0, P = 0.5, N = 0, yes/true = 1,
   no/false = 0, numbers as they are); an optional metadata field as cluster.
+  Every row carries the ``task``; sample metadata fields asked for by name
+  (``fields``, e.g. the columns of ``--where``; ``metadata.x`` or ``x``, dotted
+  paths into nested objects) become columns of their own.
 
   **Question ids are always ``"<task>/<sample id>"``** (the task is the
   log header's ``eval.task``, e.g. ``popularity/3`` or
@@ -22,7 +25,7 @@ name in :data:`READERS`; :func:`detect` picks one from the path.
 * ``lm-eval`` — lm-evaluation-harness ``--log_samples`` output
   (``samples_<task>_<date>.jsonl``), a file or an output folder with one
   subfolder per model; question ids ``"<task>/<doc_id>"``, rows keyed on
-  ``(doc_id, filter)``; one metric.
+  ``(doc_id, filter)``; one metric; every row carries the ``task``.
 * ``table`` — CSV / TSV / JSONL / Parquet results tables (the default);
   ``csv``, ``tsv``, ``jsonl`` and ``parquet`` name the table format
   explicitly (needed for standard input, ``-``, when sniffing is not enough).
@@ -252,9 +255,45 @@ class _Sample:
     scores: dict
     cluster: object
     origin: str
+    extra: dict = field(default_factory=dict)  #: the metadata fields asked for (present ones)
 
 
-def _sample(obj, where: str, origin: str, cluster_field) -> _Sample:
+#: at most this many metadata field names are collected for messages
+MAX_FIELD_NAMES = 500
+
+
+class _Fields:
+    """Sample metadata fields asked for by column name (``x`` or ``metadata.x``,
+    dotted paths into nested objects), and the names seen, for messages."""
+
+    def __init__(self, names=()):
+        self.names = tuple(names)
+        self.paths = {n: n.removeprefix("metadata.") for n in self.names}
+        self.seen: set = set()
+
+    def read(self, meta) -> dict:
+        if not self.names or not isinstance(meta, dict):
+            return {}
+        _flat_keys(meta, "", self.seen)
+        out = {}
+        for name, path in self.paths.items():
+            value = _field(meta, path)
+            if value is not None:
+                out[name] = value if isinstance(value, (str, int, float, bool)) else id_text(value)
+        return out
+
+
+def _flat_keys(obj: dict, prefix: str, out: set) -> None:
+    for k, v in obj.items():
+        if len(out) >= MAX_FIELD_NAMES:
+            return
+        name = f"{prefix}{k}"
+        out.add(name)
+        if isinstance(v, dict):
+            _flat_keys(v, name + ".", out)
+
+
+def _sample(obj, where: str, origin: str, cluster_field, fields: _Fields | None = None) -> _Sample:
     if not isinstance(obj, dict):
         raise InputError(f"{where}: the sample is {describe(obj)}, not a JSON object. "
                          "The log is damaged; re-run the evaluation or leave this log out.")
@@ -271,10 +310,11 @@ def _sample(obj, where: str, origin: str, cluster_field) -> _Sample:
         raise InputError(f"{where}: sample {sid} has 'scores' of {describe(scores)}, not an object "
                          "of scorer results. The log is damaged; re-run or leave it out.")
     cluster = _field(obj.get("metadata") or {}, cluster_field) if cluster_field else None
-    return _Sample(sid, epoch, scores or {}, cluster, origin)
+    extra = fields.read(obj.get("metadata")) if fields is not None else {}
+    return _Sample(sid, epoch, scores or {}, cluster, origin, extra)
 
 
-def _read_eval_archive(path: Path, label: str, cluster_field) -> tuple[dict, list, list]:
+def _read_eval_archive(path: Path, label: str, cluster_field, fields=None) -> tuple[dict, list, list]:
     archive = _EvalArchive(path)
     try:
         infos, dropped = _eval_members(archive)
@@ -287,13 +327,13 @@ def _read_eval_archive(path: Path, label: str, cluster_field) -> tuple[dict, lis
         for name in sorted(n for n in infos if _is_sample_member(n)):
             where = f"{path}, member {name}"
             obj = _parse_json(archive.read(infos[name]), where, fix)
-            samples.append(_sample(obj, where, f"{label} {name}", cluster_field))
+            samples.append(_sample(obj, where, f"{label} {name}", cluster_field, fields))
     finally:
         archive.close()
     return header, samples, dropped
 
 
-def _read_json_log(path: Path, label: str, cluster_field) -> tuple[dict, list, list]:
+def _read_json_log(path: Path, label: str, cluster_field, fields=None) -> tuple[dict, list, list]:
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -305,7 +345,7 @@ def _read_json_log(path: Path, label: str, cluster_field) -> tuple[dict, list, l
     if not isinstance(raw, list):
         raise InputError(f"{path}: 'samples' is {describe(raw)}, not a list of samples. "
                          "The log is damaged; re-run the evaluation or leave it out.")
-    samples = [_sample(s, f"{path}, samples[{i}]", f"{label} samples[{i}]", cluster_field)
+    samples = [_sample(s, f"{path}, samples[{i}]", f"{label} samples[{i}]", cluster_field, fields)
                for i, s in enumerate(raw)]
     return log, samples, []
 
@@ -348,9 +388,9 @@ def _created(value, path: Path):
         return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
 
 
-def _inspect_run(path: Path, label: str, scorer, cluster_field) -> _Run:
+def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None) -> _Run:
     reader = _read_eval_archive if path.suffix == ".eval" else _read_json_log
-    header, samples, dropped = reader(path, label, cluster_field)
+    header, samples, dropped = reader(path, label, cluster_field, fields)
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
         raise InputError(f"{path}: the log header has no 'eval' object; not an Inspect log, or a "
                          "damaged one. Re-run the evaluation or leave this log out.")
@@ -376,7 +416,8 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field) -> _Run:
         result = s.scores[name]
         value = result.get("value") if isinstance(result, dict) else result
         row = {"model": model, "question_id": f"{task}/{id_text(s.id)}", "sample": s.epoch,
-               "score": inspect_value_to_float(value, f"{s.origin}: sample {s.id}")}
+               "score": inspect_value_to_float(value, f"{s.origin}: sample {s.id}"), "task": task,
+               **s.extra}
         if cluster_field:
             if s.cluster is None:
                 raise InputError(f"{s.origin}: sample {s.id} has no metadata field "
@@ -442,10 +483,12 @@ def _dedupe_runs(runs: list[_Run], mode: str, root: Path, what: str) -> tuple[li
     return kept, dropped
 
 
-def _frame(runs: list[_Run]) -> pd.DataFrame:
+def _frame(runs: list[_Run], fields: _Fields | None = None) -> pd.DataFrame:
     rows = [r for run in runs for r in run.rows]
     df = pd.DataFrame(rows)
     df.attrs["row_origin"] = [o for run in runs for o in run.origin]
+    if fields is not None and fields.names:
+        df.attrs["fields"] = sorted(fields.seen)  # metadata field names, for messages
     return df
 
 
@@ -458,7 +501,7 @@ class UnscoredLog(InputError):
 
 
 def read_inspect(path, scorer: str | None = None, cluster_field: str | None = None, *,
-                 duplicate_runs: str = "error"):
+                 duplicate_runs: str = "error", fields=()):
     """Inspect AI log(s) as a results table, and the rows skipped.
 
     Question ids are ``"<task>/<sample id>"`` (see the module docstring).  A
@@ -466,15 +509,19 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     their samples counted as dropped (``[(reason, count)]``).  Re-runs of a
     task with the same model: ``duplicate_runs`` is ``"error"`` or
     ``"latest"`` (module docstring).  ``df.attrs["row_origin"]`` names the
-    file and member of each row, for error messages.
+    file and member of each row, for error messages.  Every row has its
+    ``task``; ``fields`` names sample metadata fields to add as columns
+    (``"x"`` or ``"metadata.x"``; dotted paths; a field no sample has gives
+    no column, and ``df.attrs["fields"]`` lists the metadata fields seen).
     """
     _check_duplicate_runs(duplicate_runs)
     root = Path(path)
     runs, dropped = [], []
     files = _log_files(root, ("*.eval", "*.json"))
+    wanted = _Fields(fields)
     for f in files:
         try:
-            runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field))
+            runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field, wanted))
         except UnscoredLog as exc:
             if len(files) == 1:
                 raise
@@ -484,7 +531,7 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     runs, older = _dedupe_runs(runs, duplicate_runs, root, "created")
     for run in runs:
         dropped += run.dropped
-    return _frame(runs), dropped + older
+    return _frame(runs, wanted), dropped + older
 
 
 # ------------------------------------------------------------------ lm-evaluation-harness
@@ -559,7 +606,7 @@ def _lmeval_run(path: Path, label: str, metric: str | None, filt: str | None) ->
         if f != chosen:
             continue
         run.rows.append({"model": run.model, "question_id": f"{task}/{id_text(r['doc_id'])}",
-                         "score": r.get(name), "cluster_id": task})
+                         "score": r.get(name), "cluster_id": task, "task": task})
         run.origin.append(f"{label} line {lineno}")
     if len(records) > len(run.rows):
         run.dropped.append(("other lm-eval filter", len(records) - len(run.rows)))
@@ -615,12 +662,13 @@ def detect(path) -> str:
 
 
 def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=None, metric=None,
-              filt=None, duplicate_runs: str = "error"):
+              filt=None, duplicate_runs: str = "error", fields=()):
     """``(DataFrame, dropped rows)`` from an eval-log reader, or ``None`` for plain tables.
 
     ``input_format`` is ``auto``, a reader of :data:`READERS` or a table
     format of :data:`TABLE_FORMATS`; ``duplicate_runs`` (``"error"`` or
-    ``"latest"``) decides what re-runs of a task with the same model do.
+    ``"latest"``) decides what re-runs of a task with the same model do;
+    ``fields`` (Inspect) names metadata fields to add as columns.
     """
     choices = ("auto",) + READERS + TABLE_FORMATS
     if not isinstance(input_format, str) or input_format not in choices:
@@ -632,7 +680,7 @@ def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=No
         raise InputError(f"{fmt} logs are read from a file or a folder, not standard input ('-'). "
                          "Pass the path of the log(s).")
     if fmt == "inspect":
-        return read_inspect(path, scorer, cluster_field, duplicate_runs=duplicate_runs)
+        return read_inspect(path, scorer, cluster_field, duplicate_runs=duplicate_runs, fields=fields)
     if fmt == "lm-eval":
         return read_lmeval(path, metric, filt, duplicate_runs=duplicate_runs)
     return None

@@ -87,7 +87,17 @@ class Scores(ResultList):
             for key, ci in d["intervals"].items():
                 flat[f"{key}_low"], flat[f"{key}_high"] = (ci if ci is not None else (np.nan, np.nan))
             rows.append(flat)
+        if not rows:  # no models: the same columns, no rows
+            return pd.DataFrame(columns=_frame_columns()).set_index("model")
         return pd.DataFrame(rows).set_index("model")
+
+
+def _frame_columns() -> list[str]:
+    """Columns of :meth:`Scores.to_frame` (the flat part of ``ModelScore.to_dict``)."""
+    from dataclasses import fields
+    names = [f.name for f in fields(ModelScore)]
+    flat = names[:names.index("design_effect") + 1]
+    return flat + [f"{m.key}_{end}" for m in report_methods() for end in ("low", "high")]
 
 
 def _clustered_arrays(batch) -> dict:

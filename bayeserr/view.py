@@ -27,7 +27,141 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .errors import InputError, suggest
+from .errors import InputError, _row_list, describe, suggest
+
+DIMS = ("model", "question", "sample")
+_LOAD_HINT = "Load your results with bayeserr.load(path_or_dataframe)."
+
+
+def check_dataset(ds) -> xr.Dataset:
+    """The dataset contract of :func:`bayeserr.load`, checked at the API boundary.
+
+    Every analysis (score, compare, report, pass@k) calls this once, so a
+    hand-built or edited :class:`xarray.Dataset` fails here with an
+    :class:`~bayeserr.errors.InputError` naming the problem and the fix,
+    not deep inside with a KeyError or an IndexError.  A long results
+    :class:`pandas.DataFrame` (one row per answer) is loaded with
+    :func:`bayeserr.load`.  The rules are load's: ``score`` on ``(model,
+    question, sample)``, numbers in [0, 1] or NaN (no answer), unique model
+    and question labels, at least 2 answered questions per model, a
+    ``cluster`` coordinate on ``question`` with no missing ids, and the
+    pass@k counts ``n_samples``/``n_correct`` together on ``(model, question)``.
+    """
+    if isinstance(ds, pd.DataFrame):
+        from .data import load
+        return load(ds)
+    if not isinstance(ds, xr.Dataset):
+        raise InputError(f"expected a dataset from bayeserr.load(...) (or a results DataFrame); got "
+                         f"{describe(ds)}. {_LOAD_HINT}")
+    if "score" not in ds.data_vars:
+        raise InputError(f"the dataset has no 'score' variable (variables: "
+                         f"{', '.join(map(str, ds.data_vars)) or 'none'}). {_LOAD_HINT}")
+    dims = tuple(ds["score"].dims)
+    if dims != DIMS:
+        fix = (f"Put them in order with ds.transpose{DIMS}." if sorted(dims) == sorted(DIMS) else
+               "Add the missing dimension (one answer per question: sample of length 1) or "
+               f"{_LOAD_HINT[0].lower()}{_LOAD_HINT[1:]}")
+        raise InputError(f"'score' has dims {dims} but must be on {DIMS}. {fix}")
+    values = ds["score"].values
+    if values.dtype.kind not in "biuf":
+        try:
+            values = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"'score' values must be numbers in [0, 1] (NaN for no answer); got "
+                             f"dtype {ds['score'].dtype}. Convert them, or {_LOAD_HINT[0].lower()}"
+                             f"{_LOAD_HINT[1:]}") from None
+    n_models, n_questions = values.shape[:2]
+    if n_models == 0:
+        raise InputError(f"the dataset has no models. {_LOAD_HINT}")
+    for what in ("model", "question"):
+        if what in ds.coords and not _unique_text(ds[what].values):
+            index = pd.Index(_labels(ds, what, 0), dtype=object)
+            dup = index[index.duplicated()].unique()
+            raise InputError(f"the {what} label{'s' if len(dup) > 1 else ''} "
+                             f"{_row_list(repr(d) for d in dup)} appear{'' if len(dup) > 1 else 's'} more "
+                             f"than once; give every {what} one label (bayeserr.load merges repeated "
+                             "answers into samples).")
+    if values.size and values.dtype.kind == "f":
+        lo, hi = float(np.fmin.reduce(values, axis=None)), float(np.fmax.reduce(values, axis=None))
+        if np.isinf(lo) or np.isinf(hi):
+            raise InputError("'score' holds infinite values; scores are numbers in [0, 1] (NaN for no "
+                             "answer). Fix or drop those answers.")
+        if lo < 0 or hi > 1:
+            raise InputError(f"'score' holds values outside [0, 1] (from {lo:g} to {hi:g}). Rescale the "
+                             "scores to [0, 1], e.g. divide by the maximum points.")
+    elif values.size and (values.min() < 0 or values.max() > 1):
+        raise InputError(f"'score' holds values outside [0, 1] (from {values.min()} to {values.max()}). "
+                         "Rescale the scores to [0, 1], e.g. divide by the maximum points.")
+    answered = np.array([np.count_nonzero(~np.isnan(values[j]).all(axis=-1)) if values.dtype.kind == "f"
+                         else n_questions for j in range(n_models)])
+    few = [f"'{m}' ({k})" for m, k in zip(_labels(ds, "model", n_models), answered) if k < 2]
+    if few:
+        raise InputError(f"fewer than 2 questions for model(s) {', '.join(few[:5])}"
+                         f"{' and more' if len(few) > 5 else ''}. A standard error needs at least two "
+                         "answered questions per model; add questions or leave those models out (models=[...]).")
+    if "cluster" in ds.coords:
+        cdims = tuple(ds["cluster"].dims)
+        if cdims != ("question",):
+            raise InputError(f"the 'cluster' coordinate is on {cdims}; it must be on 'question' (one "
+                             "cluster per question): ds.assign_coords(cluster=('question', labels)).")
+        missing = np.asarray(pd.isna(ds["cluster"].values) | (pd.Index(ds["cluster"].values).astype(str)
+                                                               .str.strip() == ""))
+        if missing.any():
+            where = _row_list(repr(q) for q in _labels(ds, "question", n_questions)[missing])
+            raise InputError(f"a cluster id is missing for {int(missing.sum())} question(s) ({where}); give "
+                             "every question a cluster, or drop the coordinate (ds.drop_vars('cluster')) "
+                             "to analyse without clusters.")
+    counts = [k for k in ("n_samples", "n_correct") if k in ds]
+    if len(counts) == 1:
+        raise InputError(f"the dataset has '{counts[0]}' without "
+                         f"'{({'n_samples', 'n_correct'} - set(counts)).pop()}'; the pass@k counts n_samples "
+                         "and n_correct go together. Add the other, or drop it.")
+    for k in counts:
+        if tuple(ds[k].dims) != ("model", "question"):
+            raise InputError(f"'{k}' is on {tuple(ds[k].dims)}; it must be on ('model', 'question').")
+    return ds
+
+
+def _unique_text(values: np.ndarray) -> bool:
+    """Whether labels stay distinct as text (``1`` and ``"1"`` are one label)."""
+    if values.dtype.kind in "iub":
+        return pd.Index(values).is_unique
+    return len(set(map(str, values.tolist()))) == len(values)
+
+
+def _labels(ds, dim: str, size: int) -> np.ndarray:
+    """The labels of a dimension as text (positions when it has no coordinate)."""
+    if dim in ds.coords:
+        return np.asarray(pd.Index(ds[dim].values).astype(str), dtype=object)
+    return np.arange(size).astype(str).astype(object)
+
+
+def model_names(models, what: str = "models", example: str = "models=['A', 'B']") -> list[str] | None:
+    """``models`` as a list of names (text): ``None`` (all), one name, or a
+    list of names; numbers name the model that prints the same, as in load."""
+    if models is None:
+        return None
+    if isinstance(models, (str, np.str_)):
+        models = [models]
+    elif isinstance(models, (pd.Series, pd.Index, np.ndarray)):
+        models = list(models)
+    elif not isinstance(models, (list, tuple)):
+        raise InputError(f"{what} takes a list of model names; got {describe(models)}. "
+                         f"Example: {example}.")
+    bad = [m for m in models if isinstance(m, (bool, np.bool_))
+           or not isinstance(m, (str, int, np.integer, np.str_))]
+    if bad:
+        raise InputError(f"{what} takes model names (text); got {describe(bad[0])}. Example: "
+                         f"{example}.")
+    if not models:
+        raise InputError(f"{what} is empty: list at least one model, or leave it out for all models.")
+    names = [str(m) for m in models]
+    seen = set()
+    for m in names:
+        if m in seen:
+            raise InputError(f"'{m}' is listed twice in {what}; list each model once.")
+        seen.add(m)
+    return names
 
 
 def zero_one_k1(answers: np.ndarray) -> np.ndarray:
@@ -77,10 +211,7 @@ class DataView:
         seeded resampling ones) is the same whatever the order of the input
         rows.  Models keep the dataset's order.
         """
-        if not isinstance(ds, xr.Dataset) or "score" not in ds or \
-                tuple(ds["score"].dims) != ("model", "question", "sample"):
-            raise InputError("expected a dataset from bayeserr.load(...) with a 'score' variable on "
-                             "(model, question, sample); load your results with bayeserr.load.")
+        ds = check_dataset(ds)
         questions = np.asarray(ds["question"].values)
         order = np.argsort(questions.astype(str), kind="stable")
         codes = clusters = None
@@ -104,20 +235,18 @@ class DataView:
     def index(self, name: str) -> int:
         """Row of a model; an :class:`InputError` with a suggestion if absent."""
         try:
-            return self.position[name]
-        except (KeyError, TypeError):
+            return self.position[str(name)]
+        except KeyError:
+            more = " and more" if len(self.models) > 20 else ""
             raise InputError(f"model '{name}' is not in the data.{suggest(name, self.models)} "
-                             f"Models present: {', '.join(self.models[:20])}.") from None
+                             f"Models present: {', '.join(self.models[:20])}{more}.") from None
 
     def select(self, models) -> "DataView":
-        """The view restricted to (and ordered by) ``models``."""
+        """The view restricted to (and ordered by) ``models`` (see :func:`model_names`)."""
+        models = model_names(models)
         if models is None:
             return self
-        if isinstance(models, str):
-            models = [models]
         idx = [self.index(m) for m in models]
-        if len(set(idx)) != len(idx):
-            raise InputError("a model is listed twice; list each model once.")
         extra = {k: v[idx] for k, v in self.extra.items()}
         return DataView(tuple(self.models[j] for j in idx), self.answers[idx], self.codes,
                         self.questions, self.clusters, self.source, self.columns, self.rows, extra)
@@ -176,7 +305,10 @@ class DataView:
 
     def batch(self, **settings) -> "ScoreBatch":
         """All models as one :class:`ScoreBatch`."""
-        return ScoreBatch(self.s, self.answers, self.codes, names=self.models, **settings)
+        counts = None
+        if "n_samples" in self.extra and "n_correct" in self.extra:
+            counts = (self.extra["n_correct"], self.extra["n_samples"])
+        return ScoreBatch(self.s, self.answers, self.codes, names=self.models, counts=counts, **settings)
 
 
 @dataclass(eq=False)
@@ -200,6 +332,8 @@ class ScoreBatch:
     fits: dict = field(default_factory=dict)  #: row -> {kind: posterior}
     notes: list = field(default_factory=list)  #: caveats raised while computing (MCMC diagnostics)
     side: dict = field(default_factory=dict)  #: other estimands a method computes on the way (hierarchical_mu)
+    #: (n_correct, n_samples) per (row, question) when the data have those columns
+    counts: tuple | None = None
 
     def __post_init__(self):
         self.s = np.asarray(self.s, dtype=float)
@@ -306,13 +440,42 @@ class ScoreBatch:
         from .estimators import design_effect
         return design_effect(self.cr2.se, self.se_clt)
 
+    @cached_property
+    def _count_rows(self) -> np.ndarray:
+        """Rows whose ``n_correct``/``n_samples`` columns are whole counts that
+        give the score (to the rounding of the score: ``|s − c/n| ≤ ½/n``)."""
+        if self.counts is None:
+            return np.zeros(self.mean.shape, bool)
+        c, n = (np.asarray(x, float) for x in self.counts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ok = ((n >= 1) & (c >= 0) & (c <= n) & (c == np.round(c)) & (n == np.round(n))
+                  & (np.abs(self.s - c / n) <= 0.5 / n))
+        return (ok | ~self.answered).all(axis=-1) & (self.n > 0)
+
+    @cached_property
+    def binomial(self) -> np.ndarray:
+        """Rows the Beta–Binomial models take: 0/1 answers, or scores that are
+        ``n_correct / n_samples`` counts (``docs/methods.md`` §5.2)."""
+        return self.zero_one | self._count_rows
+
+    def question_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Right answers and answers per question, ``(rows, questions)`` each:
+        the ``n_correct``/``n_samples`` counts on the rows that have them, else
+        the sums of the 0/1 answers; 0 / 0 where unanswered."""
+        k_q = np.nan_to_num(self.answers).sum(axis=-1)
+        n_q = self.k.astype(float)
+        rows = self._count_rows
+        if rows.any():
+            c, n = (np.asarray(x, float) for x in self.counts)
+            live = rows[..., None] & self.answered
+            k_q, n_q = np.where(live, np.nan_to_num(c), k_q), np.where(live, np.nan_to_num(n), n_q)
+        return k_q, n_q
+
     def unit_counts(self):
         """Right answers and answers per unit for the Beta–Binomial models:
         units are clusters when clustered, else questions (``docs/methods.md``
         §5.2).  ``(rows, units)`` each; zero-answer units have 0 / 0."""
-        a = np.nan_to_num(self.answers)
-        k_q = a.sum(axis=-1)
-        n_q = self.k.astype(float)
+        k_q, n_q = self.question_counts()
         if self.codes is None:
             return k_q, n_q
         from .estimators import cluster_sums
@@ -322,7 +485,9 @@ class ScoreBatch:
         if self.keep_fits:
             self.fits.setdefault(row, {})[kind] = fit
 
-    def row_answers(self, row: int):
-        """One row's answers and cluster codes on its answered questions."""
+    def row_counts(self, row: int):
+        """One row's right answers and answers per answered question, and its
+        cluster codes there (``None`` without clusters)."""
         keep = self.answered[row]
-        return self.answers[row][keep], None if self.codes is None else self.codes[keep]
+        k_q, n_q = self.question_counts()
+        return k_q[row][keep], n_q[row][keep], None if self.codes is None else self.codes[keep]

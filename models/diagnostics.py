@@ -1,7 +1,8 @@
 """Posterior summaries and MCMC diagnostics through ArviZ (SPEC §5).
 
 Thresholds: R-hat > 1.01, bulk or tail ESS < 400, or any divergence raises a
-warning in the report.
+warning in the report, naming the sampler option to change (``--tune``,
+``--draws``, ``--chains``, ``--target-accept``) and its value in that fit.
 """
 
 from __future__ import annotations
@@ -44,20 +45,42 @@ def diagnose(idata, var_names) -> dict:
     ess_tail = az.ess(idata, var_names=var_names, method="tail")
 
     def worst(ds, fn):
-        return float(fn([fn(ds[v].values) for v in ds.data_vars]))
+        values = np.concatenate([np.ravel(ds[v].values) for v in ds.data_vars])
+        return float(fn(values)) if np.isfinite(values).any() else float("nan")  # NaN: one chain
 
     div = int(idata.sample_stats["diverging"].values.sum()) if "sample_stats" in idata else 0
     return {"r_hat": worst(rhat, np.nanmax), "ess_bulk": worst(ess_bulk, np.nanmin),
-            "ess_tail": worst(ess_tail, np.nanmin), "divergences": div}
+            "ess_tail": worst(ess_tail, np.nanmin), "divergences": div, "sampler": sampler(idata)}
+
+
+def sampler(idata) -> dict:
+    """The sampler settings of a fit, as far as ``idata`` records them: chains
+    and draws per chain (posterior sizes), tuning steps (PyMC's
+    ``tuning_steps``), target acceptance (``attrs``, set by the ``fit_mcmc``
+    functions of :mod:`bayeserr.models`)."""
+    post = idata.posterior
+    stats = idata.sample_stats.attrs if "sample_stats" in idata else {}
+    return {"chains": int(post.sizes.get("chain", 0)), "draws": int(post.sizes.get("draw", 0)),
+            "tune": stats.get("tuning_steps"), "target_accept": idata.attrs.get("target_accept")}
+
+
+def _now(settings: dict, key: str) -> str:
+    value = (settings or {}).get(key)
+    return "" if value is None else f" (now {value:g})"
 
 
 def problems(diag: dict) -> list[str]:
-    """Plain-language descriptions of the thresholds that fail."""
+    """Plain-language descriptions of the thresholds that fail, each naming the
+    option that acts on it and its value in the fit."""
     out = []
+    s = diag.get("sampler")
     if diag["r_hat"] > RHAT_MAX:
-        out.append(f"R-hat {diag['r_hat']:.3f} > {RHAT_MAX} (chains disagree; run longer)")
+        out.append(f"R-hat {diag['r_hat']:.3f} > {RHAT_MAX} (chains disagree): raise --tune{_now(s, 'tune')} "
+                   f"and --draws{_now(s, 'draws')}")
     if min(diag["ess_bulk"], diag["ess_tail"]) < ESS_MIN:
-        out.append(f"ESS {min(diag['ess_bulk'], diag['ess_tail']):.0f} < {ESS_MIN} (too few effective draws)")
+        out.append(f"ESS {min(diag['ess_bulk'], diag['ess_tail']):.0f} < {ESS_MIN} (too few effective draws): "
+                   f"raise --draws{_now(s, 'draws')} or --chains{_now(s, 'chains')}")
     if diag["divergences"]:
-        out.append(f"{diag['divergences']} divergent transitions (posterior may be biased)")
+        out.append(f"{diag['divergences']} divergent transitions (posterior may be biased): raise "
+                   f"--target-accept{_now(s, 'target_accept')}, e.g. to 0.99, or --tune{_now(s, 'tune')}")
     return out

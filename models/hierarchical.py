@@ -631,8 +631,10 @@ def build_pymc_model(k, n, prior: HierarchicalPrior = HierarchicalPrior(), group
 
 
 def fit_mcmc(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, groups=None, draws: int = 1000,
-             tune: int = 1000, chains: int = 2, seed: int = 0, progressbar: bool = False):
-    """NUTS fit of the two-level model; returns ``arviz.InferenceData``.
+             tune: int = 1000, chains: int = 2, seed: int = 0, target_accept: float = 0.8,
+             progressbar: bool = False):
+    """NUTS fit of the two-level model; returns ``arviz.InferenceData``
+    (``attrs["target_accept"]`` records the setting).
 
     Group rates ``theta`` are added to the posterior from their conditional
     ``Beta(μκ + k_g, (1 − μ)κ + N_g − k_g)`` given each draw of (μ, κ).
@@ -641,7 +643,9 @@ def fit_mcmc(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, groups=Non
     model = build_pymc_model(k, n, prior, groups)
     with model:
         idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
-                          progressbar=progressbar, compute_convergence_checks=False)
+                          progressbar=progressbar, compute_convergence_checks=False,
+                          target_accept=target_accept)
+    idata.attrs["target_accept"] = float(target_accept)
     post = idata.posterior
     rng = np.random.default_rng(seed)
     mu, kappa = post["mu"].values[..., None], post["kappa"].values[..., None]
@@ -816,7 +820,18 @@ def _weighted_mean_quantiles(logit_mu, log_kappa, mass, k, n, q, weights=None) -
     rows, cols = np.divmod(np.flatnonzero(keep), np.shape(mass)[1])
     pi = pi[keep] / pi[keep].sum()
     cum = _weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights, cells=(rows, cols))
-    pi, m, v, k3, k4 = _merge_components(pi, *cum)
+    return _mixture_quantiles(pi, cum, q)
+
+
+def _mixture_quantiles(pi, cumulants, q) -> np.ndarray:
+    """Quantiles ``q`` of a mixture of laws on [0, 1] given by their masses
+    ``pi`` and first four cumulants ``(m, v, k3, k4)``: alike components
+    merged (:func:`_merge_components`), each replaced by its Pearson type I
+    law or Edgeworth expansion, the mixture CDF inverted by safeguarded
+    Newton steps (see :func:`_weighted_mean_quantiles`).  Shared with the
+    three-level model (:mod:`.three_level`)."""
+    q = np.atleast_1d(np.asarray(q, float))
+    pi, m, v, k3, k4 = _merge_components(np.asarray(pi, float), *cumulants)
     sd = np.sqrt(v)
     with np.errstate(divide="ignore", invalid="ignore"):
         g1, g2 = k3 / (v * sd), k4 / (v * v)

@@ -2,50 +2,889 @@
 
 For 0/1 answers with both clusters and K > 1 samples per question::
 
-    μ ~ Beta(1, 1)                         mean accuracy of a new cluster (estimand)
-    log κ_c ~ Normal(2.5, 1.5)             between-cluster concentration
+    η ~ Normal(0, 1.5)                     logit of a typical cluster's accuracy
+    τ ~ HalfNormal(1)                      between-cluster SD on the logit scale
+    z_c ~ Normal(0, 1)                     cluster effect, non-centred
+    φ_c = expit(η + τ z_c)                 accuracy of cluster c
     log κ_q ~ Normal(2.5, 1.5)             between-question concentration within a cluster
-    φ_c ~ Beta(μ κ_c, (1 − μ) κ_c)         cluster accuracy
     k_i ~ BetaBinomial(K_i, φ_c κ_q, (1 − φ_c) κ_q)   right answers of question i in cluster c
 
 The question rate θ_i ~ Beta(φ_c κ_q, (1 − φ_c) κ_q) is integrated out (the
-Beta–Binomial line), which leaves NUTS with C + 3 parameters.  The priors are
-those of :mod:`.hierarchical` for the same reasons, used at both levels; set
-them with :class:`~.hierarchical.HierarchicalPrior`.
+Beta–Binomial line).  Reported:
+
+* ``mu`` — μ = E_z[expit(η + τ z)], the mean accuracy of a *new* cluster
+  (deterministic, by quadrature over z: :func:`mean_rate`);
+* ``phi`` — the rate φ_c of each observed cluster; the score's estimand is
+  the question-weighted mean of these clusters, ``W = Σ_c m_c φ_c / Σ_c m_c``
+  (m_c answered questions in cluster c).
+
+Why these priors.  The cluster level is logit-normal rather than Beta so
+that it can be written non-centred (``z_c`` standard normal, scaled by τ):
+the centred form, with φ_c drawn around its mean, puts NUTS in a funnel when
+τ is small or clusters hold few answers (12 divergent transitions on the
+40-question example of tests/test_three_level.py, 47 on the issue's; none
+non-centred).  ``η ~ Normal(0, 1.5)``: a typical cluster's accuracy between 5%
+and 95% a priori (central 95%), nearly flat for μ in between (the same
+scale as the paired latent model's intercepts).  ``τ ~ HalfNormal(1)``:
+cluster odds ratios up to about e² ≈ 7 between a typical and a ±1 SD cluster
+(97.5% prior quantile τ ≈ 2.2) — clusters of one benchmark rarely differ more
+— while keeping the posterior proper with two or three clusters, which a
+flat prior on τ does not; its density is positive at τ = 0, so "no cluster
+effect" is not ruled out.  ``log κ_q ~ Normal(2.5, 1.5)`` is the two-level
+model's concentration prior (:mod:`.hierarchical`): question-level
+intra-cluster correlations 1/(1 + κ_q) of about 0.004–0.6.  Change them with
+:class:`ThreeLevelPrior`.
+
+Two fits of the same model:
+
+* :func:`fit_exact` — no sampler.  The hyperparameters are integrated on a
+  grid: a coarse pass over the prior box of (ν, τ, log κ_q), η = ν s(τ)
+  (:func:`_spread`), and zoom passes locate the region above 1e-9 of the
+  largest density; the fine pass puts uniform nodes on τ (from 0: the
+  integrand is even in τ) and log κ_q (trapezoid rule) and, on every line
+  (τ, κ_q), uniform η nodes over that line's own mass range
+  (:func:`_line_ranges`: η's conditional spread shrinks as τ → 0); axes are
+  refined where an a-posteriori error estimate asks.  Each cluster's φ_c is
+  integrated numerically: for every κ_q the cluster likelihood
+  ``l_c(x) = Π_i BetaBinomial(k_i | K_i, expit(x) κ_q, expit(−x) κ_q)`` is
+  tabulated once on a uniform grid in x = logit φ (log-gamma sums grouped by
+  count; clusters with the same questions' (k, K) computed once), and
+  ``∫ l_c(x) Normal(x; η, τ) dx`` is a matrix product of that table with
+  the normal weights of the nodes — the trapezoid rule, whose error falls
+  like exp(−2π² (width / step)²) for these smooth integrands, the step being
+  half the sharpest cluster likelihood's width; for τ below ¾ of that width
+  the integral is a Gauss–Hermite sum in z with l_c evaluated exactly at
+  η + τz (:func:`_integrals`).  The interval of μ inverts its posterior CDF
+  (μ increases with η on each line; cubic-Hermite cumulative integrals,
+  fourth order: :func:`_mu_summaries`).  The interval of W: given the
+  hyperparameters and the data the φ_c are independent, their first four
+  conditional moments come from the same matrix products, and W's posterior
+  is the grid mixture of laws with those cumulants (Pearson type I or
+  Edgeworth, :func:`.hierarchical._mixture_quantiles`) on η lines refined by
+  interpolation, each node's law widened by its cell (:func:`_w_mixture`).
+* :func:`fit_mcmc` — PyMC NUTS on the same model, non-centred.
+
+Both are tested against each other (tests/test_three_level.py: within 4
+MCSEs on MathArena), the grid against a Monte Carlo brute force and against
+a finer grid.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+from scipy import special
 
-from .hierarchical import HierarchicalPrior
+from . import hierarchical as _h
+
+#: z nodes of μ = E[expit(η + τ Z)]: trapezoid on [−9.5, 9.5], step 1/8 (error below
+#: exp(−2π²/(τ/8)), < 3e-9 for τ ≤ 8: expit's poles lie π/τ off the real z axis)
+Z_NODES = np.arange(-76, 77) / 8
+Z_WEIGHTS = np.exp(-Z_NODES ** 2 / 2) / np.exp(-Z_NODES ** 2 / 2).sum()
+#: Gauss–Hermite rules in z for τ below the x-grid's reach: n nodes where l_c's
+#: width in z is at least 3, 2 and 4/3 (8, 12, 16 nodes: relative error < 3e-7, 6e-11, 1e-9)
+_GH = {n: (z, w / w.sum()) for n in (8, 12, 16) for z, w in [np.polynomial.hermite_e.hermegauss(n)]}
+#: the x = logit φ grid stays within ±X_LIMIT; beyond, each cluster likelihood is taken as constant
+X_LIMIT = 15.0
+#: x-grid step as a fraction of the sharpest cluster likelihood's SD (binomial width, a lower bound)
+X_STEP = 0.5
+#: below this × that SD, τ is integrated in z (Gauss–Hermite) rather than on the x grid; above,
+#: the integrand is at least 1.2 steps wide and the trapezoid error below exp(−2π² 1.2²) ≈ 5e-13
+SMALL_TAU = 0.75
+#: log l_c below its maximum by more than this is dropped from the x-grid's ends
+X_TRIM = 40.0
+#: cells below this fraction of the largest density are outside the box
+MASS_THRESHOLD = 1e-9
+RESOLVED_STEPS = 5
+COARSE = (16, 12, 12)  #: (η, τ, log κ_q) points of the coarse pass over the prior box
+ZOOM = (12, 10, 10)
+FINE = (21, 13, 15)  #: fine pass: η nodes per line, τ, log κ_q (odd: every other node is a coarser grid)
+EXPLORE = 32  #: η nodes per line when locating each line's mass
+MAX_POINTS = (129, 81, 65)
+#: target error of μ's quantiles and mean (a-posteriori estimate, see _refine)
+TOLERANCE = 1e-3
+#: largest change from dropping every other τ or log κ node that is accepted (trapezoid
+#: sums converge geometrically: the full grid is far better than the halved one)
+HALF_TOLERANCE = 2e-2
+CHECK_QUANTILES = (0.005, 0.025, 0.1, 0.5, 0.9, 0.975, 0.995)
 
 
-def build_pymc_model(k, n, cluster_codes, prior: HierarchicalPrior = HierarchicalPrior(),
-                     clusters=None):
+@dataclass(frozen=True)
+class ThreeLevelPrior:
+    """Priors of η, τ and κ_q (see the module docstring for the reasoning)."""
+
+    eta_mean: float = 0.0
+    eta_sd: float = 1.5
+    tau_sd: float = 1.0  #: scale of the HalfNormal prior of τ
+    log_kappa_mean: float = 2.5
+    log_kappa_sd: float = 1.5
+
+    def log_density(self, eta, tau, log_kappa):
+        """Log prior density of (η, τ, log κ_q), up to a constant."""
+        a = (np.asarray(eta, float) - self.eta_mean) / self.eta_sd
+        b = np.asarray(tau, float) / self.tau_sd
+        c = (np.asarray(log_kappa, float) - self.log_kappa_mean) / self.log_kappa_sd
+        return -0.5 * (a * a + b * b + c * c)
+
+    def box(self) -> np.ndarray:
+        """Integration box of (ν, τ, log κ_q), η = ν s(τ): ν and log κ_q within
+        6 prior SDs (|η| ≤ |ν| s(τ), so the η box is covered), τ in [0, 6 scales]."""
+        return np.array([[self.eta_mean - 6 * self.eta_sd, self.eta_mean + 6 * self.eta_sd],
+                         [0.0, 6 * self.tau_sd],
+                         [self.log_kappa_mean - 6 * self.log_kappa_sd,
+                          self.log_kappa_mean + 6 * self.log_kappa_sd]])
+
+
+def _rate_terms(eta, tau):
+    """E[expit(η + τZ)], E[expit(−η − τZ)] and E[expit′(η + τZ)] (broadcast)."""
+    e = np.asarray(eta, float)[..., None] + np.asarray(tau, float)[..., None] * Z_NODES
+    p, r = special.expit(e), special.expit(-e)
+    return p @ Z_WEIGHTS, r @ Z_WEIGHTS, (p * r) @ Z_WEIGHTS
+
+
+def mean_rate(eta, tau):
+    """μ = E_z[expit(η + τ z)], z ~ Normal(0, 1): a new cluster's mean accuracy."""
+    return _rate_terms(eta, tau)[0]
+
+
+# ----------------------------------------------------------------- data
+@dataclass(frozen=True)
+class _Data:
+    """Clusters with the same (k, K) of their questions and the same weight, once."""
+
+    k: np.ndarray  #: (patterns × questions) right answers, padded with 0
+    n: np.ndarray  #: answers, padded with 0 (ignored)
+    tables: tuple  #: for k, n − k and n: (values, patterns × values counts) of :func:`_value_counts`
+    mult: np.ndarray  #: clusters per pattern
+    share: np.ndarray  #: each such cluster's share of W, m_c / Σ m
+    sigma: float  #: smallest binomial SD of a cluster rate on the logit scale
+    n_clusters: int
+    n_questions: int
+    n_answers: int
+
+
+def _prepare(k, n, codes, weights=None) -> _Data:
+    k, n = np.asarray(k, float).ravel(), np.asarray(n, float).ravel()
+    codes = np.asarray(codes).ravel()
+    if not (k.shape == n.shape == codes.shape):
+        raise ValueError("k, n and the cluster codes need one entry per question")
+    if not (np.all(np.isfinite(k)) and np.all(np.isfinite(n))):
+        raise ValueError("k and n must be finite")
+    if np.any(k < 0) or np.any(k > n) or np.any(k != np.round(k)) or np.any(n != np.round(n)):
+        raise ValueError("need integers 0 <= k <= n for every question")
+    keep = n > 0
+    if not keep.any():
+        raise ValueError("no answered question")
+    k, n, codes = k[keep], n[keep], codes[keep]
+    labels, inv = np.unique(codes, return_inverse=True)
+    inv = inv.ravel()
+    size = np.bincount(inv)
+    if weights is None:
+        weights = size.astype(float)
+    weights = np.asarray(weights, float).ravel()
+    if weights.shape != size.shape or np.any(weights < 0) or not np.all(np.isfinite(weights)) \
+            or weights.sum() <= 0:
+        raise ValueError("weights: one finite, non-negative number per cluster, not all 0")
+    order = np.lexsort((k, n, inv))
+    start = np.concatenate([[0], np.cumsum(size)[:-1]])
+    pos = np.arange(order.size) - start[inv[order]]
+    kp, np_ = np.zeros((labels.size, size.max())), np.zeros((labels.size, size.max()))
+    kp[inv[order], pos], np_[inv[order], pos] = k[order], n[order]
+    share = weights / weights.sum()
+    table = np.concatenate([kp, np_, share[:, None]], axis=1)
+    uniq, mult = np.unique(table, axis=0, return_counts=True)
+    q = size.max()
+    kc, nc = np.bincount(inv, weights=k), np.bincount(inv, weights=n)
+    p = (kc + 0.5) / (nc + 1)
+    sigma = float(np.min(1 / np.sqrt(nc * p * (1 - p))))
+    kq, nq = uniq[:, :q], uniq[:, q:2 * q]
+    return _Data(kq, nq, tuple(_value_counts(v) for v in (kq, nq - kq, nq)), mult.astype(float),
+                 uniq[:, 2 * q], sigma, int(labels.size), int(k.size), int(n.sum()))
+
+
+def _value_counts(values: np.ndarray):
+    """How to add ``Σ_i [lnΓ(v_i + a) − lnΓ(a)]`` over each row's entries:
+    ``("rising", counts)`` with counts[:, j] = entries > j (then the sum is
+    Σ_j counts_j log(a + j)), or, for large values, ``("gamma", distinct
+    values, counts)``."""
+    top = int(values.max()) if values.size else 0
+    if top <= 32:
+        above = (values[:, :, None] > np.arange(top)[None, None, :]).sum(axis=1).astype(float)
+        return ("rising", None, above)
+    uniq, inv = np.unique(values, return_inverse=True)
+    counts = np.zeros((values.shape[0], uniq.size))
+    np.add.at(counts, (np.repeat(np.arange(values.shape[0]), values.shape[1]), inv.ravel()), 1.0)
+    keep = uniq > 0
+    return ("gamma", uniq[keep], counts[:, keep])
+
+
+def _add_log_rising(out, table, shift):
+    """out (D, L, n) += Σ_i [lnΓ(v_i + shift) − lnΓ(shift)] per pattern; shift (L, n)."""
+    kind, values, counts = table
+    if kind == "rising":
+        for j in range(counts.shape[1]):
+            out += counts[:, j, None, None] * np.log(shift + j)[None]
+    else:
+        base = special.gammaln(shift)
+        for v, c in zip(values, counts.T):
+            out += c[:, None, None] * (special.gammaln(shift + v) - base)[None]
+
+
+def _loglik(data: _Data, x, log_kappa) -> np.ndarray:
+    """log l_c(x, κ_q) of every pattern (binomial coefficients dropped):
+    (patterns, len(log_kappa), points), for points ``x`` of shape (points,)
+    (the same for every κ_q) or (len(log_kappa), points).  Each question adds
+    ``[lnΓ(k + a) − lnΓ(a)] + [lnΓ(K − k + b) − lnΓ(b)] − [lnΓ(K + κ) − lnΓ(κ)]``
+    with a = φκ, b = (1 − φ)κ, φ = expit(x)."""
+    kappa = np.exp(np.asarray(log_kappa, float))[:, None]
+    x = np.broadcast_to(np.clip(np.asarray(x, float), -30.0, 30.0), (kappa.size, np.shape(x)[-1]))
+    out = np.zeros((data.k.shape[0],) + x.shape)
+    _add_log_rising(out, data.tables[0], kappa * special.expit(x))
+    _add_log_rising(out, data.tables[1], kappa * special.expit(-x))
+    by_kappa = np.zeros((data.k.shape[0], kappa.size, 1))
+    _add_log_rising(by_kappa, data.tables[2], kappa)
+    out -= by_kappa
+    return out
+
+
+# ----------------------------------------------------------------- posterior on a grid
+def _spread(tau):
+    """s(τ) = √(1 + πτ²/8): with η = ν s(τ), ν ≈ logit μ whatever τ (the
+    probit approximation E[expit(η + τZ)] ≈ expit(η / s(τ)))."""
+    return np.sqrt(1 + np.pi / 8 * np.asarray(tau, float) ** 2)
+
+
+def _integrals(data: _Data, E, T, lk, moments: bool = False, live=None):
+    """``log ∫ l_c(x) Normal(x; η, τ) dx`` of every pattern c for the columns
+    (η, τ) = (E[p, l], T[p]) and κ_q = exp(lk[l]) — ``E`` is (columns, len(lk))
+    or (columns, 1) when the same for every κ_q: (patterns, len(lk), columns);
+    with ``moments`` also the first four conditional moments of φ_c about a
+    reference ``ref`` (patterns, len(lk)) on the columns ``live`` (NaN elsewhere).
+
+    τ ≥ ``SMALL_TAU`` × the sharpest cluster's width: trapezoid sums on one x
+    grid of step ``X_STEP`` × that width (a product of the tabulated l_c with
+    the normal weights; beyond the grid's ends l_c is taken as constant);
+    smaller τ: Gauss–Hermite sums in z with l_c evaluated exactly at η + τ z
+    (l_c(η) at τ = 0).
+    """
+    D, L, P = data.k.shape[0], lk.size, E.shape[0]
+    step = float(np.clip(X_STEP * data.sigma, 1e-3, 0.35))
+    small = T < SMALL_TAU * data.sigma
+    ratio = np.where(T > 0, data.sigma / np.maximum(T, 1e-300), np.inf)  # l_c's width in z, at least
+    parts = []  # (columns, log l (D, L, points), points (1 or L, points), Gauss–Hermite weights or None)
+    for cols, (nodes, weights) in ((np.flatnonzero(T == 0), (np.zeros(1), np.ones(1))),
+                                   (np.flatnonzero(small & (ratio >= 3)), _GH[8]),
+                                   (np.flatnonzero(small & (ratio < 3) & (ratio >= 2)), _GH[12]),
+                                   (np.flatnonzero(small & (ratio < 2) & (T > 0)), _GH[16])):
+        if cols.size:
+            pts = (E[cols].T[:, :, None] + T[None, cols, None] * nodes[None, None, :]).reshape(E.shape[1], -1)
+            parts.append((cols, _loglik(data, pts, lk), pts, weights))
+    if not small.all():
+        cols = np.flatnonzero(~small)
+        lo = max(-X_LIMIT, float((E[cols] - 9 * T[cols, None]).min()))
+        hi = min(X_LIMIT, float((E[cols] + 9 * T[cols, None]).max()))
+        lo, hi = min(lo, X_LIMIT - step), max(hi, -X_LIMIT + step)
+        x = lo + step * np.arange(int(np.ceil((hi - lo) / step - 1e-9)) + 1)
+        ll = _loglik(data, x, lk)
+        alive = np.flatnonzero((ll - ll.max(axis=2, keepdims=True) > -X_TRIM).any(axis=(0, 1)))
+        x = x[alive[0]:alive[-1] + 1]
+        parts.append((cols, ll[:, :, alive[0]:alive[-1] + 1], x[None, :], None))
+    M = np.max([p[1].max(axis=2) for p in parts], axis=0)  # (D, L)
+    ls = [np.exp(ll - M[:, :, None]) for _, ll, _, _ in parts]
+
+    def integrate(values, part, local):
+        """Σ over the points of ``values`` (R, D, L, points) of ``part`` with
+        the weights of its columns ``local``: (R, D, L, len(local))."""
+        cols, _, x, weights = part
+        R = values.shape[0]
+        if weights is not None:
+            v = values.reshape(R, D, L, cols.size, weights.size)
+            return v[:, :, :, local] @ weights
+        x = x[0]
+        flat = values.transpose(2, 0, 1, 3).reshape(L, R * D, x.size)
+        out = np.empty((L, R * D, local.size))
+        taus, group = np.unique(T[cols[local]], return_inverse=True)
+        for g, tau_g in enumerate(taus):  # one τ at a time: only x within η ± 9τ
+            pos = np.flatnonzero(group == g)
+            c = cols[local[pos]]
+            a = max(0, int(np.searchsorted(x, E[c].min() - 9 * tau_g)) - 1)
+            b = min(x.size, int(np.searchsorted(x, E[c].max() + 9 * tau_g)) + 1)
+            d = (x[None, a:b, None] - E[c].T[:, None, :]) / tau_g  # (1 or L, x, columns)
+            w = step / (np.sqrt(2 * np.pi) * tau_g) * np.exp(-0.5 * d * d)
+            if a == 0:  # beyond the grid's ends: l constant
+                w[:, 0] = w[:, 0] / 2 + special.ndtr(d[:, 0])
+            if b == x.size:
+                w[:, -1] = w[:, -1] / 2 + special.ndtr(-d[:, -1])
+            out[:, :, pos] = flat[:, :, a:b] @ w
+        return out.reshape(L, R, D, local.size).transpose(1, 2, 0, 3)
+
+    sums = np.empty((D, L, P))
+    for part, l in zip(parts, ls):
+        sums[:, :, part[0]] = integrate(l[None], part, np.arange(part[0].size))[0]
+    with np.errstate(divide="ignore"):
+        log_i = np.log(sums) + M[:, :, None]
+    if not moments:
+        return log_i, None, None
+    last = parts[-1]
+    ref = special.expit(np.take_along_axis(np.broadcast_to(last[2][None], last[1].shape),
+                                           np.argmax(last[1], axis=2)[..., None], axis=2)[..., 0])  # (D, L)
+    raw = np.full((4, D, L, P), np.nan)
+    live = np.ones(P, bool) if live is None else live
+    for part, l in zip(parts, ls):
+        local = np.flatnonzero(live[part[0]])
+        if not local.size:
+            continue
+        dev = special.expit(part[2])[None] - ref[:, :, None]
+        stack = np.empty((4,) + l.shape)
+        stack[0] = l * dev
+        for r in range(1, 4):
+            stack[r] = stack[r - 1] * dev
+        cols = part[0][local]
+        raw[:, :, :, cols] = integrate(stack, part, local) / sums[:, :, cols]
+    return log_i, raw, ref
+
+
+def _log_density(data: _Data, eta, tau, lk, prior: ThreeLevelPrior, moments: bool = False, live=None):
+    """Log posterior density of (η, τ, log κ_q) at the nodes ``eta`` (n, len(tau),
+    len(lk)) — or (n, len(tau), 1) when the η nodes are the same for every κ_q —
+    × ``tau`` × ``lk``: shape (n, len(tau), len(lk)).  With ``moments`` the
+    first four conditional cumulants of W = Σ_c share_c φ_c at the nodes
+    ``live`` (n, len(tau), len(lk)) are returned instead (NaN elsewhere)."""
+    eta, tau, lk = np.asarray(eta, float), np.asarray(tau, float), np.asarray(lk, float)
+    n, m, L, D = eta.shape[0], tau.size, lk.size, data.k.shape[0]
+    T = np.broadcast_to(tau[None, :], (n, m)).ravel()
+    E = eta.reshape(n * m, eta.shape[2])
+    if not moments:
+        log_i, _, _ = _integrals(data, E, T, lk)
+        lp = (data.mult @ log_i.reshape(D, -1)).reshape(L, n, m).transpose(1, 2, 0)
+        return lp + prior.log_density(eta, tau[None, :, None], lk[None, None, :])
+    _, raw, ref = _integrals(data, E, T, lk, moments=True, live=live.any(axis=2).ravel())
+    r1, r2, r3, r4 = raw
+    m2 = r2 - r1 * r1
+    m3 = r3 - 3 * r2 * r1 + 2 * r1 ** 3
+    m4 = r4 - 4 * r3 * r1 + 6 * r2 * r1 * r1 - 3 * r1 ** 4
+    # at τ = 0, φ_c = expit(η) exactly: a point mass, kept as a law of SD 1e-9
+    per_cluster = [ref[:, :, None] + r1, np.maximum(m2, 1e-18), m3, m4 - 3 * m2 * m2]
+    out = []
+    for j, c in enumerate(per_cluster):
+        coef = data.mult * data.share ** (j + 1)
+        out.append((coef @ c.reshape(D, -1)).reshape(L, n, m).transpose(1, 2, 0))
+    return out
+
+
+def _trapezoid(n: int) -> np.ndarray:
+    w = np.ones(n)
+    w[0] = w[-1] = 0.5
+    return w
+
+
+def _mass_box(logp, axes, bounds):
+    """The box of nodes above ``MASS_THRESHOLD`` of the maximum (one step wider,
+    within ``bounds``); whether it spans ``RESOLVED_STEPS`` steps on every axis;
+    whether the mass reaches an edge of the grid that is not a prior bound
+    (the box is then widened on that side by half its width)."""
+    above = logp > logp.max() + np.log(MASS_THRESHOLD)
+    box = np.empty((3, 2))
+    resolved, open_edge = True, False
+    for ax, grid in enumerate(axes):
+        hit = above.any(axis=tuple(a for a in range(3) if a != ax))
+        first, last = int(np.argmax(hit)), int(grid.size - 1 - np.argmax(hit[::-1]))
+        step = grid[1] - grid[0]
+        grow = max(step, (grid[last] - grid[first]) / 2)
+        low = first == 0 and grid[0] > bounds[ax, 0] + 1e-9
+        high = last == grid.size - 1 and grid[-1] < bounds[ax, 1] - 1e-9
+        box[ax, 0] = max(grid[first] - (grow if low else step), bounds[ax, 0])
+        box[ax, 1] = min(grid[last] + (grow if high else step), bounds[ax, 1])
+        resolved &= last - first >= RESOLVED_STEPS
+        open_edge |= low or high
+    return box, resolved and not open_edge, open_edge
+
+
+def _box_density(data, axes, prior):
+    """Log density of (ν, τ, log κ_q) on a box grid, η = ν s(τ)."""
+    nu, tau, lk = axes
+    s = _spread(tau)
+    return _log_density(data, (nu[:, None] * s[None, :])[:, :, None], tau, lk, prior) \
+        + np.log(s)[None, :, None]
+
+
+def _line_ranges(data, prior, nu_box, tau, lk, points: int = EXPLORE):
+    """For every line (τ_j, κ_l), a range of η holding its mass: (lo, hi), each
+    (len(tau), len(lk)).  One pass explores ν_box × s(τ_j) with ``points``
+    nodes (the same for every κ_q); a line is given the nodes above
+    ``MASS_THRESHOLD`` of its maximum, one node wider — or, when those span
+    fewer than ``2 RESOLVED_STEPS`` nodes (η's conditional spread shrinks as
+    τ → 0), its peak ± 9 SDs of the parabola through the log density at the
+    three nodes around the peak.  :func:`_grid_posterior` widens lines whose
+    ends still hold mass."""
+    e = np.linspace(0.0, 1.0, points)[:, None]
+    s = _spread(tau)[None, :]
+    eta = nu_box[0] * s + (nu_box[1] - nu_box[0]) * s * e  # (points, len(tau))
+    logp = _log_density(data, eta[:, :, None], tau, lk, prior)
+    grid = np.broadcast_to(eta[:, :, None], logp.shape)
+    # a line's own threshold, but nothing below 1e-3 × MASS_THRESHOLD of the largest density
+    floor = np.maximum(logp.max(axis=0, keepdims=True) + np.log(MASS_THRESHOLD),
+                       logp.max() + np.log(1e-3 * MASS_THRESHOLD))
+    above = logp > floor
+    first = np.argmax(above, axis=0)
+    last = points - 1 - np.argmax(above[::-1], axis=0)
+
+    def take(a, idx):
+        return np.take_along_axis(a, idx[None], axis=0)[0]
+
+    lo, hi = take(grid, np.maximum(first - 1, 0)), take(grid, np.minimum(last + 1, points - 1))
+    top = np.clip(np.argmax(logp, axis=0), 1, points - 2)
+    f0, f1, f2 = take(logp, top - 1), take(logp, top), take(logp, top + 1)
+    step = take(grid, top + 1) - take(grid, top)
+    curv = (f0 - 2 * f1 + f2) / step ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        peak = take(grid, top) + step * (f0 - f2) / (2 * (f0 - 2 * f1 + f2))
+        sd = 1 / np.sqrt(-curv)
+    narrow = (last - first < 2 * RESOLVED_STEPS) & (curv < 0) & np.isfinite(sd)
+    lo = np.where(narrow, np.maximum(lo, peak - 9 * sd), lo)
+    hi = np.where(narrow, np.minimum(hi, peak + 9 * sd), hi)
+    return lo, hi
+
+
+# ----------------------------------------------------------------- μ from the grid
+def _rates(eta, tau):
+    """E[expit(η + τZ)], E[expit(−η − τZ)] and E[expit′(η + τZ)] at the nodes
+    ``eta`` (n, len(tau), ...): trapezoid in z with step min(0.9, 0.95/τ) on
+    [−9, 9] (error below exp(−2π²/(τ step)) < 1e-9: expit's poles lie π/τ off
+    the real z axis)."""
+    g, r, slope = (np.empty(eta.shape) for _ in range(3))
+    for j, t in enumerate(tau):
+        h = min(0.9, 0.95 / t) if t > 0 else 1.0
+        z = np.arange(-int(9 / h), int(9 / h) + 1) * h if t > 0 else np.zeros(1)
+        w = np.exp(-z * z / 2)
+        w /= w.sum()
+        x = eta[:, j][..., None] + t * z
+        p, q = special.expit(x), special.expit(-x)
+        g[:, j], r[:, j], slope[:, j] = p @ w, q @ w, (p * q) @ w
+    return g, r, slope
+
+
+def _mu_summaries(eta, h, f, rates, q) -> np.ndarray:
+    """Quantiles ``q`` of μ and its mean from lines of η nodes ``eta`` (n × lines,
+    uniform with steps ``h`` per line), their densities ``f`` (line weights
+    included) and ``rates`` = :func:`_rates` at the nodes.
+
+    μ is increasing in η on every line (τ, κ_q fixed), so its CDF is
+    ``Σ_lines P(line, η ≤ η_line(μ))``: per line, the cumulative integral in
+    η by the corrected trapezoid rule (the integral of the cubic Hermite
+    interpolant, fourth order), interpolated in u = logit μ by cubic Hermite
+    with slopes f / (du/dη); the quantiles by safeguarded Newton steps."""
+    g, one_minus, slope = rates
+    u = np.log(g) - np.log(one_minus)
+    du = slope / (g * one_minus)
+    d = np.empty_like(f)
+    d[1:-1] = (f[2:] - f[:-2]) / (2 * h)
+    d[0], d[-1] = (f[1] - f[0]) / h, (f[-1] - f[-2]) / h
+    cell = np.maximum(h / 2 * (f[:-1] + f[1:]) + h * h / 12 * (d[:-1] - d[1:]), 0.0)
+    F = np.concatenate([np.zeros((1, f.shape[1])), np.cumsum(cell, axis=0)])
+    total = F[-1].sum()
+    F, dF = F / total, f / du / total
+    n, m = u.shape
+    span = u.max() - u.min() + 1.0
+    offsets = np.arange(m) * span
+    flat = (u + offsets[None, :]).T.ravel()  # every line sorted, lines one after another
+    cols = np.arange(m)[None, :]
+
+    def cdf(t):
+        idx = np.searchsorted(flat, t[:, None] + offsets[None, :], side="right") - cols * n - 1
+        i = np.clip(idx, 0, n - 2)
+        u0, width = u[i, cols], u[i + 1, cols] - u[i, cols]
+        th = np.clip((t[:, None] - u0) / width, 0.0, 1.0)
+        th2, th3 = th * th, th * th * th
+        s0, s1 = width * dF[i, cols], width * dF[i + 1, cols]
+        val = ((2 * th3 - 3 * th2 + 1) * F[i, cols] + (th3 - 2 * th2 + th) * s0
+               + (3 * th2 - 2 * th3) * F[i + 1, cols] + (th3 - th2) * s1)
+        dens = ((6 * th2 - 6 * th) * F[i, cols] + (3 * th2 - 4 * th + 1) * s0
+                + (6 * th - 6 * th2) * F[i + 1, cols] + (3 * th2 - 2 * th) * s1) / width
+        inside = (idx >= 0) & (idx < n - 1)
+        val = np.where(idx < 0, 0.0, np.where(idx >= n - 1, F[-1, cols], val))
+        return val.sum(axis=1), np.where(inside, dens, 0.0).sum(axis=1)
+
+    q = np.asarray(q, float)
+    lo, hi = np.full(q.size, u.min()), np.full(q.size, u.max())
+    mass = f * h / (f * h).sum()
+    mean_u = float((mass * u).sum())
+    sd_u = float(np.sqrt(max((mass * u * u).sum() - mean_u ** 2, 1e-24)))
+    t = np.clip(mean_u + sd_u * special.ndtri(q), lo, hi)  # normal start
+    for _ in range(100):
+        val, dens = cdf(t)
+        if np.all(np.abs(val - q) < 1e-13):
+            break
+        below = val < q
+        lo, hi = np.where(below, t, lo), np.where(below, hi, t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            new = t - (val - q) / dens
+        new = np.where((new >= lo) & (new <= hi), new, (lo + hi) / 2)
+        if np.all(np.abs(new - t) < 1e-12):
+            t = new
+            break
+        t = new
+    mean = float((f * g * h).sum() / (f * h).sum())
+    return np.concatenate([special.expit(t), [mean]])
+
+
+class _Grid:
+    """The fine grid: lines (τ_j, κ_l) of uniform η nodes, their densities."""
+
+    def __init__(self, data, prior, lo, hi, tau, lk, n):
+        self.tau, self.lk, self.lo, self.hi = tau, lk, lo, hi
+        self.h = (hi - lo) / (n - 1)  # (len(tau), len(lk))
+        self.eta = lo[None] + self.h[None] * np.arange(n)[:, None, None]
+        self.logp = _log_density(data, self.eta, tau, lk, prior)
+        dens = np.exp(self.logp - self.logp.max())
+        self.line_w = _trapezoid(tau.size)[:, None] * _trapezoid(lk.size)[None, :]
+        mass = dens * (self.h * self.line_w)[None] * _trapezoid(n)[:, None, None]
+        self.total = mass.sum()
+        self.weights = mass / self.total
+        self.density = dens * self.line_w[None] / self.total  # per unit η, line weights included
+        self._rates = None
+
+    @property
+    def rates(self):
+        if self._rates is None:
+            self._rates = _rates(self.eta, self.tau)
+        return self._rates
+
+    def mu(self, q, every=(1, 1, 1)) -> np.ndarray:
+        """μ's quantiles and mean, from every ``every``-th node on each axis."""
+        a, b, c = every
+        sel = (slice(None, None, a), slice(None, None, b), slice(None, None, c))
+        f = self.density[sel]
+        # coarser τ, κ_q grids: their own trapezoid weights
+        f = f * (_trapezoid(f.shape[1])[:, None] * _trapezoid(f.shape[2])[None, :]
+                 / self.line_w[sel[1:]])[None]
+        h = self.h[sel[1:]] * a
+        n = f.shape[0]
+        rates = tuple(r[sel].reshape(n, -1) for r in self.rates)
+        return _mu_summaries(self.eta[sel].reshape(n, -1), h.ravel()[None, :], f.reshape(n, -1), rates, q)
+
+    def refine(self, q) -> np.ndarray:
+        """Factors by which each axis's node count must grow: the η step's
+        error is estimated as |S(h) − S(2h)| / 15 (fourth order) for μ's
+        quantiles and mean; τ and log κ_q (trapezoid sums of smooth functions)
+        are refined when dropping every other node moves them by more than
+        ``HALF_TOLERANCE``."""
+        full = self.mu(q)
+        factor = np.ones(3, int)
+        if np.abs(full - self.mu(q, (2, 1, 1))).max() / 15 > TOLERANCE:
+            factor[0] = 2
+        if self.tau.size >= 5 and np.abs(full - self.mu(q, (1, 2, 1))).max() > HALF_TOLERANCE:
+            factor[1] = 2
+        if self.lk.size >= 5 and np.abs(full - self.mu(q, (1, 1, 2))).max() > HALF_TOLERANCE:
+            factor[2] = 2
+        return factor
+
+    def open_lines(self):
+        """Lines whose first or last η node holds more than 1e-7 of the line's
+        largest density (and more than 1e-9 of the grid's): (low side, high
+        side), each (len(tau), len(lk))."""
+        floor = np.maximum(self.logp.max(axis=0) + np.log(1e-7), self.logp.max() + np.log(1e-9))
+        return self.logp[0] > floor, self.logp[-1] > floor
+
+    def edge(self) -> np.ndarray:
+        """Whether the outermost τ or log κ_q plane (low, high) holds more than
+        1e-7 of the largest plane's mass: (2 axes × 2 sides)."""
+        out = np.zeros((2, 2), bool)
+        for ax in (1, 2):
+            plane = self.weights.sum(axis=tuple(a for a in range(3) if a != ax))
+            out[ax - 1] = plane[0] > 1e-7 * plane.max(), plane[-1] > 1e-7 * plane.max()
+        return out
+
+
+def _grid_posterior(data: _Data, prior: ThreeLevelPrior, quantiles=(), coarse=COARSE, fine=FINE):
+    """The fine grid and W's conditional cumulants on it.
+
+    1. coarse pass over the prior box of (ν, τ, log κ_q), η = ν s(τ);
+    2. zoom passes onto the region above ``MASS_THRESHOLD`` of the largest
+       density until it spans ``RESOLVED_STEPS`` steps per axis;
+    3. fine pass: τ and log κ_q uniform over that box; on every line
+       (τ_j, κ_l) uniform η nodes over that line's own mass range
+       (:func:`_line_ranges`) — the conditional spread of η shrinks as τ → 0;
+       a box edge holding mass is widened, and axes are refined where
+       :meth:`_Grid.refine` asks;
+    4. W's conditional cumulants on the nodes with mass.
+    """
+    bounds = prior.box()
+    q = np.union1d(CHECK_QUANTILES, quantiles)
+    axes = [np.linspace(*bounds[a], coarse[a]) for a in range(3)]
+    for _ in range(12):
+        logp = _box_density(data, axes, prior)
+        box, resolved, _open = _mass_box(logp, axes, bounds)
+        if resolved:
+            break
+        axes = [np.linspace(*box[a], ZOOM[a]) for a in range(3)]
+    shape = np.array(fine, int)
+    ranges = None
+    for round_ in range(8):
+        tau, lk = np.linspace(*box[1], shape[1]), np.linspace(*box[2], shape[2])
+        if ranges is None:
+            ranges = _line_ranges(data, prior, box[0], tau, lk)
+        grid = _Grid(data, prior, *ranges, tau, lk, shape[0])
+        if round_ == 7:
+            break
+        low, high = grid.open_lines()
+        if low.any() or high.any():  # a line's mass reaches its end: widen it by half
+            width = grid.hi - grid.lo
+            ranges = (grid.lo - np.where(low, width / 2, 0.0), grid.hi + np.where(high, width / 2, 0.0))
+            continue
+        edge = grid.edge()
+        widen = False
+        for ax in (1, 2):
+            width = box[ax, 1] - box[ax, 0]
+            if edge[ax - 1, 0] and box[ax, 0] > bounds[ax, 0] + 1e-9:
+                box[ax, 0], widen = max(bounds[ax, 0], box[ax, 0] - width / 2), True
+            if edge[ax - 1, 1] and box[ax, 1] < bounds[ax, 1] - 1e-9:
+                box[ax, 1], widen = min(bounds[ax, 1], box[ax, 1] + width / 2), True
+        if widen:
+            ranges = None
+            continue
+        new = np.minimum((shape - 1) * grid.refine(q) + 1, MAX_POINTS)
+        if (new <= shape).all():
+            break
+        if (new[1:] > shape[1:]).any():
+            ranges = None
+        shape = new
+    live = grid.weights > 1e-14 * grid.weights.max()
+    grid.cumulants = _log_density(data, grid.eta, grid.tau, grid.lk, prior, moments=True, live=live)
+    return grid
+
+
+#: W's mixture is formed on a grid this many times finer per axis (η, τ, log κ_q), interpolated
+W_REFINE = (2, 1, 1)
+
+
+def _finer(values: np.ndarray, factor: int, axis: int, even: bool = False) -> np.ndarray:
+    """Catmull–Rom (cubic) interpolation along ``axis`` onto a grid ``factor``
+    times finer, the original nodes kept.  Ends: linear extrapolation, or, with
+    ``even``, reflection at the first node (a function even about it, as of τ)."""
+    if factor == 1 or values.shape[axis] < 2:
+        return values
+    v = np.moveaxis(values, axis, 0)
+    n = v.shape[0]
+    first = v[1:2] if even else 2 * v[:1] - v[1:2]
+    pad = np.concatenate([first, v, 2 * v[-1:] - v[-2:-1]])
+    t = (np.arange(factor) / factor).reshape((-1,) + (1,) * v.ndim)
+    p0, p1, p2, p3 = (pad[i:i + n - 1][None] for i in range(4))
+    out = 0.5 * (2 * p1 + (p2 - p0) * t + (2 * p0 - 5 * p1 + 4 * p2 - p3) * t * t
+                 + (3 * p1 - p0 - 3 * p2 + p3) * t ** 3)  # (factor, n − 1, ...)
+    out = np.moveaxis(out, 0, 1).reshape(((n - 1) * factor,) + v.shape[1:])
+    return np.moveaxis(np.concatenate([out, v[-1:]]), 0, axis)
+
+
+def _w_mixture(weights, cumulants, tau, factor=None):
+    """Masses and cumulants of the mixture that gives W's law.
+
+    A node of the product trapezoid rule stands for its cell, and where W's
+    conditional law is narrow (small τ: every φ_c → expit(η)) or moves fast
+    between nodes, the nodes alone would make a comb of spikes.  So (1) the
+    log node densities and the four cumulants are interpolated (cubic, in the
+    grid's index coordinates) onto a grid ``factor`` times finer per axis —
+    the mean as a logit, the variance as a log, the third and fourth cumulants
+    standardized, so that none leaves its range — and (2) each node's law is
+    convolved with the uniform laws of width |Δm| (m is W's conditional
+    mean, Δm its change per node along each axis), adding Δm²/12 to the
+    variance and −Δm⁴/120 to the fourth cumulant: the mixture's CDF then
+    interpolates linearly between nodes.  On the τ = 0 plane (half a cell; m
+    is even in τ) the τ width is |m(τ₁) − m(0)| / 4."""
+    factor = W_REFINE if factor is None else factor
+    live = weights > 1e-14 * weights.max()
+    trap = [_trapezoid(n) for n in weights.shape]
+    dens = weights / (trap[0][:, None, None] * trap[1][None, :, None] * trap[2][None, None, :])
+    with np.errstate(divide="ignore"):
+        logw = np.log(np.where(live, dens, dens.max() * 1e-30))
+    peak = np.unravel_index(np.argmax(weights), weights.shape)
+    filled = [np.where(live, np.nan_to_num(c), c[peak]) for c in cumulants]
+    m0 = np.clip(filled[0], 1e-12, 1 - 1e-12)
+    v0 = np.maximum(filled[1], 1e-18)
+    point = v0 <= 1e-16  # τ = 0: a point mass, no shape
+    g1 = np.where(point, 0.0, np.clip(filled[2] / v0 ** 1.5, -20, 20))
+    g2 = np.where(point, 0.0, np.clip(filled[3] / v0 ** 2, -2, 400))
+    fields = [logw, special.logit(m0), np.log(v0), g1, g2]
+    even = tau[0] == 0.0
+    for ax in range(3):
+        fields = [_finer(f, factor[ax], ax, even=even and ax == 1) for f in fields]
+    logw, lm, lv, g1, g2 = fields
+    m, v = special.expit(lm), np.exp(lv)
+    k3, k4 = g1 * v ** 1.5, g2 * v * v
+    trap = [_trapezoid(n) for n in logw.shape]
+    w = np.exp(logw - logw.max()) * trap[0][:, None, None] * trap[1][None, :, None] * trap[2][None, None, :]
+    width = np.abs(np.gradient(m, axis=0))
+    v = v + width ** 2 / 12
+    k4 = k4 - width ** 4 / 120
+    return w / w.sum(), (m, v, k3, k4)
+
+
+# ----------------------------------------------------------------- the posterior object
+@dataclass(frozen=True)
+class ThreeLevelPosterior:
+    """Grid posterior of (η, τ, log κ_q) with W's conditional cumulants.
+
+    The nodes are lines (τ_j, log κ_l) of uniform η nodes ``eta[:, j, l]``
+    (step ``h[j, l]``); ``weights`` are the normalized node masses (trapezoid
+    weights included); ``cumulants`` the first four cumulants of
+    W = Σ_c m_c φ_c / Σ_c m_c given each node and the data (NaN where the
+    node has no mass).
+    """
+
+    eta: np.ndarray  #: (nodes per line, len(tau), len(log_kappa))
+    h: np.ndarray
+    tau: np.ndarray
+    log_kappa: np.ndarray
+    weights: np.ndarray
+    cumulants: tuple
+    n_clusters: int
+    n_questions: int
+    n_answers: int
+    _grid: object = None
+
+    def _mu(self, q) -> np.ndarray:
+        return self._grid.mu(np.asarray(q, float))
+
+    @property
+    def mean(self) -> float:
+        """Posterior mean of μ."""
+        return float((self.weights * self._grid.rates[0]).sum())
+
+    @property
+    def sd(self) -> float:
+        g = self._grid.rates[0]
+        return float(np.sqrt(max((self.weights * g * g).sum() - self.mean ** 2, 0.0)))
+
+    def quantiles(self, q) -> np.ndarray:
+        """Quantiles of μ, the mean accuracy of a new cluster."""
+        return self._mu(np.atleast_1d(q))[:-1]
+
+    def interval(self, level: float = 0.95) -> np.ndarray:
+        """Equal-tailed interval of μ."""
+        return self.quantiles([(1 - level) / 2, (1 + level) / 2])
+
+    def weighted_mean_moments(self) -> tuple[float, float]:
+        """Posterior mean and SD of W = Σ_c m_c φ_c / Σ_c m_c."""
+        w = self.weights.ravel()
+        m, v = (np.nan_to_num(c.ravel()) for c in self.cumulants[:2])  # NaN: no mass there
+        mean = float(w @ m)
+        return mean, float(np.sqrt(max(w @ (v + m * m) - mean * mean, 0.0)))
+
+    def weighted_mean_quantiles(self, q) -> np.ndarray:
+        """Quantiles of W = Σ_c m_c φ_c / Σ_c m_c (the score's estimand): the
+        grid mixture of four-cumulant laws (:func:`.hierarchical._mixture_quantiles`)."""
+        w, cum = _w_mixture(self.weights, self.cumulants, self.tau)
+        pi = w.ravel()
+        keep = (pi > 1e-13 * pi.max()) & np.isfinite(cum[1].ravel())
+        cum = [c.ravel()[keep] for c in cum]
+        return _h._mixture_quantiles(pi[keep] / pi[keep].sum(), cum, np.atleast_1d(q))
+
+    def weighted_mean_interval(self, level: float = 0.95) -> np.ndarray:
+        """Equal-tailed interval of W = Σ_c m_c φ_c / Σ_c m_c."""
+        return self.weighted_mean_quantiles([(1 - level) / 2, (1 + level) / 2])
+
+    def sample(self, draws: int = 4000, seed: int = 0) -> dict:
+        """Draws of (η, τ, κ_q) — nodes by mass, jittered within their cell — and μ."""
+        rng = np.random.default_rng(seed)
+        flat = rng.choice(self.weights.size, size=draws, p=self.weights.ravel())
+        i, j, l = np.unravel_index(flat, self.weights.shape)
+        h = self.h[j, l]
+        eta = self.eta[i, j, l] + rng.uniform(-0.5, 0.5, draws) * h
+        dt = self.tau[1] - self.tau[0] if self.tau.size > 1 else 0.0
+        dk = self.log_kappa[1] - self.log_kappa[0] if self.log_kappa.size > 1 else 0.0
+        tau = np.abs(self.tau[j] + rng.uniform(-0.5, 0.5, draws) * dt)
+        lk = self.log_kappa[l] + rng.uniform(-0.5, 0.5, draws) * dk
+        return {"eta": eta, "tau": tau, "kappa_question": np.exp(lk), "mu": mean_rate(eta, tau)}
+
+    def to_inference_data(self, draws: int = 4000, seed: int = 0):
+        from .diagnostics import import_arviz
+        d = self.sample(draws, seed)
+        return import_arviz().from_dict(posterior={k: v[None] for k, v in d.items()},
+                                        attrs={"model": "three_level_beta_binomial",
+                                               "method": "exact grid"})
+
+
+def _one_thread():
+    """BLAS limited to one thread: the products here are many and small, and
+    OpenBLAS's threads cost more than they give (several-fold on a busy machine)."""
+    try:
+        from threadpoolctl import threadpool_limits  # installed with PyMC
+    except ImportError:  # pragma: no cover
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
+def fit_exact(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *, weights=None,
+              quantiles=(), coarse=COARSE, fine=FINE) -> ThreeLevelPosterior:
+    """Posterior of the three-level model by deterministic quadrature (no sampler).
+
+    ``k``, ``n``: right answers and answers per question; ``cluster_codes``:
+    each question's cluster (any labels).  Questions with ``n = 0`` are
+    ignored.  ``weights`` (one per cluster with answers, in sorted label
+    order; default: its answered questions) define W.  ``quantiles`` are
+    added to the ones the grid refinement checks.
+    """
+    data = _prepare(k, n, cluster_codes, weights)
+    with _one_thread():
+        grid = _grid_posterior(data, prior, quantiles, coarse, fine)
+        grid.rates  # noqa: B018 - computed inside the thread limit
+    return ThreeLevelPosterior(grid.eta, grid.h, grid.tau, grid.lk, grid.weights, tuple(grid.cumulants),
+                               data.n_clusters, data.n_questions, data.n_answers, grid)
+
+
+def intervals(rows, level: float = 0.95, prior: ThreeLevelPrior = ThreeLevelPrior()):
+    """``(W intervals, μ intervals)`` — two (len(rows) × 2) arrays — for many
+    data sets ``rows`` = [(k, n, cluster_codes), …]."""
+    q = [(1 - level) / 2, (1 + level) / 2]
+    w_out, mu_out = np.empty((len(rows), 2)), np.empty((len(rows), 2))
+    for r, (k, n, codes) in enumerate(rows):
+        post = fit_exact(k, n, codes, prior, quantiles=q)
+        w_out[r], mu_out[r] = post.weighted_mean_interval(level), post.interval(level)
+    return w_out, mu_out
+
+
+# ----------------------------------------------------------------- NUTS
+def build_pymc_model(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), clusters=None):
+    """The same model in PyMC, non-centred (``logit φ_c = η + τ z_c``)."""
     import pymc as pm
     cluster_codes = np.asarray(cluster_codes, int)
     n_clusters = int(cluster_codes.max()) + 1
     coords = {"cluster": list(clusters) if clusters is not None else list(range(n_clusters)),
               "question": list(range(len(k)))}
     with pm.Model(coords=coords) as model:
-        mu = pm.Beta("mu", prior.mu_alpha, prior.mu_beta)
-        log_kc = pm.Normal("log_kappa_cluster", prior.log_kappa_mean, prior.log_kappa_sd)
+        eta = pm.Normal("eta", prior.eta_mean, prior.eta_sd)
+        tau = pm.HalfNormal("tau", prior.tau_sd)
+        z = pm.Normal("z", 0.0, 1.0, dims="cluster")
         log_kq = pm.Normal("log_kappa_question", prior.log_kappa_mean, prior.log_kappa_sd)
-        kc, kq = pm.math.exp(log_kc), pm.math.exp(log_kq)
-        phi = pm.Beta("phi", mu * kc, (1 - mu) * kc, dims="cluster")
-        p = phi[cluster_codes]
-        pm.BetaBinomial("k", n=np.asarray(n, int), alpha=p * kq, beta=(1 - p) * kq,
-                        observed=np.asarray(k, int), dims="question")
+        kq = pm.Deterministic("kappa_question", pm.math.exp(log_kq))
+        logit_phi = eta + tau * z
+        pm.Deterministic("phi", pm.math.invlogit(logit_phi), dims="cluster")
+        pm.Deterministic("mu", pm.math.sum(pm.math.invlogit(eta + tau * Z_NODES) * Z_WEIGHTS))
+        # expit(−x) rather than 1 − expit(x): β stays positive where φ rounds to 1; |x| ≤ 30
+        # (φ within 1e-13 of 0 or 1, as in the grid path) keeps α, β from underflowing to 0
+        # on the sampler's far excursions (a NaN log density)
+        x = pm.math.clip(logit_phi[cluster_codes], -30.0, 30.0)
+        pm.BetaBinomial("k", n=np.asarray(n, int), alpha=pm.math.invlogit(x) * kq,
+                        beta=pm.math.invlogit(-x) * kq, observed=np.asarray(k, int), dims="question")
     return model
 
 
-def fit_mcmc(k, n, cluster_codes, prior: HierarchicalPrior = HierarchicalPrior(), *, clusters=None,
+def fit_mcmc(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *, clusters=None,
              draws: int = 1000, tune: int = 1000, chains: int = 2, seed: int = 0,
-             progressbar: bool = False):
-    """NUTS fit; returns ``arviz.InferenceData`` (posterior of ``mu``, ``phi`` …)."""
+             target_accept: float = 0.95, progressbar: bool = False):
+    """NUTS fit; returns ``arviz.InferenceData`` (posterior of ``mu``, ``phi``,
+    ``eta``, ``tau``, ``kappa_question`` …; ``attrs["target_accept"]``)."""
+    import warnings
+
     import pymc as pm
-    with build_pymc_model(k, n, cluster_codes, prior, clusters):
-        return pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
-                         progressbar=progressbar, compute_convergence_checks=False,
-                         target_accept=0.9)
+    with build_pymc_model(k, n, cluster_codes, prior, clusters), warnings.catch_warnings():
+        # a leapfrog step far out during tuning can reach a NaN energy; NUTS rejects it
+        # (and counts it as divergent after tuning), so PyMC's RuntimeWarning adds nothing
+        warnings.filterwarnings("ignore", "invalid value encountered in subtract", RuntimeWarning)
+        idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
+                          progressbar=progressbar, compute_convergence_checks=False,
+                          target_accept=target_accept)
+    idata.attrs["target_accept"] = float(target_accept)
+    return idata

@@ -54,3 +54,28 @@ def test_clustered_pair_probabilities_ignore_row_order():
     a = bayeserr.report(bayeserr.load(df)).to_dict()["comparisons"]
     b = bayeserr.report(bayeserr.load(df.sample(frac=1, random_state=1))).to_dict()["comparisons"]
     assert [c["prob_a_better"] for c in a] == [c["prob_a_better"] for c in b]
+
+
+def test_posterior_against_the_difference_is_flagged():
+    """One large cluster where A wins, many small ones where B wins: the
+    question-weighted difference is positive while the cluster-level model
+    leans to B; the report says so for the pairs where that happens, only."""
+    rng = np.random.default_rng(1)
+    sizes = [150] + [15] * 10
+    cluster = np.repeat(np.arange(len(sizes)), sizes)
+    n = len(cluster)
+    base = (rng.random(n) < 0.6).astype(int)
+    a = base.copy()
+    big = cluster == 0
+    a[big] = (rng.random(big.sum()) < 0.95).astype(int)    # A far better on the big cluster
+    a[~big] = (rng.random((~big).sum()) < 0.45).astype(int)  # a bit worse elsewhere
+    df = pd.DataFrame({"model": np.repeat(["A", "B", "C"], n), "question_id": np.tile(np.arange(n), 3),
+                       "cluster_id": np.tile(cluster, 3),
+                       "score": np.concatenate([a, base, (rng.random(n) < 0.6).astype(int)])})
+    rep = bayeserr.report(bayeserr.load(df))
+    c = rep.comparisons.get("A", "B")
+    assert c.diff > 0 and c.prob_a_better < 0.45
+    flagged = {w.message.split(":")[0] for w in rep.warnings if w.code == "pair_estimand_differs"}
+    against = {f"{c.a} vs {c.b}" for c in rep.comparisons
+               if np.sign(c.diff) * (c.prob_a_better - 0.5) < -0.05}
+    assert "A vs B" in flagged and flagged == against and len(against) < len(rep.comparisons)

@@ -115,3 +115,34 @@ def test_html_renders_in_headless_chromium(tmp_path, cli):
     assert "bayeserr report" in dom.stdout and "Rows read: 2400" in dom.stdout
     console = [line for line in (shot_run.stderr + dom.stderr).splitlines() if ":CONSOLE" in line]
     assert console == [], console
+
+
+def test_jupyter_representations_are_scoped_fragments():
+    """_repr_html_ of a report, a comparison and arena ratings: a fragment whose
+    styles cannot restyle the notebook (every rule under .bayeserr, no page
+    skeleton, no script), holding the numbers; __repr__ is one plain line."""
+    import re
+
+    import numpy as np
+    import pandas as pd
+
+    import bayeserr
+    from bayeserr import arena
+    from bayeserr.examples import example_path
+    ds = bayeserr.load(example_path())
+    rep = bayeserr.report(ds, bayes="off")
+    cmp = bayeserr.compare_report(ds, "ckpt-0426", "baseline-v1", bayes="off")
+    rng = np.random.default_rng(0)
+    votes = pd.DataFrame({"model_a": rng.choice(["x", "y", "z"], 60), "model_b": "w",
+                          "winner": rng.choice(["model_a", "model_b", "tie"], 60)})
+    ratings = arena.rate(arena.load_votes(votes), bootstrap=50, seed=0)
+    for obj, must in ((rep, [f"{rep.scores[0].mean * 100:.1f}", "ckpt-0426"]),
+                      (cmp, [f"{cmp.comparison.diff * 100:.1f}"]), (ratings, ["x", "w"])):
+        html = obj._repr_html_()
+        assert html.startswith('<div class="bayeserr"><style>') and html.rstrip().endswith("</div>")
+        assert not re.search(r"<!DOCTYPE|<html|<body|<script|<title", html, re.I)
+        css = html.split("<style>", 1)[1].split("</style>", 1)[0]
+        selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", css) for sel in rule.split(",")]
+        assert selectors and all(sel.startswith(".bayeserr") for sel in selectors), selectors[:5]
+        assert all(m in html for m in must)
+        assert "\n" not in repr(obj) and type(obj).__name__ in repr(obj)

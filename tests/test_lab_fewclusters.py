@@ -101,11 +101,13 @@ def test_tests_come_from_the_registry_and_the_bayes_rule_is_two_sided():
     d = sim.preset("equal_5", accuracy=0.6, icc=0.2, rho=0.7, icc_diff=0.05, gap=-0.15)
     a, b = sim.simulate_pair(d, 200, seed=5)
     verdicts = sim.decisions(a, b, d)
-    assert set(verdicts) == set(TESTS)  # every registered test applies to clustered 0/1 data
-    assert (verdicts["bayes_prob_0975"] == -1).mean() > 0.5  # B better: declared the other way
+    # every registered test applies to clustered 0/1 data, except the rule for independent questions
+    assert set(verdicts) == {k for k, t in TESTS.items() if t.needs != "independent"}
+    for key in ("bayes_cluster_0975", "bayes_bootstrap_0975"):
+        assert (verdicts[key] == -1).mean() > 0.5, key  # B better: declared the other way
     assert (verdicts["bayes_prob_095"] >= 0).all()  # the one-sided rule never says "B better"
     ivs = sim.pair_intervals(a, b, d)
-    assert set(ivs) == {k for k, t in TESTS.items() if t.interval is not None}
+    assert set(ivs) == {k for k, t in TESTS.items() if t.interval is not None and t.needs != "independent"}
     # without clusters the clustered tests are left out
     plain = sim.Design(n=100, accuracy=0.6)
     a, b = sim.simulate_pair(plain, 50, seed=6)
@@ -117,7 +119,8 @@ def test_new_tests_appear_in_the_lab_tables_with_registry_labels(tmp_path):
                                  wild_draws=199)
     assert set(df["preset"]) == {"equal_3", "swebench"} and (df["reps"] == 60).all()
     shown = [k for k, t in TESTS.items() if t.fewclusters]
-    assert {"clustered_paired", "cr1_t", "cr2_t", "wild_bootstrap", "mcnemar_exact", "bayes_prob_0975"} <= set(shown)
+    assert {"clustered_paired", "cr1_t", "cr2_t", "wild_bootstrap", "mcnemar_exact", "bayes_cluster_0975",
+            "bayes_bootstrap_0975"} <= set(shown)
     rate_table = publish.fewcluster_table(df, "rate")
     for key in shown:
         assert TESTS[key].label in rate_table.splitlines()[0], key

@@ -63,6 +63,14 @@ def test_recommended_interval_rule():
     assert {recommended(s) for s in bayeserr.score(bayeserr.load(clustered))} == {"clustered"}
     perfect = clustered.assign(score=1)
     assert {recommended(s) for s in bayeserr.score(bayeserr.load(perfect))} == {"clopper_pearson_clustered"}
+    # near 1 with one dominant cluster: the CR2 interval passes 100%, so the rule moves to CP on n_eff
+    cluster = np.where(np.arange(30) < 20, 0, np.arange(30) % 4 + 1)
+    near = pd.DataFrame({"model": "A", "question_id": np.arange(30), "cluster_id": cluster,
+                         "score": (np.arange(30) != 25).astype(int)})
+    (s,) = bayeserr.score(bayeserr.load(near))
+    assert s.intervals["clustered"][1] > 1 and recommended(s) == "clopper_pearson_clustered"
+    lo, hi = s.intervals["clopper_pearson_clustered"]
+    assert 0 <= lo < s.mean < hi <= 1
     rep = bayeserr.report(bayeserr.load(small)).to_dict()
     assert {m["recommended"] for m in rep["models"]} == {"wilson"}
 

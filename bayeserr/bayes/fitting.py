@@ -2,8 +2,11 @@
 
 0/1 answers grouped by cluster (or by question when K > 1) go to the
 two-level hierarchical Beta–Binomial; with both clusters and K > 1, to the
-three-level model (cluster → question → answer).  Diagnostics become
-caveats of the report, not warnings on stderr.
+three-level model (cluster → question → answer, non-centred).  Every fit
+takes the sampler settings of :class:`~.settings.BayesSettings`
+(``--chains``, ``--tune``, ``--draws``, ``--target-accept``); diagnostics
+become caveats of the report naming the option to change, not warnings on
+stderr.
 """
 
 from __future__ import annotations
@@ -14,28 +17,34 @@ from ..caveats import Caveat
 from .sampling import sampling_output
 
 
-def hierarchical_mcmc(answers: np.ndarray, codes: np.ndarray | None, settings, model: str):
-    """NUTS fit of one model's answers ``(question, sample)``; returns the
-    ``InferenceData`` and the diagnostic caveats."""
+def hierarchical_mcmc(k_q: np.ndarray, n_q: np.ndarray, codes: np.ndarray | None, settings, model: str):
+    """NUTS fit of one model's right answers ``k_q`` of ``n_q`` per answered
+    question; returns the ``InferenceData`` and the diagnostic caveats."""
     from bayeserr.models import diagnostics, hierarchical, three_level
-    kw = dict(draws=settings.mcmc_draws, tune=settings.mcmc_tune, chains=settings.chains,
-              seed=settings.seed, progressbar=settings.progress)
-    k_q = np.nansum(answers, axis=1)
-    n_q = np.sum(~np.isnan(answers), axis=1)
+    kw = settings.sampler()
+    names = ["mu"]
     with sampling_output(settings.progress):
-        if codes is not None and n_q.max() > 1:
+        if codes is not None and n_q.max() > 1:  # non-centred three-level model
             inv = np.unique(codes, return_inverse=True)[1]
             idata = three_level.fit_mcmc(k_q, n_q, inv, **kw)
+            names = ["mu", "phi"]  # the score's estimand is a weighted mean of phi
         elif codes is not None:
             inv = np.unique(codes, return_inverse=True)[1]
             idata = hierarchical.fit_mcmc(np.bincount(inv, weights=k_q), np.bincount(inv, weights=n_q), **kw)
         else:
             idata = hierarchical.fit_mcmc(k_q, n_q.astype(float), **kw)
-    diag = diagnostics.diagnose(idata, ["mu"])
+    diag = diagnostics.diagnose(idata, names)
     idata.attrs["diagnostics"] = str(diag)
     notes = [Caveat("mcmc_diagnostics", model, f"hierarchical model: {p}")
              for p in diagnostics.problems(diag)]
     return idata, notes
+
+
+def no_sampler_note() -> Caveat:
+    """``--bayes mcmc`` on data where no model needs NUTS: say that nothing was sampled."""
+    return Caveat("mcmc_not_needed", None, "--bayes mcmc: no model needed a sampler (no 0/1 answers "
+                  "with clusters or K > 1), so nothing was sampled: the Bayesian columns are the "
+                  "closed forms and deterministic paths of --bayes fast.")
 
 
 def weighted_mean_draws(idata, k, n, m, seed: int = 0) -> np.ndarray:

@@ -153,9 +153,7 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
         n = np.sum(~np.isnan(cube), axis=2)
         pc = None if sub.codes is None else np.unique(sub.codes[both], return_inverse=True)[1]
         with sampling_output(settings.progress):
-            idata = paired_latent.fit_mcmc(k, n, pc, draws=settings.mcmc_draws,
-                                           tune=settings.mcmc_tune, chains=settings.chains,
-                                           seed=settings.seed, progressbar=settings.progress)
+            idata = paired_latent.fit_mcmc(k, n, pc, **settings.sampler())
         names = ["delta", "rho_question"] + (["rho_cluster"] if pc is not None else [])
         delta = idata.posterior["delta"].values.ravel()
         diag = diagnostics.diagnose(idata, ["beta", *names])

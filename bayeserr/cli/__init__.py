@@ -25,12 +25,19 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group)
-@click.version_option(package_name="bayeserr")
-def main():
-    """Honest error bars for language-model evals (Miller 2024, exact tests, Bayesian models)."""
+@click.version_option(package_name="bayeserr", prog_name="bayeserr")
+@click.pass_context
+def main(ctx):
+    """Honest error bars for language-model evals (Miller 2024, exact tests, Bayesian models).
+
+    Defaults can come from bayeserr.toml or [tool.bayeserr] in pyproject.toml
+    (see 'bayeserr config'). Shell completion: eval "$(_BAYESERR_COMPLETE=bash_source bayeserr)".
+    """
+    from .config import apply
+    apply(ctx)  # configuration files -> the defaults of report, compare, plot, power, config
 
 
-from . import analysis, arena, lab  # noqa: E402,F401  (registers the commands)
+from . import analysis, arena, lab, config  # noqa: E402,F401  (registers the commands; config last)
 
 
 def join_multi_values(argv: list[str], options=("--pass-k",)) -> list[str]:

@@ -12,7 +12,7 @@ from ..reporting.plots import FIGURES
 from . import main
 from .common import command_line, emit, ints, load, model_list, needs_output
 from .options import (LEVEL, PROBABILITY, adjust_option, analysis_options, bayes_options,
-                      bayes_settings, choice, load_options, pop_load, ranged)
+                      bayes_settings, choice, load_options, pop_load, ranged, where_option)
 
 
 def _write_report(rep, fmt, output, save_posterior=None, seed=0):
@@ -26,8 +26,9 @@ def _write_report(rep, fmt, output, save_posterior=None, seed=0):
 
 
 @main.command()
-@click.argument("file", type=click.Path())
+@click.argument("files", nargs=-1, required=True, type=click.Path(), metavar="FILE...")
 @load_options
+@where_option
 @analysis_options(FORMATS)
 @adjust_option
 @bayes_options
@@ -46,12 +47,16 @@ def _write_report(rep, fmt, output, save_posterior=None, seed=0):
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
-def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
-           save_posterior, models_text, output, methods, pairs, pass_k_text, **kw):
+def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
+           save_posterior, models_text, output, methods, pairs, pass_k_text, where, **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
     Inspect AI log or folder of logs, or lm-evaluation-harness samples.
+    Several FILEs (or a quoted pattern such as 'logs/*.eval') are combined
+    into one table, rows accounted per input; NAME=PATH makes NAME the
+    model of every row of PATH (a table without a model column, or a log
+    whose model name is replaced).
     """
     from ..options import Options
     from ..reporting import build_report
@@ -61,28 +66,36 @@ def report(file, fmt, level, cluster_correction, on_unpaired, adjust, prior_sens
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
                       seed=bayes.seed, methods=methods, pairs=pairs)
-    ds = load(file, models=model_list(models_text), **pop_load(kw))
-    rep = build_report(ds, options=options, inputs=[file], command=command_line())
+    ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))
+    rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line())
     _write_report(rep, fmt, output, save_posterior, bayes.seed)
 
 
 @main.command()
-@click.argument("file", type=click.Path())
-@click.argument("a")
-@click.argument("b")
+@click.argument("items", nargs=-1, required=True, type=click.Path(), metavar="FILE... A B")
 @load_options
+@where_option
 @analysis_options(COMPARE_FORMATS)
 @bayes_options
-def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, save_posterior, **kw):
-    """One pair in depth: A − B on the questions of FILE."""
+def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, where, **kw):
+    """One pair in depth: A − B on the questions of FILE.
+
+    The last two arguments are the models A and B; every argument before
+    them is an input, as for report (several files, a quoted pattern,
+    NAME=PATH).
+    """
     from ..options import Options
     from ..reporting import build_comparison
+    if len(items) < 3:
+        raise click.UsageError(f"compare takes FILE... A B: one or more inputs, then the two models "
+                               f"(got {len(items)} argument{'s' if len(items) != 1 else ''}).")
+    files, a, b = items[:-2], items[-2], items[-1]
     if a == b:
         raise InputError(f"compare needs two different models (got '{a}' twice).")
     bayes = bayes_settings(kw, fmt)
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
                       bayes=bayes, seed=bayes.seed)
-    ds = load(file, models=[a, b], **pop_load(kw))
+    ds = load(files, models=[a, b], where=where, **pop_load(kw))
     rep = build_comparison(ds, a, b, options=options)
     if save_posterior and rep.posterior is not None and rep.posterior.idata is not None:
         from ..bayes.saving import save_one
@@ -107,22 +120,46 @@ def compare(file, a, b, fmt, level, cluster_correction, on_unpaired, save_poster
 @click.option("--cluster-size", type=float, callback=ranged(1), help="Questions per cluster m (clustered design).")
 @click.option("--icc", type=float, callback=ranged(0, 1, high_open=True),
               help="Intra-cluster correlation ρ_icc (clustered design).")
+@click.option("--p", "p", type=float, metavar="P", callback=PROBABILITY,
+              help="0/1 scores: baseline accuracy (the other model's is P + delta); with --rho, "
+                   "ω² follows from the two accuracies (docs/methods.md §4.6).")
+@click.option("--rho", type=float, metavar="R", callback=ranged(-1, 1),
+              help="0/1 scores: correlation of the two models' answers on the same question "
+                   "(the report's ρ; Miller: 0.3–0.7 for frontier models); with --p.")
 @click.option("--unpaired", nargs=2, type=float, metavar="P_A P_B", callback=PROBABILITY,
-              help="Independent proportions: questions per model to tell P_A from P_B.")
+              help="Independent proportions: questions per model to tell P_A from P_B "
+                   "(the same as --baseline P_A --target P_B).")
+@click.option("--baseline", type=float, metavar="P", callback=PROBABILITY,
+              help="Independent samples: the baseline accuracy; with --target, questions per model.")
+@click.option("--target", type=float, metavar="P", callback=PROBABILITY,
+              help="Independent samples: the accuracy to tell from --baseline.")
 @click.option("--tie-zone", "tie_p", type=float, metavar="P", callback=PROBABILITY,
               help="Tie zone at accuracy P: with --n its half-width, with --delta the n that resolves delta.")
 @click.option("--pilot", nargs=3, type=str, metavar="FILE A B",
               help="Estimate ω², σ², ρ and ρ_icc from a pilot results file (read with the same "
                    "column and format options as report).")
 @load_options
+@where_option
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-def power(pilot, fmt, power_, **kw):
-    """Plan an eval: questions needed (M9), minimum detectable effect (M10), tie zones."""
-    from ..power import plan
+@click.pass_context
+def power(ctx, pilot, fmt, power_, where, **kw):
+    """Plan an eval: questions needed (M9), minimum detectable effect (M10), tie zones.
+
+    Run with no options for examples.
+    """
+    from ..power import USAGE, plan
     cols = pop_load(kw)
+    if not pilot and all(kw[k] is None for k in ("delta", "n", "omega2", "p", "rho", "unpaired",
+                                                    "baseline", "target", "tie_p")):
+        click.echo(f"{ctx.get_usage()}\n\n{USAGE}\n\nTry 'bayeserr power --help' for every option.",
+                   err=True)
+        ctx.exit(2)
     if pilot:
         file, a, b = pilot
-        pilot = (load(file, models=[a, b], **cols), a, b)
+        pilot = (load(file, models=[a, b], where=where, **cols), a, b)
+    elif where and ctx.get_parameter_source("where") is click.core.ParameterSource.COMMANDLINE:
+        # (a configured `where` is for data files; a plan without a pilot has none)
+        raise InputError("--where filters the rows of a pilot file: give --pilot FILE A B too.")
     result = plan(pilot=pilot, power=power_, **kw)
     emit(json.dumps(result.to_dict(), indent=2) if fmt == "json" else result.to_markdown())
 
@@ -145,6 +182,7 @@ def demo(fmt, level, output):
 @main.command()
 @click.argument("file", type=click.Path())
 @load_options
+@where_option
 @analysis_options()
 @bayes_options
 @click.option("--kind", type=choice(FIGURES), default="forest",
@@ -159,7 +197,7 @@ def plot(file, kind, output, level, cluster_correction, on_unpaired, save_poster
     bayes = bayes_settings(kw, "json")
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
                       bayes=bayes)
-    ds = load(file, **pop_load(kw))
+    ds = load(file, where=kw.pop("where"), **pop_load(kw))
     check_writable(output)
     plots.save(plots.figure(build_report(ds, options=options), kind), output)
     click.echo(f"wrote {output}", err=True)

@@ -22,8 +22,9 @@ from .options import LEVEL, SEED, ranged
 @click.option("--cluster-col", help="Column to resample whole clusters of (prompt, annotator); every vote "
                                    "needs an id (empty ids are an error naming the rows).")
 @click.option("--where", "where_text", multiple=True, metavar="COL=VALUE",
-              help="Use only votes with this value (e.g. --where judge_type=crowd); others count as dropped. "
-                   "Repeat for more columns (all must match) or more values of one column (any may match).")
+              help="Use only votes with this value (e.g. --where judge_type=crowd, or judge_type=crowd,expert "
+                   "for any of them); others count as dropped. Repeat for more columns (all must match) or "
+                   "more values of one column (any may match).")
 @click.option("--bootstrap", type=int, default=1000, show_default=True, callback=ranged(1, integer=True),
               help="Bootstrap resamples (≥ 1).")
 @click.option("--bootstrap-by", type=click.Choice(["votes", "cluster"]), default="votes", show_default=True,
@@ -45,12 +46,14 @@ def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_t
     from ..bayes.sampling import sampling_output
     from ..output import protect
     from ..reporting.build import to_jsonable
+    from ..filters import parse_where
     where = {}
     for item in where_text:
-        col, eq, value = item.partition("=")
-        if not eq or not col.strip():
-            raise InputError(f"--where takes COL=VALUE, e.g. --where judge_type=crowd (got '{item}').")
-        where.setdefault(col, []).append(value)  # the same column twice: either value
+        cond = parse_where(item)  # the syntax of report's --where; the arena takes = (any of the values)
+        if cond.op != "=":
+            raise InputError(f"arena --where takes COL=VALUE or COL=A,B (any of them); {cond.op} is for "
+                             f"report and compare (got '{item}').")
+        where.setdefault(cond.column, []).extend(cond.values)  # the same column twice: either value
     if bootstrap_by == "cluster" and not cluster_col:
         raise InputError("--bootstrap-by cluster needs the cluster column: add --cluster-col COLUMN "
                          "(for example the prompt or annotator id).")

@@ -7,12 +7,37 @@ import click
 from ..errors import InputError
 
 
-def load(file, models=None, **cols):
-    """Load results (and protect the input from being overwritten)."""
+def inputs(files) -> list:
+    """The FILE arguments as :func:`bayeserr.load` takes them.
+
+    Each is a path, ``-`` (standard input), a glob pattern (quoted, so the
+    shell leaves it: ``load`` expands it) or ``NAME=PATH``: the model of
+    every row of PATH is NAME (a table without a model column, or an eval
+    log whose model name is replaced).  An argument that exists as a path
+    is a path even if it has ``=`` in it.
+    """
+    import os
+    out = []
+    for f in ([files] if isinstance(files, (str, os.PathLike)) else files):
+        text = os.fspath(f)
+        name, eq, path = text.partition("=")
+        if text == "-" or os.path.exists(text) or not eq or not name.strip() or not path.strip():
+            out.append(text)
+        else:
+            out.append({name: path})
+    return out
+
+
+def load(files, models=None, where=None, **cols):
+    """Load results from one or several inputs (see :func:`inputs`), and
+    protect every input from being overwritten."""
     from ..data import load as _load
     from ..output import protect
-    protect(file)
-    return _load(file, models=models, **cols)
+    source = inputs(files)
+    protect(*(s for s in source if isinstance(s, str)))
+    ds = _load(source, models=models, where=list(where) if where else None, **cols)
+    protect(*ds.attrs.get("inputs", ()))
+    return ds
 
 
 def emit(text: str, output=None) -> None:

@@ -1,5 +1,6 @@
 """``simulate``: the simulation lab's commands (coverage, error rates, the
-published calibration page)."""
+few-cluster study, the Bayesian pair model's prior calibration, the published
+calibration page)."""
 
 from __future__ import annotations
 
@@ -145,14 +146,7 @@ def _fewcluster_options(f):
 def _run_fewclusters(reps, seed, designs_text="all", icc_diff_text="0,0.02,0.05,0.1", gap=0.05,
                      accuracy=0.6, icc=0.2, rho=0.7, wild_draws=999, alpha=0.05):
     from ..lab import publish, simulate as sim
-    if designs_text.strip().lower() == "all":
-        presets = list(sim.PRESETS)
-    else:
-        presets = [x.strip() for x in designs_text.split(",") if x.strip()]
-        unknown = [x for x in presets if x not in sim.PRESETS]
-        if unknown:
-            raise InputError(f"--designs: unknown design {', '.join(unknown)}; choose from "
-                             f"{', '.join(sim.PRESETS)} or all.")
+    presets = _presets(designs_text)
     icc_diffs = floats(icc_diff_text, "icc-diff")
     if not 0 < accuracy < 1 or not 0 < accuracy - gap < 1:
         raise InputError(f"--accuracy {accuracy:g} and --gap {gap:g}: both accuracies (μ_A and μ_A − gap) "
@@ -181,8 +175,9 @@ def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, w
                          fmt, plot):
     """Tests of A − B with few or unequal clusters and cluster effects on the
     difference: false-positive rate, coverage of the true gap and detection
-    rate of paired z, M8 z, CR1 t, CR2 t, wild bootstrap, McNemar and the
-    Bayesian rule (md: the tables, ± one Monte Carlo SE)."""
+    rate of paired z, M8 z, CR1 t, CR2 t, wild bootstrap, McNemar, the
+    report's Bayesian rule (cluster random-effect model) and the old cluster
+    bootstrap rule (md: the tables, ± one Monte Carlo SE)."""
     from ..lab import publish
     df = _run_fewclusters(reps, seed, designs_text, icc_diff_text, gap, accuracy, icc, rho, wild_draws, alpha)
     if fmt == "json":
@@ -195,13 +190,66 @@ def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, w
         publish.fewcluster_figure(df, plot, alpha)
 
 
+@simulate.command("pair-prior")
+@click.option("--designs", "designs_text", default="all", show_default=True,
+              help="Cluster structures (comma-separated): equal_2, equal_3, equal_5, equal_10, "
+                   "equal_20, equal_50, equal_200, swebench, dominant; or all.")
+@click.option("--delta-range", type=float, default=0.1, show_default=True,
+              help="The true Δ is uniform on ±this (in place of the model's flat prior).")
+@click.option("--level", type=float, default=0.95, show_default=True, callback=LEVEL)
+@click.option("--reps", type=click.IntRange(10), default=4000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the calibration figure (svg, png or pdf).")
+def simulate_pair_prior(designs_text, delta_range, level, reps, seed, fmt, plot):
+    """The Bayesian pair model (cluster random effect on the difference) on
+    data drawn from its own prior: coverage of its credible interval of Δ
+    and calibration of P(A > B) (md: the tables)."""
+    from ..lab import publish
+    if not 0 < delta_range <= 1:
+        raise InputError(f"--delta-range must be in (0, 1] (got {delta_range:g}).")
+    df = _run_pair_prior(reps, seed, designs_text, delta_range, level)
+    if fmt == "json":
+        click.echo(df.to_json(orient="records", indent=2))
+    elif fmt == "csv":
+        click.echo(df.to_csv(index=False), nl=False)
+    else:
+        click.echo("\n".join(publish.pair_prior_section(df)[2:]))
+    if plot:
+        publish.pair_prior_figure(df, plot)
+
+
+def _presets(designs_text):
+    from ..lab import simulate as sim
+    if designs_text.strip().lower() == "all":
+        return list(sim.PRESETS)
+    presets = [x.strip() for x in designs_text.split(",") if x.strip()]
+    unknown = [x for x in presets if x not in sim.PRESETS]
+    if unknown:
+        raise InputError(f"--designs: unknown design {', '.join(unknown)}; choose from "
+                         f"{', '.join(sim.PRESETS)} or all.")
+    return presets
+
+
+def _run_pair_prior(reps, seed, designs_text="all", delta_range=0.1, level=0.95):
+    from ..lab import publish
+    presets = _presets(designs_text)
+    with click.progressbar(length=len(presets), label="simulating", file=sys.stderr) as bar:
+        return publish.run_pair_prior(reps, seed, presets, level, delta_range, progress=bar.update)
+
+
 @simulate.command("calibration-docs")
 @click.option("--output", type=click.Path(file_okay=False), default="docs", show_default=True)
 @click.option("--reps", type=click.IntRange(10), default=2000, show_default=True)
+@click.option("--fewcluster-reps", type=click.IntRange(10), default=None,
+              help="Replicates per cell of the few-cluster study (default: --reps).")
+@click.option("--prior-reps", type=click.IntRange(10), default=4000, show_default=True,
+              help="Data sets per design of the Bayesian pair model's prior calibration.")
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-def calibration_docs(output, reps, seed):
+def calibration_docs(output, reps, fewcluster_reps, prior_reps, seed):
     """Regenerate docs/calibration.md, its figures and CSVs (the published
-    coverage study, tests of A − B, and the few-cluster study)."""
+    coverage study, tests of A − B, the few-cluster study and the Bayesian
+    pair model's calibration with the truth from its prior)."""
     from pathlib import Path
     from ..lab import publish, simulate as sim
     from ..output import write_atomic
@@ -212,12 +260,19 @@ def calibration_docs(output, reps, seed):
     rate_designs = _designs("100,300,1000", "0.75", "1", 0.0, "1", 1.0, False, gap=[0.0, 0.03], rho=[0.0, 0.8])
     rate_designs += [sim.planned(sim.Design(accuracy=0.75, gap=0.03, rho=0.8), 0.8, 0.05)]
     rates = _run(rate_designs, sim.error_rates, reps, seed)
-    few = _run_fewclusters(reps, seed)
+    few = _run_fewclusters(fewcluster_reps or reps, seed)
+    prior = _run_pair_prior(prior_reps, seed)
     publish.coverage_figure(cov, out / "calibration_coverage.svg")
     publish.fewcluster_figure(few, out / "calibration_fewclusters.svg")
+    publish.pair_prior_figure(prior, out / "calibration_pair_prior.svg")
     write_atomic(out / "calibration_coverage.csv", cov.to_csv(index=False))
     write_atomic(out / "calibration_rates.csv", rates.to_csv(index=False))
     write_atomic(out / "calibration_fewclusters.csv", few.to_csv(index=False))
+    write_atomic(out / "calibration_pair_prior.csv", prior.to_csv(index=False))
+    command = (f"bayeserr simulate calibration-docs --reps {reps}"
+               + (f" --fewcluster-reps {fewcluster_reps}" if fewcluster_reps else "")
+               + (f" --prior-reps {prior_reps}" if prior_reps != 4000 else "") + f" --seed {seed}")
     write_atomic(out / "calibration.md", publish.calibration_page(
-        cov, rates, "calibration_coverage.svg", reps, seed, few, "calibration_fewclusters.svg"))
+        cov, rates, "calibration_coverage.svg", reps, seed, few, "calibration_fewclusters.svg",
+        prior, "calibration_pair_prior.svg", command=command))
     click.echo(f"wrote {out / 'calibration.md'}")

@@ -77,6 +77,17 @@ def pop_load(kw: dict) -> dict:
     return {k: kw.pop(k) for k in LOAD_KEYS}
 
 
+WHERE_HELP = ("Use only rows where EXPR holds, others count as dropped: col=value, col=a,b (any of), "
+              "col!=value, col<N, col<=N, col>N, col>=N; repeat for AND. Columns of tables; for logs "
+              "task, model, score and Inspect metadata fields (e.g. subject).")
+
+
+def where_option(f):
+    """``--where EXPR`` (repeatable, all must hold; :mod:`bayeserr.filters`); the
+    value reaches the command as ``where`` (a tuple of expressions)."""
+    return click.option("--where", "where", multiple=True, metavar="EXPR", help=WHERE_HELP)(f)
+
+
 def analysis_options(formats=None):
     """Level, cluster correction, unpaired handling and (optionally) output format."""
     opts = [
@@ -106,6 +117,14 @@ def bayes_options(f):
                      help="Seed of every random draw (≥ 0)."),
         click.option("--draws", type=int, default=1000, show_default=True, callback=COUNT,
                      help="MCMC draws per chain (≥ 1)."),
+        click.option("--tune", type=int, default=None, callback=ranged(0, integer=True),
+                     help="MCMC tuning steps per chain (≥ 0) [default: as --draws]."),
+        click.option("--chains", type=int, default=2, show_default=True, callback=COUNT,
+                     help="MCMC chains (≥ 1)."),
+        click.option("--target-accept", type=float, default=None, callback=PROBABILITY,
+                     help="NUTS target acceptance rate in (0, 1); raise it (e.g. 0.99) when a fit "
+                          "reports divergent transitions [default: 0.8 two-level, 0.95 three-level, "
+                          "0.9 paired model]."),
         click.option("--save-posterior", type=click.Path(file_okay=False),
                      help="Write the posteriors to this folder as netCDF (ArviZ InferenceData), "
                           "with index.json mapping files to models."),
@@ -115,9 +134,10 @@ def bayes_options(f):
 def bayes_settings(kw: dict, fmt: str):
     """A BayesSettings from the Bayesian options (popped from ``kw``)."""
     from ..bayes.settings import BayesSettings
-    draws = kw.pop("draws")
+    draws, tune = kw.pop("draws"), kw.pop("tune")
     return BayesSettings(mode=kw.pop("bayes_mode"), rope=kw.pop("rope"), prior=kw.pop("prior"),
-                         seed=kw.pop("seed"), mcmc_draws=draws, mcmc_tune=draws,
+                         seed=kw.pop("seed"), mcmc_draws=draws, mcmc_tune=draws if tune is None else tune,
+                         chains=kw.pop("chains"), target_accept=kw.pop("target_accept"),
                          progress=fmt != "json")
 
 

@@ -44,7 +44,29 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from scipy import special, stats
 
+from ..errors import InputError, describe
 from ..estimators import normal_interval, se_bernoulli
+from ..planning import check_number
+from ..registry import Registry, check_range
+
+
+def _check_field(name: str, value, low=None, high=None, **bounds):
+    """One numeric field or argument of the lab: a number (not text, None or a
+    bool: :func:`~bayeserr.planning.check_number`) in the range
+    (:func:`~bayeserr.registry.check_range`).  Returns the checked value."""
+    check_number(name, value)
+    return check_range(name, value, low, high, **bounds)
+
+
+def check_run(design, reps, seed) -> tuple[int, int]:
+    """The arguments of a simulation run: a :class:`Design`, ``reps`` ≥ 1
+    replicates and a seed ≥ 0 (whole numbers).  Returns ``(reps, seed)``."""
+    if not isinstance(design, Design):
+        raise InputError(f"the simulation lab takes a Design, e.g. Design(n=200, accuracy=0.7) or "
+                         f"preset('swebench'); got {describe(design)}.")
+    reps = _check_field("reps (replicates)", reps, 1, integer=True)
+    seed = _check_field("seed", seed, 0, integer=True)
+    return reps, seed
 
 
 @dataclass(frozen=True)
@@ -65,15 +87,37 @@ class Design:
     name: str = ""  #: a label for tables (presets)
 
     def __post_init__(self):
+        """Every field checked once (an :class:`InputError` naming the field,
+        the allowed range and what was given)."""
+        for name, low, high, bounds in (("n", 1, None, dict(integer=True)),
+                                        ("accuracy", 0, 1, dict(low_open=True, high_open=True)),
+                                        ("spread", 0, None, {}),
+                                        ("cluster_size", 1, None, dict(integer=True)),
+                                        ("icc", 0, 1, {}),
+                                        ("k", 1, None, dict(integer=True)),
+                                        ("gap", -1, 1, dict(low_open=True, high_open=True)),
+                                        ("rho", -1, 1, {})):
+            _check_field(name, getattr(self, name), low, high, **bounds)
+        if not 0 < self.accuracy - self.gap < 1:
+            raise InputError(f"accuracy − gap = {self.accuracy - self.gap:g} is model B's accuracy and must "
+                             f"lie in (0, 1) (accuracy {self.accuracy:g}, gap {self.gap:g}): choose a "
+                             "smaller gap.")
         if self.cluster_sizes is not None:
-            sizes = tuple(int(m) for m in self.cluster_sizes)
-            if not sizes or min(sizes) < 1:
-                raise ValueError("cluster_sizes must be positive integers")
+            bad = InputError("cluster_sizes takes the questions in each cluster as positive whole numbers, "
+                             f"e.g. cluster_sizes=(231, 75, 44); got {describe(self.cluster_sizes)}.")
+            if isinstance(self.cluster_sizes, (str, bytes)) or not hasattr(self.cluster_sizes, "__iter__"):
+                raise bad
+            sizes = tuple(self.cluster_sizes)
+            if not sizes or any(isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer))
+                                or m < 1 for m in sizes):
+                raise bad
             if self.cluster_size != 1:
-                raise ValueError("give cluster_size (equal clusters) or cluster_sizes, not both")
-            object.__setattr__(self, "cluster_sizes", sizes)
-            object.__setattr__(self, "n", sum(sizes))
+                raise InputError(f"give cluster_size (equal clusters) or cluster_sizes (unequal ones), not "
+                                 f"both (got cluster_size={self.cluster_size!r}); drop cluster_size.")
+            object.__setattr__(self, "cluster_sizes", tuple(int(m) for m in sizes))
+            object.__setattr__(self, "n", sum(self.cluster_sizes))
         if self.icc_diff is not None:
+            _check_field("icc_diff", self.icc_diff)
             self.level_correlations()  # validates
 
     @property
@@ -104,12 +148,12 @@ class Design:
         if self.icc_diff is None:
             return self.rho, self.rho
         if not 0 <= self.icc_diff < 1:
-            raise ValueError(f"icc_diff must be in [0, 1) (got {self.icc_diff})")
+            raise InputError(f"icc_diff must be in [0, 1) (got {self.icc_diff})")
         between, within = self.icc_diff * (1 - self.rho), (1 - self.icc_diff) * (1 - self.rho)
         rho_c = 1.0 if between == 0 else (1 - between / self.icc if self.icc > 0 else -math.inf)
         rho_q = 1 - within / (1 - self.icc)
         if not (-1 <= rho_c <= 1 and -1 <= rho_q <= 1):
-            raise ValueError(f"icc_diff = {self.icc_diff:g} is not reachable with icc = {self.icc:g} and "
+            raise InputError(f"icc_diff = {self.icc_diff:g} is not reachable with icc = {self.icc:g} and "
                              f"rho = {self.rho:g}: it needs icc ≥ icc_diff (1 − rho) / 2 "
                              f"= {between / 2:g} and 1 − icc ≥ (1 − icc_diff)(1 − rho) / 2.")
         return rho_c, rho_q
@@ -157,14 +201,21 @@ def _presets() -> dict:
 #: questions, C = 12), and one cluster of half the questions among 199 small
 #: ones (1,000 questions).  Only the cluster fields are set; see
 #: :func:`fewcluster_designs` for the rest.
-PRESETS = _presets()
+PRESETS = Registry("simulation preset (cluster structure)", None, _presets())
 
 
 def preset(name: str, **fields) -> Design:
-    """A preset cluster structure with other Design fields set."""
-    if name not in PRESETS:
-        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-    return replace(PRESETS[name], **fields)
+    """A preset cluster structure with other Design fields set; an unknown
+    preset or field is an :class:`InputError` naming the choices."""
+    from dataclasses import fields as design_fields
+    from ..errors import suggest
+    design = PRESETS.get_checked(name)
+    known = [f.name for f in design_fields(Design)]
+    for field in fields:
+        if field not in known:
+            raise InputError(f"preset: '{field}' is not a Design field.{suggest(field, known)} "
+                             f"Fields: {', '.join(known)}.")
+    return replace(design, **fields)
 
 
 def _latent(design: Design, reps: int, rng) -> np.ndarray:
@@ -204,12 +255,14 @@ def _answers(design: Design, mu: float, z: np.ndarray, rng) -> np.ndarray:
 
 def simulate(design: Design, reps: int, seed: int = 0) -> np.ndarray:
     """Replicates of one model's eval: (reps × n × K) scores."""
+    reps, seed = check_run(design, reps, seed)
     rng = np.random.default_rng(seed)
     return _answers(design, design.accuracy, _latent(design, reps, rng), rng)
 
 
 def simulate_pair(design: Design, reps: int, seed: int = 0):
     """Replicates of models A (accuracy μ) and B (μ − gap) on the same questions."""
+    reps, seed = check_run(design, reps, seed)
     rng = np.random.default_rng(seed)
     if design.icc_diff is None:
         z_a = _latent(design, reps, rng)
@@ -322,7 +375,8 @@ def coverage(design: Design, reps: int, level: float = 0.95, seed: int = 0) -> l
 # ---------------------------------------------------------------- tests of A − B
 def pair_batch(a: np.ndarray, b: np.ndarray, design: Design, seed: int = 0, draws: int = 1000,
                wild_draws: int = 999):
-    """The replicates of a pair as a :class:`~bayeserr.pairtests.PairBatch`."""
+    """The replicates of a pair as a :class:`~bayeserr.pairtests.PairBatch`
+    (the region of practical equivalence is the report's default)."""
     from ..pairtests import PairBatch
     return PairBatch(a, b, design.codes, binary=design.binary_k1, seed=seed, draws=draws,
                      wild_draws=wild_draws)
@@ -335,11 +389,15 @@ def decisions(a: np.ndarray, b: np.ndarray, design: Design, alpha: float = 0.05,
     no decision.
 
     Frequentist tests are two-sided at ``alpha``.  The Bayesian rules use
-    ``P(A > B)`` as the report computes it (Dirichlet 2×2 posterior for
-    independent 0/1 questions, else the Bayesian bootstrap over
-    clusters/questions, ``draws`` draws): ``bayes_prob_095`` is one-sided
-    ("A better" when P > 0.95, false-positive rate about 5%),
-    ``bayes_prob_0975`` two-sided (a difference when max(P, 1 − P) > 0.975).
+    ``P(A > B)`` as the report computes it: with clusters the model with a
+    cluster random effect on the difference (``models/paired_clustered.py``),
+    without them the Dirichlet 2×2 posterior for 0/1 answers (K = 1), else
+    the Bayesian bootstrap over questions (``draws`` draws).
+    ``bayes_prob_095`` is one-sided ("A better" when P > 0.95, false-positive
+    rate about 5%); ``bayes_prob_0975`` (no clusters) and
+    ``bayes_cluster_0975`` (clusters) are two-sided (a difference when
+    max(P, 1 − P) > 0.975); ``bayes_bootstrap_0975`` is the same rule with
+    the old Bayesian bootstrap over clusters, kept for contrast.
     The wild cluster bootstrap uses ``wild_draws`` weight vectors (all of
     them when there are fewer patterns).  Tests that do not apply to the
     design (clustered tests without clusters, McNemar without 0/1 answers)
@@ -463,6 +521,117 @@ def fewcluster_designs(presets=None, icc_diffs=(0.0, 0.02, 0.05, 0.1), gap: floa
             for p in names for v in icc_diffs]
 
 
+# ---------------------------------------------------------------- the Bayesian pair model, truth from its prior
+#: Bins of P(A > B) for the calibration of the Bayesian pair model (the outer
+#: two are the two-sided 0.975 rule's decisions).
+PRIOR_BINS = (0.0, 0.025, 0.1, 0.25, 0.5, 0.75, 0.9, 0.975, 1.0)
+
+
+def draw_pair_prior(design: Design, reps: int, rng, delta_range: float = 0.1):
+    """Data sets drawn from the pair model with a cluster random effect on
+    the difference (``models/paired_clustered.py``, §5.3) with the truth from
+    the model's own prior, on the design's cluster sizes:
+
+        ρ ~ Half-t_ν(0, s) (PRIOR_DF, PRIOR_SCALE),  σ² ~ Scaled-Inv-χ²(ν0, s0²) (SIGMA_PRIOR),
+        Δ ~ Uniform(−delta_range, delta_range),  Δ_c ~ N(Δ, ρ²σ²),  d_i ~ N(Δ_c, σ²).
+
+    Δ has a flat prior in the model; a uniform stands in for it (see
+    :func:`pair_prior_calibration`).  Returns ``(Δ, D, Q)``: the true Δ
+    (reps,) and the cluster sums of d and of d² (reps, C).
+    """
+    from bayeserr.models import paired_clustered as pc
+    from ..estimators import cluster_sums
+    codes = design.codes
+    if codes is None:
+        raise InputError("the Bayesian pair model's prior calibration needs clusters: give the design "
+                         "cluster_size > 1 or cluster_sizes, e.g. preset('swebench').")
+    nu0, s0 = pc.SIGMA_PRIOR
+    rho = np.abs(stats.t.rvs(pc.PRIOR_DF, size=reps, random_state=rng)) * pc.PRIOR_SCALE
+    sigma = np.sqrt(nu0 * s0**2 / rng.chisquare(nu0, reps))
+    delta = rng.uniform(-delta_range, delta_range, reps)
+    delta_c = delta[:, None] + (rho * sigma)[:, None] * rng.standard_normal((reps, design.n_clusters))
+    d = delta_c[:, codes] + sigma[:, None] * rng.standard_normal((reps, design.n))
+    return delta, cluster_sums(d, codes), cluster_sums(d * d, codes)
+
+
+@dataclass(frozen=True)
+class PriorCell:
+    """The Bayesian pair model on data drawn from its own prior: one bin of
+    P(A > B) of one design, with the design's interval coverage repeated on
+    every bin's row."""
+
+    design: Design
+    reps: int
+    level: float
+    coverage: float  #: share of credible intervals containing the true Δ (all replicates)
+    coverage_se: float
+    below: float  #: share of replicates whose interval lies above Δ (Δ below it): nominal (1 − level)/2
+    above: float  #: share whose interval lies below Δ
+    kept: int  #: replicates whose posterior has ≥ keep_mass inside ±delta_range (those binned)
+    delta_range: float
+    bin_lo: float
+    bin_hi: float
+    count: int  #: kept replicates with P(A > B) in [bin_lo, bin_hi)
+    mean_p: float  #: their mean P(A > B)
+    freq: float  #: the share of them whose true Δ > 0: ≈ mean_p when P(A > B) is calibrated
+    freq_se: float  #: Monte Carlo SE of freq, sqrt(m(1 − m)/count) with m = mean_p
+
+    def to_dict(self) -> dict:
+        from ..fewclusters import effective_clusters
+        d = {k: self.design.to_dict()[k] for k in ("name", "n", "cluster_sizes", "cluster_size")}
+        return {**d, "clusters": self.design.n_clusters,
+                "effective_clusters": float(effective_clusters(self.design.sizes)),
+                "reps": self.reps, "level": self.level, "coverage": self.coverage,
+                "coverage_se": self.coverage_se, "below": self.below, "above": self.above,
+                "kept": self.kept, "delta_range": self.delta_range, "bin_lo": self.bin_lo,
+                "bin_hi": self.bin_hi, "count": self.count, "mean_p": self.mean_p, "freq": self.freq,
+                "freq_se": self.freq_se}
+
+
+def pair_prior_calibration(design: Design, reps: int, seed: int = 0, level: float = 0.95,
+                           delta_range: float = 0.1, keep_mass: float = 0.999,
+                           bins=PRIOR_BINS) -> list[PriorCell]:
+    """Calibration of the Bayesian pair model when the truth is drawn from its
+    prior (:func:`draw_pair_prior`), fitted by the function the report uses
+    (:func:`bayeserr.models.paired_clustered.pair_probabilities` on the
+    cluster sums of d and d²).
+
+    *Coverage* of the equal-tailed credible interval of Δ, over all
+    replicates: exact whatever the distribution of Δ, because the posterior
+    of Δ − Δ_true does not depend on Δ_true under the flat prior (the model's
+    docstring).  *Calibration of P(A > B)*: replicates binned by P(A > B),
+    and in each bin the share whose true Δ is positive.  That needs a proper
+    prior for Δ: with Δ ~ Uniform(±delta_range) the exact posterior is the
+    model's (flat-prior) posterior cut to ±delta_range, so on the replicates
+    whose model posterior puts at least ``keep_mass`` inside ±delta_range
+    (a condition on the data alone, so the binned shares stay calibrated)
+    the two P(A > B) differ by at most ``1 − keep_mass``; only those are
+    binned.  One row per bin.
+    """
+    from bayeserr.models import paired_clustered as pc
+    rng = np.random.default_rng(seed)
+    delta, D, Q = draw_pair_prior(design, reps, rng, delta_range)
+    # the rope is ±delta_range: prob_tie is then the posterior mass inside the prior's range
+    post = pc.pair_probabilities(D, design.sizes, delta_range, sum_sq=Q, level=level)
+    lo, hi = post.interval[:, 0], post.interval[:, 1]
+    cov = float(np.mean((lo <= delta) & (delta <= hi)))
+    below, above = float(np.mean(delta < lo)), float(np.mean(delta > hi))
+    keep = post.prob_tie >= keep_mass
+    p, truth = post.prob_a_better[keep], delta[keep] > 0
+    cells = []
+    edges = np.asarray(bins, float)
+    which = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
+    for k in range(len(edges) - 1):
+        sel = which == k
+        m = int(sel.sum())
+        mean_p = float(p[sel].mean()) if m else math.nan
+        freq = float(truth[sel].mean()) if m else math.nan
+        se = math.sqrt(max(mean_p * (1 - mean_p), 1e-12) / m) if m else math.nan
+        cells.append(PriorCell(design, reps, level, cov, _rate_se(cov, reps), below, above, int(keep.sum()),
+                               delta_range, float(edges[k]), float(edges[k + 1]), m, mean_p, freq, se))
+    return cells
+
+
 # ---------------------------------------------------------------- grids
 def grid(**axes) -> list[Design]:
     """All combinations of the given Design fields (each a list)."""
@@ -497,6 +666,9 @@ def simulate_models(design: Design, accuracies: dict, reps: int = 1, seed: int =
     ``ρ · (shared) + sqrt(1 − ρ²) · (own)``, so every pair has latent
     correlation ρ² (``design.rho``) at both levels (``icc_diff`` is not used
     here); ``accuracies`` maps model -> μ."""
+    reps, seed = check_run(design, reps, seed)
+    for name, mu in accuracies.items():
+        _check_field(f"the accuracy of {name!r}", mu, 0, 1, low_open=True, high_open=True)
     rng = np.random.default_rng(seed)
     shared = _latent(design, reps, rng)
     out = {}

@@ -118,8 +118,10 @@ class Report:
         return getattr(self, FORMATS.get_checked(fmt))()
 
     def _repr_html_(self) -> str:
-        """Jupyter: the tables (figures are a call away: bayeserr.reporting.plots)."""
-        return self.to_html(figures=False)
+        """Jupyter: the tables as a fragment whose styles stay inside it (figures
+        are a call away: bayeserr.reporting.plots)."""
+        from .html import render
+        return render(self, figures=False, fragment=True)
 
     def __repr__(self) -> str:
         return (f"Report({self.source!r}: {len(self.scores)} models, {len(self.comparisons)} pairs, "
@@ -189,8 +191,36 @@ def provenance(inputs=(), command: str | None = None, seed: int | None = None) -
             "command": command, "inputs": files, "seed": seed}
 
 
+def _check_pairs_option(pairs: str, models) -> None:
+    """``--pairs vs=MODEL`` must name a model of the report (checked before any work)."""
+    if str(pairs).startswith("vs="):
+        base = str(pairs).split("=", 1)[1]
+        if base not in models:
+            from ..errors import InputError, suggest
+            raise InputError(f"--pairs {pairs}: '{base}' is not a model of the report."
+                             f"{suggest(base, models)} Models: {', '.join(list(models)[:20])}.")
+
+
+def _check_inputs(inputs) -> list:
+    """Files (or folders) hashed into the provenance: a list of paths that exist
+    (``-``, standard input, is recorded without a hash)."""
+    import os
+    from ..errors import InputError, describe
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    if not isinstance(inputs, (list, tuple)) or not all(isinstance(i, (str, os.PathLike)) for i in inputs):
+        raise InputError(f"inputs takes a list of paths (the files hashed into the provenance); got "
+                         f"{describe(inputs)}. Leave it out to record the files the data were loaded from.")
+    for item in inputs:
+        if str(item) != "-" and not Path(item).exists():
+            raise InputError(f"{item}: no such file (inputs lists the files hashed into the provenance). "
+                             "Check the path, or leave inputs out.")
+    return list(inputs)
+
+
 def build_report_view(view: DataView, options: Options, *, inputs=(), command=None) -> Report:
     """The pipeline on a :class:`~bayeserr.view.DataView` (see :func:`build_report`)."""
+    _check_pairs_option(options.pairs, view.models)
     check_pair_memory(len(view.models))  # fail at once, before any work, if the pairs cannot fit
     scores, view, fits, notes = _ranked(view, options, keep_fits=options.bayes.on)
     comps = compare_view(view, options) if len(scores) > 1 else Comparisons()
@@ -235,7 +265,14 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     provenance; default: the file the dataset was loaded from) and
     ``command`` are recorded, not used.
     """
+    from ..errors import InputError, describe
     options = Options.coerce(options, **kwargs)
+    if command is not None and not isinstance(command, str):
+        raise InputError(f"command takes text (the command line recorded in the provenance); got "
+                         f"{describe(command)}.")
+    inputs = None if inputs is None else _check_inputs(inputs)
+    if inputs is None and isinstance(ds, xr.Dataset) and "inputs" in ds.attrs:
+        inputs = list(ds.attrs["inputs"])  # every input load() read
     if inputs is None:
         source = Path(str(ds.attrs.get("source", ""))) if isinstance(ds, xr.Dataset) else None
         inputs = [source] if source is not None and str(source) and source.exists() else []
@@ -280,6 +317,17 @@ class ComparisonReport:
     def render(self, fmt: str) -> str:
         return {"md": self.to_markdown, "json": self.to_json}[COMPARE_FORMATS.check(fmt)]()
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the comparison's tables as a self-scoped fragment."""
+        from .document import comparison_blocks
+        from .html import render_blocks
+        return render_blocks(comparison_blocks(self), fragment=True)
+
+    def __repr__(self) -> str:
+        c = self.comparison
+        return (f"ComparisonReport({c.a!r} − {c.b!r}: diff {c.diff:+.4f}, "
+                f"{len(self.warnings)} warnings)")
+
 
 COMPARE_FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json"})
 
@@ -287,10 +335,10 @@ COMPARE_FORMATS = Registry("output format", "--format", {"md": "to_markdown", "j
 def build_comparison(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> ComparisonReport:
     """One pair in depth: ``A − B`` with the per-model warnings of both models
     and, unless ``bayes="off"``, the full posterior of the difference."""
+    from ..comparison import pair_names
     from ..errors import InputError
     options = Options.coerce(options, **kwargs)
-    if a == b:
-        raise InputError(f"compare needs two different models (got '{a}' twice).")
+    a, b = pair_names(a, b)
     view = DataView.from_dataset(ds).select([a, b])
     comps = compare_view(view, options)
     if not len(comps):

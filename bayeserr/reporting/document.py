@@ -46,13 +46,21 @@ def pct(x, digits: int = 1) -> str:
     return f"{100 * x:.{digits}f}"
 
 
+def _reasons(dropped) -> str:
+    return " (" + "; ".join(f"{d['count']} {d['reason']}" for d in dropped) + ")" if dropped else ""
+
+
 def rows_text(rows) -> str:
-    """The row accounting in one sentence (``rows`` as in the JSON report)."""
-    dropped = rows.get("dropped", [])
-    text = f"Rows read: {rows['read']}; used: {rows['used']}; dropped: {rows['read'] - rows['used']}"
-    if dropped:
-        text += " (" + "; ".join(f"{d['count']} {d['reason']}" for d in dropped) + ")"
-    return text + "."
+    """The row accounting in one sentence (``rows`` as in the JSON report);
+    with several inputs, a second sentence gives each input's."""
+    text = (f"Rows read: {rows['read']}; used: {rows['used']}; dropped: {rows['read'] - rows['used']}"
+            f"{_reasons(rows.get('dropped', []))}.")
+    inputs = rows.get("inputs") or []
+    if inputs:
+        text += " By input: " + "; ".join(
+            f"{i['input']}: read {i['read']}, used {i['used']}, dropped {i['read'] - i['used']}"
+            f"{_reasons(i.get('dropped', []))}" for i in inputs) + "."
+    return text
 
 
 def warning_items(warnings, limit: int | None = MAX_WARNINGS_PER_CODE) -> tuple:
@@ -75,11 +83,13 @@ def warnings_blocks(warnings, limit=MAX_WARNINGS_PER_CODE) -> list:
     return [Bullets(warning_items(warnings, limit))]
 
 
-def bayes_note(settings, clustered: bool) -> str:
-    """Which Bayesian model produced the posterior columns."""
+def bayes_note(settings, clustered: bool, sampled: bool = True) -> str:
+    """Which Bayesian model produced the posterior columns (``sampled``: whether
+    any model needed NUTS under ``--bayes mcmc``)."""
     from bayeserr.models.beta_binomial import prior_label
-    hier = ("PyMC NUTS (three levels with clusters and K > 1)" if settings.mode == "mcmc"
-            else "exact quadrature")
+    hier = ("PyMC NUTS (three levels with clusters and K > 1)" if settings.mode == "mcmc" and sampled
+            else "exact quadrature" + ("" if settings.mode != "mcmc" else
+                                       " (no model needed a sampler: nothing was sampled)"))
     pairs = ("normal model with a cluster random effect on the paired differences" if clustered else
              "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
     return (f"Bayesian columns (--bayes {settings.mode}): Beta posterior with prior "
@@ -101,7 +111,8 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_COD
            tables.models_table(rep.scores, rep.level, bayes=bayes_on, methods=rep.methods,
                                groups=rep.groups)]
     if bayes_on:
-        out.append(Para(bayes_note(rep.bayes, clustered), "note"))
+        sampled = not any(w.code == "mcmc_not_needed" for w in rep.warnings)
+        out.append(Para(bayes_note(rep.bayes, clustered, sampled), "note"))
     if figures:
         out.append(Figure("forest"))
     sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)

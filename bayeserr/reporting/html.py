@@ -393,9 +393,21 @@ def _figure_html(kind: str, svg: str) -> str:
     return f'<figure id="fig-{esc(kind)}"{cls}>{svg}</figure>'
 
 
-def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None) -> str:
+def scoped_css(css: str, scope: str = ".bayeserr") -> str:
+    """``css`` with every rule confined to ``scope`` (``body`` becomes the
+    scope itself), so a fragment cannot restyle the page it is shown in."""
+    def rule(m):
+        sels = [sel.strip() for sel in m.group(1).split(",")]
+        return ",".join(scope if sel == "body" else f"{scope} {sel}" for sel in sels) + "{" + m.group(2) + "}"
+    return re.sub(r"([^{}]+)\{([^{}]*)\}", rule, css)
+
+
+def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
+                  fragment: bool = False) -> str:
     """The page.  ``source`` (default: ``rep.source``) is the input's path: the
-    title and top-level headings show its base name only."""
+    title and top-level headings show its base name only.  ``fragment``: a
+    ``<div class="bayeserr">`` with styles scoped to it and no script (for
+    Jupyter, where a whole page would restyle the notebook)."""
     if source is None and rep is not None:
         source = getattr(rep, "source", None)
     parts, tables, counts, rules = [], [], {}, []
@@ -426,12 +438,14 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None)
     body = "\n".join(parts)
     script = SCRIPT.replace("FILTER_ROWS", str(FILTER_ROWS))
     style = CSS + "".join(r + "\n" for r in rules if r)
+    if fragment:
+        return f'<div class="bayeserr"><style>{scoped_css(style)}</style>\n{body}\n</div>\n'
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(_short(title, source))}</title><style>{style}</style></head>"
             f"<body>\n{body}\n<script>{script}</script>\n</body></html>\n")
 
 
-def render(rep, figures: bool = True) -> str:
+def render(rep, figures: bool = True, fragment: bool = False) -> str:
     return render_blocks(doc.report_blocks(rep, figures=figures, warning_limit=None), rep,
-                         f"bayeserr report: {rep.source}", source=rep.source)
+                         f"bayeserr report: {rep.source}", source=rep.source, fragment=fragment)

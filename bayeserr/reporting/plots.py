@@ -30,7 +30,33 @@ FOREST_MAX_LINES = 64
 
 def _figure(width: float, height: float):
     from matplotlib.figure import Figure
+    _jupyter_display(Figure)
     return Figure(figsize=(width, min(height, MAX_HEIGHT)), layout="constrained")
+
+
+def _jupyter_display(figure_type) -> None:
+    """In a Jupyter kernel, let a returned Figure display as PNG.
+
+    Jupyter learns to draw matplotlib figures only when its inline backend
+    is loaded (``%matplotlib inline`` or importing pyplot); a figure built
+    without pyplot would show as ``<Figure size …>`` text.  Registering a
+    display formatter for the Figure type is all that is needed; the
+    backend is left alone, and a format the user already set is kept.
+    """
+    import sys
+    if "ipykernel" not in sys.modules or "IPython" not in sys.modules:
+        return
+    ip = sys.modules["IPython"].get_ipython()
+    if ip is None or not hasattr(ip, "display_formatter"):
+        return
+    for formatter in ip.display_formatter.formatters.values():
+        try:
+            formatter.lookup_by_type(figure_type)
+            return  # the user's (or the inline backend's) choice stands
+        except KeyError:
+            continue
+    from IPython.core.pylabtools import select_figure_formats
+    select_figure_formats(ip, {"png"})
 
 
 def _label_size(rows: int, height: float, largest: float = 9.0) -> float:

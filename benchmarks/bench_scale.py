@@ -1,0 +1,283 @@
+"""Scale: ``bayeserr report`` on a 100,000,000-row Parquet file (issue 12).
+
+Done-criterion: 100M rows (Parquet, 100 models) either complete within
+12 GiB peak memory or stop at once with the clear memory error.
+
+Run::
+
+    python benchmarks/bench_scale.py                       # 100 models x 1,000,000 questions
+    python benchmarks/bench_scale.py --questions 100000    # 10M rows, a quick run
+    python benchmarks/bench_scale.py --ids str --clusters 1000 --dir /data/tmp --keep
+
+Steps:
+
+1. write the Parquet file with pyarrow, one row group per model (never the
+   whole table in memory): ``model`` (dictionary-encoded text),
+   ``question_id`` (int64, or short strings ``q0000001`` with ``--ids str``),
+   ``score`` (0/1, int8) and, with ``--clusters C``, ``cluster_id``;
+2. run ``bayeserr report FILE --format json -o out.json`` in a fresh process
+   under ``/usr/bin/time -v`` (when present), sampling its resident memory
+   every 0.2 s, and report wall time, peak RSS (``VmHWM``, ``ru_maxrss`` of
+   the child) and whether it completed or refused with the memory error;
+3. with ``--phases``, run load / report / JSON in one child process instead,
+   resetting the peak between phases (``/proc/self/clear_refs``), to see
+   which phase holds the peak.
+
+Measured (2 cores, 23.5 GiB, load average about 2 from other jobs; the
+loader of the time): int ids, no clusters: 62.6 s, peak RSS 7.32 GiB
+(load 7.3 GiB, report 6.4 GiB), completed; string ids, 1,000 clusters:
+227 s, peak 8.64 GiB (in loading), completed.  Under heavier contention
+(load average 4.5) the same runs took 206 s and 769 s with the same peaks.
+
+The machine's load and available memory at the start are printed with the
+figures.  Nothing is run when the available memory is below ``--min-free``
+GiB (a shared machine): use a smaller ``--questions``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+GiB = 1 << 30
+
+
+def meminfo(key: str = "MemAvailable") -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def machine() -> str:
+    load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "?"
+    avail, total = meminfo(), meminfo("MemTotal")
+    mem = f"{avail / GiB:.1f} of {total / GiB:.1f} GiB available" if avail and total else "memory: ?"
+    return f"{os.cpu_count()} cores, load average {load}, {mem}"
+
+
+# ------------------------------------------------------------------ the file
+def write_parquet(path: Path, n_models: int, n_questions: int, *, ids: str = "int", clusters: int = 0,
+                  seed: int = 0) -> float:
+    """Binary results with question difficulty (and cluster effects), one row
+    group per model; returns the seconds taken."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    difficulty = rng.normal(0, 1, n_questions)
+    fields = [pa.field("model", pa.dictionary(pa.int32(), pa.string())),
+              pa.field("question_id", pa.int64() if ids == "int" else pa.string())]
+    if ids == "int":
+        qcol = pa.array(np.arange(n_questions, dtype=np.int64))
+    else:
+        width = len(str(n_questions - 1))
+        qcol = pa.array([f"q{i:0{width}d}" for i in range(n_questions)], pa.string())
+    ccol = None
+    if clusters:
+        code = rng.integers(0, clusters, n_questions)
+        difficulty += rng.normal(0, 1, clusters)[code]
+        width = len(str(clusters - 1))
+        labels = pa.array([f"c{c:0{width}d}" for c in range(clusters)], pa.string())
+        ccol = pa.DictionaryArray.from_arrays(pa.array(code.astype(np.int32)), labels)
+        fields.append(pa.field("cluster_id", pa.dictionary(pa.int32(), pa.string())))
+    fields.append(pa.field("score", pa.int8()))
+    schema = pa.schema(fields)
+    width = len(str(n_models - 1))
+    names = pa.array([f"model-{m:0{width}d}" for m in range(n_models)], pa.string())
+    ability = rng.normal(0, 0.5, n_models)
+    with pq.ParquetWriter(path, schema, compression="snappy") as writer:
+        for m in range(n_models):
+            p = 1 / (1 + np.exp(-(ability[m] - difficulty)))
+            score = (rng.random(n_questions) < p).astype(np.int8)
+            model = pa.DictionaryArray.from_arrays(pa.array(np.full(n_questions, m, np.int32)), names)
+            cols = [model, qcol] + ([ccol] if ccol is not None else []) + [pa.array(score)]
+            writer.write_table(pa.Table.from_arrays(cols, schema=schema), row_group_size=n_questions)
+    return time.perf_counter() - t0
+
+
+# ------------------------------------------------------------------ running
+def _rss_sampler(pid: int, out: dict, stop: threading.Event, every: float = 0.2) -> None:
+    """Peak VmRSS of ``pid`` and of its children, and the time it was reached."""
+    t0 = time.perf_counter()
+    while not stop.is_set():
+        total = 0
+        for p in [pid] + _children(pid):
+            try:
+                with open(f"/proc/{p}/status") as fh:
+                    m = re.search(r"VmRSS:\s+(\d+)", fh.read())
+                total += int(m.group(1)) * 1024 if m else 0
+            except OSError:
+                pass
+        if total > out.get("peak", 0):
+            out["peak"], out["at"] = total, time.perf_counter() - t0
+        out.setdefault("trace", []).append((round(time.perf_counter() - t0, 1), total))
+        stop.wait(every)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            kids = [int(x) for x in fh.read().split()]
+    except OSError:
+        return []
+    return kids + [g for k in kids for g in _children(k)]
+
+
+def run_report(path: Path, out: Path, extra=()) -> dict:
+    """``bayeserr report FILE --format json -o OUT`` in a fresh process."""
+    cmd = [sys.executable, "-m", "bayeserr.cli", "report", str(path), "--format", "json", "-o", str(out),
+           *extra]
+    timer = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
+    if timer:
+        cmd = [timer, "-v", *cmd]
+    sampled: dict = {}
+    stop = threading.Event()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = threading.Thread(target=_rss_sampler, args=(proc.pid, sampled, stop), daemon=True)
+    sampler.start()
+    stdout, stderr = proc.communicate()
+    wall = time.perf_counter() - t0
+    stop.set()
+    sampler.join()
+    maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # kB on Linux
+    peak_time = None
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    if m:
+        peak_time = int(m.group(1)) * 1024
+        stderr = stderr[:stderr.find("\tCommand being timed")].rstrip()
+    error = next((line for line in stderr.splitlines() if line.startswith("error:")), None)
+    return {"returncode": proc.returncode, "wall": wall, "peak_rss": peak_time or maxrss,
+            "ru_maxrss": maxrss if maxrss > before * 1024 else None, "sampled_peak": sampled.get("peak"),
+            "sampled_peak_at": sampled.get("at"), "error": error, "stderr": stderr[-2000:],
+            "trace": sampled.get("trace", [])}
+
+
+PHASES = r"""
+import json, sys, time
+def hwm():
+    return int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1]) * 1024
+def rss():
+    return int(next(l for l in open('/proc/self/status') if l.startswith('VmRSS')).split()[1]) * 1024
+def reset():
+    try:
+        open('/proc/self/clear_refs', 'w').write('5')
+    except OSError:
+        pass
+out = []
+t = time.perf_counter()
+import bayeserr
+from bayeserr.reporting import build_report
+reset(); t = time.perf_counter()
+ds = bayeserr.load(sys.argv[1])
+out.append(('load', time.perf_counter() - t, hwm(), rss())); reset(); t = time.perf_counter()
+rep = build_report(ds)
+out.append(('report', time.perf_counter() - t, hwm(), rss())); reset(); t = time.perf_counter()
+text = rep.to_json()
+out.append(('json', time.perf_counter() - t, hwm(), rss()))
+print(json.dumps(out))
+"""
+
+
+def run_phases(path: Path) -> list:
+    res = subprocess.run([sys.executable, "-c", PHASES, str(path)], capture_output=True, text=True)
+    if res.returncode:
+        print(res.stderr[-2000:])
+        return []
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", type=int, default=100)
+    ap.add_argument("--questions", type=int, default=1_000_000, help="questions per model (rows = models x questions)")
+    ap.add_argument("--ids", choices=("int", "str"), default="int", help="question ids: integers or short strings")
+    ap.add_argument("--clusters", type=int, default=0, help="number of clusters (0: no cluster column)")
+    ap.add_argument("--dir", type=Path, default=None, help="where to write the file (default: a temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the Parquet file and the report")
+    ap.add_argument("--reuse", action="store_true", help="reuse an existing file of the same name in --dir")
+    ap.add_argument("--limit-gib", type=float, default=12.0, help="the peak the done-criterion allows")
+    ap.add_argument("--min-free", type=float, default=14.0,
+                    help="GiB of available memory needed to start (the run may use up to --limit-gib)")
+    ap.add_argument("--phases", action="store_true", help="also measure load / report / JSON peaks separately")
+    ap.add_argument("--trace", action="store_true", help="print the sampled RSS trace")
+    ap.add_argument("report_args", nargs="*", help="extra arguments for bayeserr report (after --)")
+    args = ap.parse_args(argv)
+
+    rows = args.models * args.questions
+    print(f"machine: {machine()}, Python {sys.version.split()[0]}")
+    tmp = None
+    folder = args.dir
+    if folder is None and args.keep:
+        folder = Path(tempfile.mkdtemp(prefix="bench_scale_"))
+        print(f"keeping the files in {folder}")
+    elif folder is None:
+        tmp = tempfile.TemporaryDirectory(prefix="bench_scale_")
+        folder = Path(tmp.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"scale_{args.models}x{args.questions}_{args.ids}_c{args.clusters}.parquet"
+    path, out = folder / name, folder / (name + ".report.json")
+    try:
+        if args.reuse and path.exists():
+            print(f"file: {path} (reused, {path.stat().st_size / GiB:.2f} GiB)")
+        else:
+            t_gen = write_parquet(path, args.models, args.questions, ids=args.ids, clusters=args.clusters)
+            print(f"file: {path}: {rows:,} rows ({args.models} models x {args.questions:,} questions, "
+                  f"{args.ids} ids, {args.clusters or 'no'} clusters), {path.stat().st_size / GiB:.2f} GiB, "
+                  f"written in {t_gen:.1f} s")
+        avail = meminfo()
+        if avail is not None and avail < args.min_free * GiB:
+            print(f"not run: only {avail / GiB:.1f} GiB available (need {args.min_free:g}); "
+                  "try a smaller --questions")
+            return 3
+        print(f"at start: {machine()}")
+        res = run_report(path, out, args.report_args)
+        peak = res["peak_rss"]
+        if res["returncode"] == 0:
+            outcome = "completed"
+            size = out.stat().st_size if out.exists() else 0
+            outcome += f" (report {size / 2**20:.1f} MiB)"
+        elif res["error"] and ("memory" in res["error"] or "would need" in res["error"]):
+            outcome = f"refused with the memory error: {res['error']}"
+        else:
+            outcome = f"FAILED (exit {res['returncode']}): {res['error'] or res['stderr'][-500:]}"
+        print(f"bayeserr report {rows:,} rows --format json: wall {res['wall']:.1f} s, "
+              f"peak RSS {peak / GiB:.2f} GiB (sampled peak {(res['sampled_peak'] or 0) / GiB:.2f} GiB "
+              f"at {res['sampled_peak_at'] or 0:.0f} s) -> {outcome}")
+        ok = peak <= args.limit_gib * GiB and (res["returncode"] == 0 or outcome.startswith("refused"))
+        quick = outcome.startswith("refused") and res["wall"] < 60
+        print(f"done-criterion ({args.limit_gib:g} GiB peak, or an immediate clear memory error): "
+              f"{'met' if ok and (res['returncode'] == 0 or quick) else 'NOT met'}")
+        if args.trace:
+            for t, r in res["trace"][::5]:
+                print(f"  {t:7.1f} s  {r / GiB:6.2f} GiB")
+        if args.phases:
+            for phase, secs, hwm, rss in run_phases(path):
+                print(f"  phase {phase:7s} {secs:7.1f} s  peak {hwm / GiB:6.2f} GiB  after {rss / GiB:6.2f} GiB")
+        return 0 if ok else 1
+    finally:
+        if tmp is not None and not args.keep:
+            tmp.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

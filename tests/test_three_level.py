@@ -1,0 +1,214 @@
+"""The three-level model (cluster → question → answer, ``docs/methods.md`` §5.2):
+its deterministic grid posterior against an independent Monte Carlo brute
+force and against NUTS of the same non-centred model, the report's use of it,
+and the sampler options (``--chains``, ``--tune``, ``--draws``,
+``--target-accept``).  NUTS tests are marked mcmc and keep draws small."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import special, stats
+
+import bayeserr
+from bayeserr.bayes import BayesSettings
+from bayeserr.models import three_level
+from bayeserr.models.diagnostics import ESS_MIN, RHAT_MAX, diagnose, import_arviz
+
+from .conftest import real_file
+
+MCMC = [pytest.mark.mcmc,
+        pytest.mark.filterwarnings("ignore:PyTensor could not link to a BLAS:UserWarning")]
+MATHARENA = "matharena_aime2025_II_per_run.csv.gz"
+#: MathArena's cluster_id is the problem itself; for an unequal clustering the
+#: 15 problems (in AIME order, roughly by difficulty) are grouped 1–2, 3–4, 5–8, 9–10, 11–15
+PROBLEM_GROUP_STARTS = [3, 5, 9, 11]
+
+
+def _matharena(model: str):
+    """Right answers and answers (4 runs) per problem, and each problem's group."""
+    df = pd.read_csv(real_file(MATHARENA))
+    grp = df[df["model"] == model].groupby("question_id")["score"].agg(["sum", "count"]).sort_index()
+    codes = np.searchsorted(PROBLEM_GROUP_STARTS, grp.index.to_numpy(), side="right")
+    return grp["sum"].to_numpy(), grp["count"].to_numpy(), codes
+
+
+def example40(seed: int = 2):
+    """40 questions with K in 1..8 in 5 unequal clusters (3, 5, 7, 10, 15
+    questions); logit accuracy 0.6 + cluster (SD 0.3) + question (SD 1) effects.
+    The centred three-level model had 12 divergent transitions here (seed 2)."""
+    rng = np.random.default_rng(seed)
+    codes = np.repeat(np.arange(5), [3, 5, 7, 10, 15])
+    K = rng.integers(1, 9, 40)
+    p = special.expit(0.6 + rng.normal(0, 0.3, 5)[codes] + rng.normal(0, 1.0, 40))
+    return rng.binomial(K, p), K, codes
+
+
+# ------------------------------------------------------------------ grid vs brute force
+def _prior_importance_sample(k, n, codes, draws, seed):
+    """Brute force: draws of (η, τ, κ_q, z) from the prior, weighted by the
+    likelihood (scipy's Beta–Binomial); returns weights, μ and W per draw."""
+    rng = np.random.default_rng(seed)
+    codes = np.unique(codes, return_inverse=True)[1]
+    m = np.bincount(codes).astype(float)
+    eta, tau = rng.normal(0, 1.5, draws), np.abs(rng.normal(0, 1, draws))
+    kappa = np.exp(rng.normal(2.5, 1.5, draws))
+    phi = special.expit(eta[:, None] + tau[:, None] * rng.normal(0, 1, (draws, m.size)))
+    p = phi[:, codes]
+    loglik = stats.betabinom.logpmf(k, n, p * kappa[:, None], (1 - p) * kappa[:, None]).sum(axis=1)
+    w = np.exp(loglik - loglik.max())
+    t, tw = np.polynomial.hermite_e.hermegauss(80)
+    mu = special.expit(eta[:, None] + tau[:, None] * t) @ (tw / tw.sum())
+    return w / w.sum(), mu, phi @ m / m.sum()
+
+
+def test_grid_matches_brute_force_on_a_tiny_example():
+    """3 clusters of 1, 2 and 3 questions, K = 2..4.  (1) Against importance
+    sampling from the prior (10⁶ draws, independent code): at the grid's
+    2.5%, 50% and 97.5% quantiles of μ and of W the weighted CDF is within
+    4 SEs (√(q(1 − q)/ESS)) of q, and the means within 4 SEs.  (2) The
+    default grid against one four to eight times finer: within 1e-3."""
+    k, n = np.array([2, 1, 3, 0, 2, 4]), np.array([2, 3, 4, 2, 3, 4])
+    codes = np.array([0, 1, 1, 2, 2, 2])
+    post = three_level.fit_exact(k, n, codes)
+    w, mu, W = _prior_importance_sample(k, n, codes, 1_000_000, seed=7)
+    ess = 1 / np.sum(w * w)
+    assert ess > 25_000
+    q = np.array([0.025, 0.5, 0.975])
+    for draws, grid_q, grid_mean in ((mu, post.quantiles(q), post.mean),
+                                     (W, post.weighted_mean_quantiles(q), post.weighted_mean_moments()[0])):
+        cdf = np.array([w[draws <= x].sum() for x in grid_q])
+        assert np.all(np.abs(cdf - q) < 4 * np.sqrt(q * (1 - q) / ess)), (cdf, q)
+        sd = np.sqrt(w @ (draws - w @ draws) ** 2)
+        assert abs(w @ draws - grid_mean) < 4 * sd / np.sqrt(ess)
+    finer = three_level.fit_exact(k, n, codes, fine=(81, 49, 57))
+    np.testing.assert_allclose(post.quantiles(q), finer.quantiles(q), atol=1e-3)
+    np.testing.assert_allclose(post.weighted_mean_quantiles(q), finer.weighted_mean_quantiles(q), atol=1e-3)
+
+
+def test_grid_posterior_basics():
+    """Deterministic; the order of questions does not matter; clusters given by
+    any labels; unanswered questions ignored; W's interval lies inside [0, 1]."""
+    k, n, codes = example40()
+    a = three_level.fit_exact(k, n, codes)
+    perm = np.random.default_rng(0).permutation(40)
+    labels = np.array(list("abcde"))[codes]
+    b = three_level.fit_exact(np.append(k[perm], 0), np.append(n[perm], 0), np.append(labels[perm], "z"))
+    np.testing.assert_allclose(a.interval(), b.interval(), rtol=1e-12)
+    np.testing.assert_allclose(a.weighted_mean_interval(), b.weighted_mean_interval(), rtol=1e-12)
+    lo, hi = a.weighted_mean_interval()
+    assert 0 < lo < a.weighted_mean_moments()[0] < hi < 1
+    assert a.n_clusters == 5 and a.n_questions == 40 and a.n_answers == n.sum()
+    d = a.sample(2000, seed=1)
+    assert set(d) >= {"mu", "eta", "tau", "kappa_question"} and np.all(d["tau"] >= 0)
+
+
+# ------------------------------------------------------------------ grid vs NUTS
+def _mcse(idata, name, prob=None):
+    az = import_arviz()
+    kw = {} if prob is None else dict(method="quantile", prob=prob)
+    return float(az.mcse(idata, var_names=[name], **kw)[name])
+
+
+@pytest.mark.parametrize("model", ["DeepSeek-R1-Distill-70B", "gemini-2.0-flash"])
+@pytest.mark.mcmc
+@pytest.mark.filterwarnings("ignore:PyTensor could not link to a BLAS:UserWarning")
+def test_grid_matches_nuts_on_matharena(model):
+    """MathArena AIME 2025 II, 4 runs per problem, problems in 5 unequal groups:
+    the grid's mean and 2.5% / 97.5% quantiles of μ and of W = Σ m_c φ_c / Σ m_c
+    within 4 ArviZ MCSEs of NUTS on the same (non-centred) model, which
+    passes every diagnostic threshold."""
+    k, n, codes = _matharena(model)
+    post = three_level.fit_exact(k, n, codes)
+    idata = three_level.fit_mcmc(k, n, codes, draws=1000, tune=600, seed=3)
+    diag = diagnose(idata, ["mu", "phi"])
+    assert diag["divergences"] == 0 and diag["r_hat"] <= RHAT_MAX, diag
+    assert min(diag["ess_bulk"], diag["ess_tail"]) >= ESS_MIN, diag
+    m = np.bincount(codes).astype(float)
+    idata.posterior["W"] = (("chain", "draw"), idata.posterior["phi"].values @ m / m.sum())
+    for name, grid_q, grid_mean in (("mu", post.interval(), post.mean),
+                                    ("W", post.weighted_mean_interval(), post.weighted_mean_moments()[0])):
+        x = idata.posterior[name].values
+        assert abs(x.mean() - grid_mean) < 4 * _mcse(idata, name), (name, x.mean(), grid_mean)
+        for prob, edge in zip((0.025, 0.975), grid_q):
+            assert abs(np.quantile(x, prob) - edge) < 4 * _mcse(idata, name, prob), (name, prob, edge)
+
+
+@pytest.mark.mcmc
+@pytest.mark.filterwarnings("ignore:PyTensor could not link to a BLAS:UserWarning")
+def test_non_centred_nuts_has_no_divergences():
+    """40 questions, K in 1..8, 5 unequal clusters: the centred model had 12
+    divergent transitions (47 on the issue's example); the non-centred one,
+    with the default sampler settings, none."""
+    k, n, codes = example40()
+    kw = BayesSettings(mode="mcmc", mcmc_draws=500, seed=1).sampler()
+    idata = three_level.fit_mcmc(k, n, codes, **kw)
+    diag = diagnose(idata, ["mu", "phi"])
+    assert diag["divergences"] == 0, diag
+    assert diag["r_hat"] <= RHAT_MAX, diag
+    assert diag["sampler"] == {"chains": 2, "draws": 500, "tune": 1000, "target_accept": 0.95}
+
+
+# ------------------------------------------------------------------ reports and options
+def test_report_three_level_column_holds_the_score_on_matharena():
+    """MathArena with its own clusters (one problem each) and 4 runs: the
+    report fits the three-level model (no sampler) for every model, and the
+    column for the score's estimand contains the score."""
+    ds = bayeserr.load(real_file(MATHARENA), sample_col="run")
+    rep = bayeserr.report(ds)
+    for s in rep.scores:
+        assert isinstance(rep.posteriors[s.model]["hierarchical"], three_level.ThreeLevelPosterior)
+        lo, hi = s.intervals["hierarchical_posterior"]
+        assert lo < s.mean < hi, (s.model, s.mean, lo, hi)
+        mu_lo, mu_hi = s.hierarchical_mu
+        assert 0 < mu_lo < mu_hi < 1
+
+
+def test_sampler_options_are_validated(cli):
+    path = real_file(MATHARENA)
+    for option, value in (("--target-accept", 1.0), ("--target-accept", 0), ("--chains", 0),
+                          ("--tune", -1), ("--draws", 0)):
+        res = cli("report", path, "--bayes", "mcmc", option, value)
+        assert res.exit_code == 2 and option in res.output, (option, value, res.output)
+    with pytest.raises(bayeserr.InputError, match="--target-accept"):
+        BayesSettings(mode="mcmc", target_accept=1.5)
+
+
+@pytest.mark.mcmc
+@pytest.mark.filterwarnings("ignore:PyTensor could not link to a BLAS:UserWarning")
+def test_sampler_options_reach_the_sampler(cli, tmp_path):
+    """``--chains/--tune/--draws/--target-accept`` reach NUTS (the fit's sizes,
+    tuning steps and attrs), and the diagnostic caveat names the option to
+    change with its value."""
+    rng = np.random.default_rng(5)
+    rows = [("A", f"q{i}", f"c{i % 3}", j, int(rng.random() < 0.6)) for i in range(12) for j in range(3)]
+    frame = pd.DataFrame(rows, columns=["model", "question_id", "cluster_id", "sample", "score"])
+    path = tmp_path / "r.csv"
+    frame.to_csv(path, index=False)
+    settings = BayesSettings(mode="mcmc", chains=1, mcmc_tune=60, mcmc_draws=40, target_accept=0.85)
+    rep = bayeserr.report(bayeserr.load(path), bayes=settings)
+    idata = rep.posteriors["A"]["hierarchical"]
+    assert idata.posterior.sizes["chain"] == 1 and idata.posterior.sizes["draw"] == 40
+    assert idata.sample_stats.attrs["tuning_steps"] == 60 and idata.attrs["target_accept"] == 0.85
+    assert "phi" in idata.posterior and "eta" in idata.posterior  # the three-level model
+    res = cli("report", path, "--bayes", "mcmc", "--chains", 1, "--tune", 60, "--draws", 40,
+              "--target-accept", 0.85, "--format", "json")
+    assert res.exit_code == 0, res.output
+    notes = [w["message"] for w in json.loads(res.stdout)["warnings"] if w["code"] == "mcmc_diagnostics"]
+    assert any("--draws (now 40)" in m and "--chains (now 1)" in m for m in notes), notes
+
+
+def test_bayes_mcmc_without_a_sampler_says_so(cli, tmp_path):
+    """The bundled example reduced to 0/1, K = 1, no clusters: every Bayesian
+    column is a closed form, and ``--bayes mcmc`` says that nothing was sampled."""
+    from bayeserr.examples import example_path
+    df = pd.read_csv(example_path())
+    path = tmp_path / "k1.csv"
+    df[df["sample"] == 0].drop(columns=["sample", "cluster_id"]).to_csv(path, index=False)
+    res = cli("report", path, "--bayes", "mcmc", "--format", "json")
+    assert res.exit_code == 0, res.output
+    codes = [w["code"] for w in json.loads(res.stdout)["warnings"]]
+    assert codes.count("mcmc_not_needed") == 1
+    md = cli("report", path, "--bayes", "mcmc").stdout
+    assert "no model needed a sampler" in md and "by PyMC NUTS" not in md
