@@ -246,11 +246,10 @@ def _hierarchical(batch, level):
            else batch.answered.astype(float))  # questions per group
     q = [(1 - level) / 2, (1 + level) / 2]
     if mcmc:
-        from .bayes.fitting import hierarchical_mcmc, weighted_mean_draws
-        for row in np.flatnonzero(rows):
-            k_q, n_q, codes = batch.row_counts(row)
-            name = batch.names[row] if batch.names else str(row)
-            idata, notes = hierarchical_mcmc(k_q, n_q, codes, settings, name)
+        from .bayes.fitting import hierarchical_mcmc_many, weighted_mean_draws
+        fitted = np.flatnonzero(rows)
+        items = [(batch.names[row] if batch.names else str(row), *batch.row_counts(row)) for row in fitted]
+        for row, (idata, notes) in zip(fitted, hierarchical_mcmc_many(items, settings)):
             mu_out[row] = np.quantile(idata.posterior["mu"].values.ravel(), q)
             used = n_u[row] > 0
             w = weighted_mean_draws(idata, k_u[row][used], n_u[row][used], m_u[row][used], settings.seed)

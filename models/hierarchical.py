@@ -618,40 +618,69 @@ def fit_exact(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, coarse: i
 
 def build_pymc_model(k, n, prior: HierarchicalPrior = HierarchicalPrior(), groups=None):
     """The same two-level model in PyMC, θ integrated out (Beta–Binomial likelihood)."""
+    return build_pymc_models([(k, n)], prior)
+
+
+def build_pymc_models(data, prior: HierarchicalPrior = HierarchicalPrior()):
+    """Independent two-level models for several data sets ``[(k, n), …]`` in
+    one PyMC model with a ``model`` dimension: one graph, compiled once, for
+    every model of a report (the data sets' groups are stacked, each group
+    pointing at its model's μ and κ)."""
     import pymc as pm
-    coords = {"group": list(groups) if groups is not None else list(range(len(k)))}
-    with pm.Model(coords=coords) as model:
-        mu = pm.Beta("mu", prior.mu_alpha, prior.mu_beta)
-        log_kappa = pm.Normal("log_kappa", prior.log_kappa_mean, prior.log_kappa_sd)
-        kappa = pm.Deterministic("kappa", pm.math.exp(log_kappa))
-        pm.Deterministic("icc", 1 / (1 + kappa))
-        pm.BetaBinomial("k", n=np.asarray(n, int), alpha=mu * kappa, beta=(1 - mu) * kappa,
-                        observed=np.asarray(k, int), dims="group")
+    k = np.concatenate([np.asarray(kk, float) for kk, _ in data]).astype(int)
+    n = np.concatenate([np.asarray(nn, float) for _, nn in data]).astype(int)
+    owner = np.repeat(np.arange(len(data)), [len(np.asarray(kk)) for kk, _ in data])
+    with pm.Model(coords={"model": list(range(len(data))), "unit": list(range(len(k)))}) as model:
+        mu = pm.Beta("mu", prior.mu_alpha, prior.mu_beta, dims="model")
+        log_kappa = pm.Normal("log_kappa", prior.log_kappa_mean, prior.log_kappa_sd, dims="model")
+        # κ and the ICC are added after sampling (_one_model): a Deterministic
+        # costs a compiled function of its own, seconds on an empty compile cache
+        kappa = pm.math.exp(log_kappa)
+        pm.BetaBinomial("k", n=n, alpha=(mu * kappa)[owner], beta=((1 - mu) * kappa)[owner],
+                        observed=k, dims="unit")
     return model
 
 
 def fit_mcmc(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, groups=None, draws: int = 1000,
              tune: int = 1000, chains: int = 2, seed: int = 0, target_accept: float = 0.8,
-             progressbar: bool = False):
+             progressbar: bool = False, cores: int | None = None):
     """NUTS fit of the two-level model; returns ``arviz.InferenceData``
     (``attrs["target_accept"]`` records the setting).
 
     Group rates ``theta`` are added to the posterior from their conditional
     ``Beta(μκ + k_g, (1 − μ)κ + N_g − k_g)`` given each draw of (μ, κ).
     """
+    return fit_mcmc_many([(k, n)], prior, draws=draws, tune=tune, chains=chains, seed=seed,
+                         target_accept=target_accept, progressbar=progressbar, cores=cores)[0]
+
+
+def fit_mcmc_many(data, prior: HierarchicalPrior = HierarchicalPrior(), *, draws: int = 1000,
+                  tune: int = 1000, chains: int = 2, seed: int = 0, target_accept: float = 0.8,
+                  progressbar: bool = False, cores: int | None = None) -> list:
+    """NUTS fits of several data sets ``[(k, n), …]`` from one sampler run
+    (:func:`build_pymc_models`: one compilation); one ``InferenceData`` per
+    data set, each as :func:`fit_mcmc` returns it (its sampler statistics
+    are those of the joint run)."""
     import pymc as pm
-    model = build_pymc_model(k, n, prior, groups)
-    with model:
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
-                          progressbar=progressbar, compute_convergence_checks=False,
+    with build_pymc_models(data, prior):
+        joint = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
+                          progressbar=progressbar, compute_convergence_checks=False, cores=cores,
                           target_accept=target_accept)
-    idata.attrs["target_accept"] = float(target_accept)
-    post = idata.posterior
     rng = np.random.default_rng(seed)
+    return [_one_model(joint, m, np.asarray(k, float), np.asarray(n, float), rng, target_accept)
+            for m, (k, n) in enumerate(data)]
+
+
+def _one_model(joint, m: int, k, n, rng, target_accept: float):
+    """Model ``m``'s slice of a joint fit, with its group rates ``theta``."""
+    import arviz as az
+    post = joint.posterior[["mu", "log_kappa"]].isel(model=m, drop=True)
+    post["kappa"] = np.exp(post["log_kappa"])
+    post["icc"] = 1 / (1 + post["kappa"])
     mu, kappa = post["mu"].values[..., None], post["kappa"].values[..., None]
-    k, n = np.asarray(k, float), np.asarray(n, float)
-    theta = rng.beta(mu * kappa + k, (1 - mu) * kappa + (n - k))
-    post["theta"] = (("chain", "draw", "group"), theta)
+    post["theta"] = (("chain", "draw", "group"), rng.beta(mu * kappa + k, (1 - mu) * kappa + (n - k)))
+    idata = az.InferenceData(posterior=post, sample_stats=joint.sample_stats)
+    idata.attrs["target_accept"] = float(target_accept)
     return idata
 
 

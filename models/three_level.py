@@ -848,43 +848,81 @@ def intervals(rows, level: float = 0.95, prior: ThreeLevelPrior = ThreeLevelPrio
 # ----------------------------------------------------------------- NUTS
 def build_pymc_model(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), clusters=None):
     """The same model in PyMC, non-centred (``logit φ_c = η + τ z_c``)."""
+    return build_pymc_models([(k, n, cluster_codes)], prior)
+
+
+def build_pymc_models(data, prior: ThreeLevelPrior = ThreeLevelPrior()):
+    """Independent three-level models for several data sets ``[(k, n, codes), …]``
+    in one PyMC model with a ``model`` dimension (one graph, compiled once):
+    every data set's clusters and questions are stacked, each pointing at its
+    model's η, τ and κ_q."""
     import pymc as pm
-    cluster_codes = np.asarray(cluster_codes, int)
-    n_clusters = int(cluster_codes.max()) + 1
-    coords = {"cluster": list(clusters) if clusters is not None else list(range(n_clusters)),
-              "question": list(range(len(k)))}
+    codes = [np.asarray(c, int) for _, _, c in data]
+    n_clusters = [int(c.max()) + 1 for c in codes]
+    offset = np.concatenate([[0], np.cumsum(n_clusters)[:-1]])
+    cluster_of = np.concatenate([c + o for c, o in zip(codes, offset)])   # stacked cluster per question
+    owner = np.repeat(np.arange(len(data)), n_clusters)                  # model of each stacked cluster
+    k = np.concatenate([np.asarray(kk, float) for kk, _, _ in data]).astype(int)
+    n = np.concatenate([np.asarray(nn, float) for _, nn, _ in data]).astype(int)
+    coords = {"model": list(range(len(data))), "cluster_unit": list(range(int(sum(n_clusters)))),
+              "question_unit": list(range(len(k)))}
     with pm.Model(coords=coords) as model:
-        eta = pm.Normal("eta", prior.eta_mean, prior.eta_sd)
-        tau = pm.HalfNormal("tau", prior.tau_sd)
-        z = pm.Normal("z", 0.0, 1.0, dims="cluster")
-        log_kq = pm.Normal("log_kappa_question", prior.log_kappa_mean, prior.log_kappa_sd)
-        kq = pm.Deterministic("kappa_question", pm.math.exp(log_kq))
-        logit_phi = eta + tau * z
-        pm.Deterministic("phi", pm.math.invlogit(logit_phi), dims="cluster")
-        pm.Deterministic("mu", pm.math.sum(pm.math.invlogit(eta + tau * Z_NODES) * Z_WEIGHTS))
+        eta = pm.Normal("eta", prior.eta_mean, prior.eta_sd, dims="model")
+        tau = pm.HalfNormal("tau", prior.tau_sd, dims="model")
+        z = pm.Normal("z", 0.0, 1.0, dims="cluster_unit")
+        log_kq = pm.Normal("log_kappa_question", prior.log_kappa_mean, prior.log_kappa_sd, dims="model")
+        kq = pm.Deterministic("kappa_question", pm.math.exp(log_kq), dims="model")
+        logit_phi = eta[owner] + tau[owner] * z
+        pm.Deterministic("phi", pm.math.invlogit(logit_phi), dims="cluster_unit")
+        nodes = eta[:, None] + tau[:, None] * Z_NODES[None, :]
+        pm.Deterministic("mu", pm.math.sum(pm.math.invlogit(nodes) * Z_WEIGHTS[None, :], axis=1), dims="model")
         # expit(−x) rather than 1 − expit(x): β stays positive where φ rounds to 1; |x| ≤ 30
         # (φ within 1e-13 of 0 or 1, as in the grid path) keeps α, β from underflowing to 0
         # on the sampler's far excursions (a NaN log density)
-        x = pm.math.clip(logit_phi[cluster_codes], -30.0, 30.0)
-        pm.BetaBinomial("k", n=np.asarray(n, int), alpha=pm.math.invlogit(x) * kq,
-                        beta=pm.math.invlogit(-x) * kq, observed=np.asarray(k, int), dims="question")
+        x = pm.math.clip(logit_phi[cluster_of], -30.0, 30.0)
+        q_owner = owner[cluster_of]
+        pm.BetaBinomial("k", n=n, alpha=pm.math.invlogit(x) * kq[q_owner],
+                        beta=pm.math.invlogit(-x) * kq[q_owner], observed=k, dims="question_unit")
+    model.cluster_slices = [slice(int(o), int(o) + c) for o, c in zip(offset, n_clusters)]
     return model
 
 
 def fit_mcmc(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *, clusters=None,
              draws: int = 1000, tune: int = 1000, chains: int = 2, seed: int = 0,
-             target_accept: float = 0.95, progressbar: bool = False):
+             target_accept: float = 0.95, progressbar: bool = False, cores: int | None = None):
     """NUTS fit; returns ``arviz.InferenceData`` (posterior of ``mu``, ``phi``,
     ``eta``, ``tau``, ``kappa_question`` …; ``attrs["target_accept"]``)."""
+    return fit_mcmc_many([(k, n, cluster_codes)], prior, draws=draws, tune=tune, chains=chains,
+                         seed=seed, target_accept=target_accept, progressbar=progressbar, cores=cores)[0]
+
+
+def fit_mcmc_many(data, prior: ThreeLevelPrior = ThreeLevelPrior(), *, draws: int = 1000,
+                  tune: int = 1000, chains: int = 2, seed: int = 0, target_accept: float = 0.95,
+                  progressbar: bool = False, cores: int | None = None) -> list:
+    """NUTS fits of several data sets ``[(k, n, codes), …]`` from one sampler
+    run (:func:`build_pymc_models`: one compilation); one ``InferenceData``
+    per data set as :func:`fit_mcmc` returns it (sampler statistics are the
+    joint run's)."""
     import warnings
 
+    import arviz as az
     import pymc as pm
-    with build_pymc_model(k, n, cluster_codes, prior, clusters), warnings.catch_warnings():
+    model = build_pymc_models(data, prior)
+    with model, warnings.catch_warnings():
         # a leapfrog step far out during tuning can reach a NaN energy; NUTS rejects it
         # (and counts it as divergent after tuning), so PyMC's RuntimeWarning adds nothing
         warnings.filterwarnings("ignore", "invalid value encountered in subtract", RuntimeWarning)
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
-                          progressbar=progressbar, compute_convergence_checks=False,
+        joint = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
+                          progressbar=progressbar, compute_convergence_checks=False, cores=cores,
                           target_accept=target_accept)
-    idata.attrs["target_accept"] = float(target_accept)
-    return idata
+    out = []
+    for m, clusters in enumerate(model.cluster_slices):
+        post = joint.posterior[["eta", "tau", "log_kappa_question", "kappa_question", "mu"]].isel(
+            model=m, drop=True)
+        for name in ("z", "phi"):
+            post[name] = (("chain", "draw", "cluster"),
+                          joint.posterior[name].isel(cluster_unit=clusters).values)
+        idata = az.InferenceData(posterior=post, sample_stats=joint.sample_stats)
+        idata.attrs["target_accept"] = float(target_accept)
+        out.append(idata)
+    return out

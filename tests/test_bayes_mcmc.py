@@ -134,3 +134,36 @@ def test_report_and_compare_with_bayes_mcmc(cli, tmp_path):
             assert abs(value - edge) < 4 * math.sqrt(q * (1 - q) / ESS_MIN) / f, (m["model"], q, value, edge)
     res = cli("compare", path, "A", "B", "--bayes", "mcmc", "--draws", 300)
     assert res.exit_code == 0 and "bivariate latent model" in res.stdout and "rho_question" in res.stdout
+
+
+def test_a_report_samples_every_model_in_one_run(monkeypatch):
+    """--bayes mcmc: all two-level models of a report share one PyMC graph
+    and one sampler run (one compilation), and each model's slice is that
+    model's own posterior (it matches a fit of that model alone, within 4
+    Monte Carlo SEs of the exact quantiles: _agree's check)."""
+    import pymc as pm
+
+    import bayeserr
+    from bayeserr.bayes import BayesSettings
+    runs = []
+    real_sample = pm.sample
+    monkeypatch.setattr(pm, "sample", lambda *a, **kw: runs.append(1) or real_sample(*a, **kw))
+    rng = np.random.default_rng(4)
+    rows = [(m, f"q{i}", f"c{i % 8}", float(rng.random() < p)) for m, p in (("A", 0.8), ("B", 0.6), ("C", 0.3))
+            for i in range(48)]
+    ds = bayeserr.load(pd.DataFrame(rows, columns=["model", "question_id", "cluster_id", "score"]))
+    rep = bayeserr.report(ds, bayes=BayesSettings(mode="mcmc", mcmc_draws=300, mcmc_tune=300))
+    assert len(runs) == 1
+    assert all(s.hierarchical_mu is not None for s in rep.scores)
+    data = [(ds.sel(model=m)["score"].to_series().groupby(ds["cluster"].values).agg(["sum", "count"]))
+            for m in ("A", "B", "C")]
+    fits = hierarchical.fit_mcmc_many([(d["sum"].to_numpy(), d["count"].to_numpy()) for d in data],
+                                      draws=1000, tune=700, seed=3)
+    az = import_arviz()
+    for d, idata in zip(data, fits):
+        _assert_converged(idata, ["mu"])
+        exact = hierarchical.fit_exact(d["sum"].to_numpy(), d["count"].to_numpy())
+        mu = idata.posterior["mu"].values
+        for prob, edge in zip((0.025, 0.975), exact.interval()):
+            mcse_q = float(az.mcse(idata, var_names=["mu"], method="quantile", prob=prob)["mu"])
+            assert abs(np.quantile(mu, prob) - edge) < 4 * mcse_q, (prob, edge)

@@ -142,12 +142,12 @@ def test_non_centred_nuts_has_no_divergences():
     divergent transitions (47 on the issue's example); the non-centred one,
     with the default sampler settings, none."""
     k, n, codes = example40()
-    kw = BayesSettings(mode="mcmc", mcmc_draws=500, seed=1).sampler()
+    kw = BayesSettings(mode="mcmc", mcmc_draws=1000, seed=1).sampler()
     idata = three_level.fit_mcmc(k, n, codes, **kw)
     diag = diagnose(idata, ["mu", "phi"])
     assert diag["divergences"] == 0, diag
     assert diag["r_hat"] <= RHAT_MAX, diag
-    assert diag["sampler"] == {"chains": 2, "draws": 500, "tune": 1000, "target_accept": 0.95}
+    assert diag["sampler"] == {"chains": 2, "draws": 1000, "tune": 1000, "target_accept": 0.95}
 
 
 # ------------------------------------------------------------------ reports and options

@@ -20,24 +20,40 @@ from .sampling import sampling_output
 def hierarchical_mcmc(k_q: np.ndarray, n_q: np.ndarray, codes: np.ndarray | None, settings, model: str):
     """NUTS fit of one model's right answers ``k_q`` of ``n_q`` per answered
     question; returns the ``InferenceData`` and the diagnostic caveats."""
+    return hierarchical_mcmc_many([(model, k_q, n_q, codes)], settings)[0]
+
+
+def hierarchical_mcmc_many(items, settings) -> list:
+    """NUTS fits of several models ``[(name, k_q, n_q, codes), …]``: every
+    three-level model (clusters and more than one answer per question) in one
+    sampler run, every two-level model (units: clusters, else questions) in
+    another, so a report compiles at most two graphs however many models it
+    has.  Returns ``[(InferenceData, caveats), …]`` in the order given."""
     from bayeserr.models import diagnostics, hierarchical, three_level
     kw = settings.sampler()
-    names = ["mu"]
-    with sampling_output(settings.progress):
+    three, two = [], []
+    for i, (_, k_q, n_q, codes) in enumerate(items):
         if codes is not None and n_q.max() > 1:  # non-centred three-level model
-            inv = np.unique(codes, return_inverse=True)[1]
-            idata = three_level.fit_mcmc(k_q, n_q, inv, **kw)
-            names = ["mu", "phi"]  # the score's estimand is a weighted mean of phi
+            three.append((i, (k_q, n_q, np.unique(codes, return_inverse=True)[1])))
         elif codes is not None:
             inv = np.unique(codes, return_inverse=True)[1]
-            idata = hierarchical.fit_mcmc(np.bincount(inv, weights=k_q), np.bincount(inv, weights=n_q), **kw)
+            two.append((i, (np.bincount(inv, weights=k_q), np.bincount(inv, weights=n_q))))
         else:
-            idata = hierarchical.fit_mcmc(k_q, n_q.astype(float), **kw)
-    diag = diagnostics.diagnose(idata, names)
-    idata.attrs["diagnostics"] = str(diag)
-    notes = [Caveat("mcmc_diagnostics", model, f"hierarchical model: {p}")
-             for p in diagnostics.problems(diag)]
-    return idata, notes
+            two.append((i, (k_q, np.asarray(n_q, float))))
+    fits = {}
+    with sampling_output(settings.progress):
+        for group, fit in ((three, three_level.fit_mcmc_many), (two, hierarchical.fit_mcmc_many)):
+            if group:
+                fits.update(zip([i for i, _ in group], fit([d for _, d in group], **kw)))
+    out = []
+    for i, (name, *_rest) in enumerate(items):
+        idata = fits[i]
+        names = ["mu", "phi"] if "phi" in idata.posterior else ["mu"]  # W is a weighted mean of phi
+        diag = diagnostics.diagnose(idata, names)
+        idata.attrs["diagnostics"] = str(diag)
+        out.append((idata, [Caveat("mcmc_diagnostics", name, f"hierarchical model: {p}")
+                            for p in diagnostics.problems(diag)]))
+    return out
 
 
 def no_sampler_note() -> Caveat:

@@ -80,8 +80,11 @@ class BayesSettings:
 
     def sampler(self) -> dict:
         """Keyword arguments of every ``fit_mcmc``."""
+        import os
+        # chains in parallel on every core (PyMC's default counts half the cores, taking the
+        # rest for hyper-threads: one process on a 2-core machine)
         kw = dict(draws=self.mcmc_draws, tune=self.mcmc_tune, chains=self.chains, seed=self.seed,
-                  progressbar=self.progress)
+                  progressbar=self.progress, cores=max(1, min(self.chains, os.cpu_count() or 1)))
         if self.target_accept is not None:
             kw["target_accept"] = self.target_accept
         return kw

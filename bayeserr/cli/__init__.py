@@ -3,7 +3,8 @@ library and write the result.  No statistics live here.
 
 Bad input never shows a traceback: an :class:`~bayeserr.errors.InputError`
 prints one ``error:`` line to stderr and exits with code 2 (click's own
-usage errors use 2 as well).
+usage errors use 2 as well); so does running out of memory (a
+:class:`MemoryError` the checks before loading did not foresee).
 """
 
 from __future__ import annotations
@@ -22,6 +23,20 @@ class _Group(click.Group):
         except InputError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except MemoryError as exc:  # what the estimates before loading did not foresee
+            click.echo(f"error: {_out_of_memory(ctx, exc)}", err=True)
+            ctx.exit(2)
+
+
+def _out_of_memory(ctx, exc: MemoryError) -> str:
+    """One line for a MemoryError: the command, what could not be allocated
+    (numpy and pyarrow name the size) and what to do."""
+    detail = " ".join(str(exc).split())[:200]
+    command = " ".join(["bayeserr", *([ctx.invoked_subcommand] if ctx.invoked_subcommand else [])])
+    return (f"{command} ran out of memory{f' ({detail})' if detail else ''}. Load fewer models "
+            "(--models), fewer rows (--where, e.g. --where task=NAME) or fewer samples per question, "
+            "or run on a machine with more memory (or raise the limit: ulimit -v, the container's "
+            "memory limit).")
 
 
 @click.group(cls=_Group)
