@@ -275,6 +275,8 @@ def _read_table(path, id_columns, *, fmt=None, check_columns=None, categorical=F
     except (InputError, MemoryError):  # MemoryError: the CLI says what ran out and what to do
         raise
     except Exception as exc:  # parser errors: report them as input errors
+        if "out of memory" in str(exc):  # the C parser's own failure to allocate (a ParserError)
+            raise MemoryError(f"reading {src.where}: {str(exc)[:200]}") from None
         fix = ("Save the file as UTF-8 text." if isinstance(exc, UnicodeError) else
                f"Check that it is a {fmt} file, or name its format with --input-format "
                f"({', '.join(TABLE_FORMATS)}).")
