@@ -252,3 +252,32 @@ def test_cli_bayes_options_and_saving(cli, cli_json, tmp_path):
         paired_dirichlet.prob_a_better(8, 4, 8))
     md = cli("report", path, "--prior-sensitivity").output
     assert "Prior sensitivity" in md and "Beta(0.5, 0.5)" in md
+
+
+def test_fractional_bayesian_bootstrap_on_alpacaeval_against_dirichlet_weights():
+    """AlpacaEval's judge probabilities (fractional, 5 instruction sources as
+    clusters): the report's Bayesian-bootstrap interval equals an independent
+    computation — Dirichlet(1, …, 1) weights over the clusters drawn with
+    numpy, the question-weighted mean Σ w_c S_c / Σ w_c N_c — within Monte
+    Carlo error of both draws (4 SE of the quantiles)."""
+    import bayeserr
+    from bayeserr.bayes import BayesSettings
+    from .conftest import real_file
+    df = pd.read_csv(real_file("alpacaeval2_per_instruction.csv.gz"))
+    models = sorted(df["model"].unique())[:3]
+    df = df[df["model"].isin(models)][["model", "question_id", "cluster_id", "score"]]
+    draws = 4000
+    scores = bayeserr.score(bayeserr.load(df), bayes=BayesSettings(draws=draws, seed=5))
+    rng = np.random.default_rng(11)
+    for s in scores:
+        one = df[df["model"] == s.model].dropna(subset=["score"])
+        sums = one.groupby("cluster_id")["score"].sum().to_numpy()
+        counts = one.groupby("cluster_id")["score"].count().to_numpy()
+        w = rng.dirichlet(np.ones(len(sums)), size=40_000)
+        means = (w @ sums) / (w @ counts)
+        lo, hi = np.quantile(means, [0.025, 0.975])
+        sd = means.std()
+        # SE of a 2.5% quantile ≈ sqrt(q(1 − q) / N) / density ≈ 2.7 sd / sqrt(N) for a normal-ish posterior
+        tol = 4 * 2.7 * sd * np.sqrt(1 / draws + 1 / 40_000)
+        got = s.intervals["bayesian_bootstrap"]
+        assert abs(got[0] - lo) < tol and abs(got[1] - hi) < tol, (s.model, got, (lo, hi), tol)
