@@ -92,3 +92,11 @@ def pair_estimand_differs(a: str, b: str, diff: float, prob: float) -> Caveat:
                   "mean of cluster means), so one large cluster counts for less. They point "
                   "different ways when cluster effects vary with cluster size: read the "
                   "per-cluster differences before concluding.")
+
+
+def identical_scores(a: str, b: str, n: int) -> Caveat:
+    """A pair whose every common question has the same score for both models."""
+    return Caveat("zero_se", None, f"{a} vs {b}: the same score on each of their {n} common "
+                  "questions, so the paired SE is 0 and the interval the single point 0: this "
+                  "says the models agreed here, not that they are equal elsewhere. Read McNemar "
+                  "exact and P(A > B), or compare on more questions.")

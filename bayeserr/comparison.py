@@ -436,6 +436,8 @@ def pair_caveats(comps: Comparisons, clustered: bool) -> list:
            for c in comps if c.n_only_a or c.n_only_b]
     out += [caveats.pair_skipped(a, b, n) for a, b, n in comps.skipped]
     out += [caveats.zero_se(c.a, c.b) for c in comps if np.isinf(c.statistic)]
+    out += [caveats.identical_scores(c.a, c.b, c.n_questions) for c in comps
+            if c.se_paired == 0 and c.diff == 0]
     out += [caveats.pair_single_cluster(c.a, c.b) for c in comps
             if c.n_clusters is not None and c.n_clusters < 2]
     if clustered and any(c.mcnemar is not None for c in comps):

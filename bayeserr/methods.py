@@ -340,7 +340,8 @@ def recommended(score) -> str:
        Bell–McCaffrey df — unless, for 0/1 scores, every score is 0 or 1
        (that SE collapses) or the interval leaves [0, 1] (few effective
        clusters near 0 or 1): then Clopper–Pearson on the effective sample
-       size, which stays inside [0, 1];
+       size, which stays inside [0, 1]; for counts (n_correct of n_samples)
+       whose clustered interval leaves [0, 1], the hierarchical posterior;
     2. 0/1 scores, one answer each, no clusters: Wilson (holds its level from
        n = 10 in the lab, never leaves [0, 1], keeps its width at 0/n and n/n);
     3. otherwise (fractional scores or K > 1) with fewer than 100 questions:
@@ -358,6 +359,8 @@ def recommended(score) -> str:
         outside = headline is not None and (headline[0] < 0 or headline[1] > 1)
         if score.mean in (0.0, 1.0) or outside:
             candidates.append("clopper_pearson_clustered")
+        if outside:
+            candidates.append("hierarchical_posterior")
         candidates.append("clustered")
     if score.binary and score.n_clusters is None:
         candidates.append("wilson")

@@ -159,7 +159,9 @@ def n_unpaired(p_a: float, p_b: float, *, alpha: float = 0.05, power: float = 0.
     _check_p("p_b", p_b)
     delta = abs(p_a - p_b)
     if delta == 0:
-        raise InputError("p_a and p_b are equal: no sample size detects a zero difference.")
+        raise InputError(f"the two accuracies are equal ({p_a:g}): no sample size detects a zero "
+                         "difference. Give a --target (or the second --unpaired value) that differs "
+                         "from the baseline.")
     return _z_sum(alpha, power) ** 2 * (p_a * (1 - p_a) + p_b * (1 - p_b)) / delta**2
 
 

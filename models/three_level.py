@@ -341,7 +341,8 @@ def _integrals(data: _Data, E, T, lk, moments: bool = False, live=None):
         for r in range(1, 4):
             stack[r] = stack[r - 1] * dev
         cols = part[0][local]
-        raw[:, :, :, cols] = integrate(stack, part, local) / sums[:, :, cols]
+        with np.errstate(invalid="ignore", divide="ignore"):  # nodes of no mass (sum 0): not used
+            raw[:, :, :, cols] = integrate(stack, part, local) / sums[:, :, cols]
     return log_i, raw, ref
 
 

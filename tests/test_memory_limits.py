@@ -141,6 +141,26 @@ def test_memory_limits_are_read_from_the_system():
     assert data._available_memory() == min(left for left, _, _ in limits)
 
 
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_parser_out_of_memory_is_a_memory_error(tmp_path, monkeypatch, fmt):
+    """The parsers' own allocation failures (pandas' C parser raises a
+    ParserError, pyarrow an ArrowMemoryError) are MemoryErrors, not "could
+    not be read as csv" with advice about the format."""
+    import pyarrow as pa
+    path = tmp_path / f"r.{fmt}"
+    frame = _frame(2, 10)
+    frame.to_csv(path, index=False) if fmt == "csv" else frame.to_parquet(path)
+
+    def fail(*args, **kwargs):
+        if fmt == "csv":
+            raise pd.errors.ParserError("Error tokenizing data. C error: out of memory")
+        raise pa.ArrowMemoryError("malloc of size 32000000 failed")
+
+    monkeypatch.setattr(pd, "read_csv" if fmt == "csv" else "read_parquet", fail)
+    with pytest.raises(MemoryError, match="out of memory|malloc of size"):
+        bayeserr.load(path)
+
 # ------------------------------------------------------------------ the CLI
 def test_a_memory_error_is_one_error_line(tmp_path, monkeypatch):
     """A MemoryError the estimate did not foresee: one line, exit 2."""

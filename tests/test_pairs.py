@@ -83,3 +83,16 @@ def test_identical_models_give_zero_gap_and_p_one():
     df2 = df.assign(model="copy")
     c = bayeserr.compare(bayeserr.load(pd.concat([df, df2])), "m0", "copy")
     assert c.diff == 0 and c.se_paired == 0 and c.p_value == 1 and c.statistic == 0
+
+
+def test_a_pair_with_identical_scores_is_flagged():
+    """Two models with the same score on every common question: SE 0 and the
+    interval [0, 0] come with a warning saying what they mean."""
+    import bayeserr
+    rows = [(m, f"q{i}", s) for m in ("A", "B") for i, s in enumerate([1, 0, 1])] + [("C", f"q{i}", 1) for i in range(3)]
+    rep = bayeserr.report(bayeserr.load(pd.DataFrame(rows, columns=["model", "question_id", "score"])))
+    c = rep.comparisons.get("A", "B")
+    assert c.se_paired == 0 and c.diff == 0
+    zero = [w.message for w in rep.warnings if w.code == "zero_se"]
+    assert any(m.startswith("A vs B: the same score") for m in zero)
+    assert not any(m.startswith("A vs C") for m in zero)

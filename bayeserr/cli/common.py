@@ -35,9 +35,26 @@ def load(files, models=None, where=None, **cols):
     from ..output import protect
     source = inputs(files)
     protect(*(s for s in source if isinstance(s, str)))
-    ds = _load(source, models=models, where=list(where) if where else None, **cols)
+    try:
+        ds = _load(source, models=models, where=list(where) if where else None, **cols)
+    except InputError as exc:
+        configured = _configured("where")
+        if configured and "--where" in str(exc):
+            raise InputError(f"{exc} (this --where comes from {configured}: give --where on the "
+                             "command line to replace it, or remove it there)") from None
+        raise
     protect(*ds.attrs.get("inputs", ()))
     return ds
+
+
+def _configured(param: str) -> str | None:
+    """The configuration file a command's ``param`` came from, if it did."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.get_parameter_source(param) is not click.core.ParameterSource.DEFAULT_MAP:
+        return None
+    from ..config import read
+    cfg = read()
+    return cfg.source_text(param) if param in cfg.sources else "a configuration file"
 
 
 def emit(text: str, output=None) -> None:

@@ -93,7 +93,7 @@ class Design:
                                         ("accuracy", 0, 1, dict(low_open=True, high_open=True)),
                                         ("spread", 0, None, {}),
                                         ("cluster_size", 1, None, dict(integer=True)),
-                                        ("icc", 0, 1, {}),
+                                        ("icc", 0, 1, dict(high_open=True)),
                                         ("k", 1, None, dict(integer=True)),
                                         ("gap", -1, 1, dict(low_open=True, high_open=True)),
                                         ("rho", -1, 1, {})):
@@ -101,7 +101,7 @@ class Design:
         if not 0 < self.accuracy - self.gap < 1:
             raise InputError(f"accuracy − gap = {self.accuracy - self.gap:g} is model B's accuracy and must "
                              f"lie in (0, 1) (accuracy {self.accuracy:g}, gap {self.gap:g}): choose a "
-                             "smaller gap.")
+                             "gap that keeps it there.")
         if self.cluster_sizes is not None:
             bad = InputError("cluster_sizes takes the questions in each cluster as positive whole numbers, "
                              f"e.g. cluster_sizes=(231, 75, 44); got {describe(self.cluster_sizes)}.")
