@@ -1236,8 +1236,9 @@ def _check_across_inputs(df, targets, has_sample: bool, rows: _MultiRows, labels
     raise InputError(
         f"{a} and {b} both hold model '{m_labels[m[first]]}' on question '{q_labels[q[first]]}'"
         f"{sample} ({rows.describe(np.array([first, second]))}); {len(clash)} answer(s) are in two "
-        "inputs and would count twice. Give each answer once: leave one input out (two runs of "
-        "one evaluation in one folder: --duplicate-runs latest keeps the newest).")
+        "inputs and would count twice. Give each answer once: leave one input out. For re-runs of "
+        "one evaluation, give their folder as one input (not a pattern of its files) with "
+        "--duplicate-runs latest, which keeps the newest run.")
 
 
 def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:

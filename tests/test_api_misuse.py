@@ -225,7 +225,7 @@ case("plan(omega2<0)", lambda c: bayeserr.plan(delta=0.03, omega2=-1), "omega2 i
 case("plan(alpha=1.5)", lambda c: bayeserr.plan(delta=0.03, omega2=0.1, alpha=1.5), "alpha and power")
 case("plan(icc=1.5)", lambda c: bayeserr.plan(delta=0.03, omega2=0.1, cluster_size=10, icc=1.5), "icc")
 case("plan(n=0)", lambda c: bayeserr.plan(n=0, omega2=0.1), "n must be a positive")
-case("plan(unpaired equal)", lambda c: bayeserr.plan(unpaired=(0.5, 0.5)), "p_a and p_b are equal")
+case("plan(unpaired equal)", lambda c: bayeserr.plan(unpaired=(0.5, 0.5)), "two accuracies are equal")
 case("plan(tie_p=1.5)", lambda c: bayeserr.plan(tie_p=1.5, n=100), "accuracy p")
 case("plan(tie_p without n)", lambda c: bayeserr.plan(tie_p=0.5), "delta")
 case("plan(pilot unknown model)", lambda c: bayeserr.plan(delta=0.03, pilot=(c.ds, "A", "Z")), "model 'Z'")

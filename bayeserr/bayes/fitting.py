@@ -17,12 +17,6 @@ from ..caveats import Caveat
 from .sampling import sampling_output
 
 
-def hierarchical_mcmc(k_q: np.ndarray, n_q: np.ndarray, codes: np.ndarray | None, settings, model: str):
-    """NUTS fit of one model's right answers ``k_q`` of ``n_q`` per answered
-    question; returns the ``InferenceData`` and the diagnostic caveats."""
-    return hierarchical_mcmc_many([(model, k_q, n_q, codes)], settings)[0]
-
-
 def hierarchical_mcmc_many(items, settings) -> list:
     """NUTS fits of several models ``[(name, k_q, n_q, codes), …]``: every
     three-level model (clusters and more than one answer per question) in one
