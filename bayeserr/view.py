@@ -461,7 +461,11 @@ class ScoreBatch:
     def question_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Right answers and answers per question, ``(rows, questions)`` each:
         the ``n_correct``/``n_samples`` counts on the rows that have them, else
-        the sums of the 0/1 answers; 0 / 0 where unanswered."""
+        the sums of the 0/1 answers; 0 / 0 where unanswered (computed once)."""
+        return self._question_counts
+
+    @cached_property
+    def _question_counts(self) -> tuple[np.ndarray, np.ndarray]:
         k_q = np.nan_to_num(self.answers).sum(axis=-1)
         n_q = self.k.astype(float)
         rows = self._count_rows

@@ -616,7 +616,7 @@ def fit_exact(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, coarse: i
     return HierarchicalPosterior(lm, lk, w[0], int((n[0] > 0).sum()), int(n[0].sum()), k=k[0], n=n[0])
 
 
-def build_pymc_model(k, n, prior: HierarchicalPrior = HierarchicalPrior(), groups=None):
+def build_pymc_model(k, n, prior: HierarchicalPrior = HierarchicalPrior()):
     """The same two-level model in PyMC, θ integrated out (Beta–Binomial likelihood)."""
     return build_pymc_models([(k, n)], prior)
 
@@ -641,7 +641,7 @@ def build_pymc_models(data, prior: HierarchicalPrior = HierarchicalPrior()):
     return model
 
 
-def fit_mcmc(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, groups=None, draws: int = 1000,
+def fit_mcmc(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, draws: int = 1000,
              tune: int = 1000, chains: int = 2, seed: int = 0, target_accept: float = 0.8,
              progressbar: bool = False, cores: int | None = None):
     """NUTS fit of the two-level model; returns ``arviz.InferenceData``

@@ -847,7 +847,7 @@ def intervals(rows, level: float = 0.95, prior: ThreeLevelPrior = ThreeLevelPrio
 
 
 # ----------------------------------------------------------------- NUTS
-def build_pymc_model(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), clusters=None):
+def build_pymc_model(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior()):
     """The same model in PyMC, non-centred (``logit φ_c = η + τ z_c``)."""
     return build_pymc_models([(k, n, cluster_codes)], prior)
 
@@ -888,7 +888,7 @@ def build_pymc_models(data, prior: ThreeLevelPrior = ThreeLevelPrior()):
     return model
 
 
-def fit_mcmc(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *, clusters=None,
+def fit_mcmc(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *,
              draws: int = 1000, tune: int = 1000, chains: int = 2, seed: int = 0,
              target_accept: float = 0.95, progressbar: bool = False, cores: int | None = None):
     """NUTS fit; returns ``arviz.InferenceData`` (posterior of ``mu``, ``phi``,

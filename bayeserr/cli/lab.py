@@ -11,7 +11,7 @@ import click
 from ..errors import InputError
 from . import main
 from .common import floats, ints
-from .options import LEVEL, PROBABILITY, SEED
+from .options import LEVEL, PROBABILITY, SEED, ranged
 
 
 def grid_options(f):
@@ -65,14 +65,19 @@ def _run(designs, study, reps, seed, **kw):
         return run_grid(designs, study, reps, seed, progress=bar.update, **kw)
 
 
-def _emit(df, fmt, value, key):
-    from ..lab.publish import pivot_markdown
+def _emit(df, fmt, markdown):
+    """The results as JSON records, CSV, or the Markdown ``markdown(df)`` makes."""
     if fmt == "json":
         click.echo(df.to_json(orient="records", indent=2))
     elif fmt == "csv":
         click.echo(df.to_csv(index=False), nl=False)
     else:
-        click.echo(pivot_markdown(df, value, key))
+        click.echo(markdown(df))
+
+
+def _pivot(value, key):
+    from ..lab.publish import pivot_markdown
+    return lambda df: pivot_markdown(df, value, key)
 
 
 @main.group()
@@ -89,7 +94,7 @@ def simulate_coverage(n_text, p_text, m_text, icc, k_text, spread, fractional, r
     from ..lab import simulate as sim
     designs = _designs(n_text, p_text, m_text, icc, k_text, spread, fractional)
     df = _run(designs, sim.coverage, reps, seed, level=level)
-    _emit(df, fmt, "coverage", "method")
+    _emit(df, fmt, _pivot("coverage", "method"))
     if plot:
         from ..lab.publish import coverage_figure
         coverage_figure(df, plot, level)
@@ -114,7 +119,7 @@ def simulate_power(n_text, p_text, m_text, icc, k_text, spread, fractional, reps
         if not designs:
             raise InputError("--plan needs a positive --gap.")
     df = _run(designs, sim.error_rates, reps, seed, alpha=alpha)
-    _emit(df, fmt, "rate", "test")
+    _emit(df, fmt, _pivot("rate", "test"))
 
 
 def _fewcluster_options(f):
@@ -180,12 +185,7 @@ def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, w
     bootstrap rule (md: the tables, ± one Monte Carlo SE)."""
     from ..lab import publish
     df = _run_fewclusters(reps, seed, designs_text, icc_diff_text, gap, accuracy, icc, rho, wild_draws, alpha)
-    if fmt == "json":
-        click.echo(df.to_json(orient="records", indent=2))
-    elif fmt == "csv":
-        click.echo(df.to_csv(index=False), nl=False)
-    else:
-        click.echo("\n".join(publish.fewcluster_section(df)[2:]))
+    _emit(df, fmt, lambda d: "\n".join(publish.fewcluster_section(d)[2:]))
     if plot:
         publish.fewcluster_figure(df, plot, alpha)
 
@@ -195,7 +195,7 @@ def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, w
               help="Cluster structures (comma-separated): equal_2, equal_3, equal_5, equal_10, "
                    "equal_20, equal_50, equal_200, swebench, dominant; or all.")
 @click.option("--delta-range", type=float, default=0.1, show_default=True,
-              help="The true Δ is uniform on ±this (in place of the model's flat prior).")
+              callback=ranged(0, 1, low_open=True), help="The true Δ is uniform on ±this (in place of the model's flat prior).")
 @click.option("--level", type=float, default=0.95, show_default=True, callback=LEVEL)
 @click.option("--reps", type=click.IntRange(10), default=4000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
@@ -206,15 +206,8 @@ def simulate_pair_prior(designs_text, delta_range, level, reps, seed, fmt, plot)
     data drawn from its own prior: coverage of its credible interval of Δ
     and calibration of P(A > B) (md: the tables)."""
     from ..lab import publish
-    if not 0 < delta_range <= 1:
-        raise InputError(f"--delta-range must be in (0, 1] (got {delta_range:g}).")
     df = _run_pair_prior(reps, seed, designs_text, delta_range, level)
-    if fmt == "json":
-        click.echo(df.to_json(orient="records", indent=2))
-    elif fmt == "csv":
-        click.echo(df.to_csv(index=False), nl=False)
-    else:
-        click.echo("\n".join(publish.pair_prior_section(df)[2:]))
+    _emit(df, fmt, lambda d: "\n".join(publish.pair_prior_section(d)[2:]))
     if plot:
         publish.pair_prior_figure(df, plot)
 
