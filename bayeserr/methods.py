@@ -214,11 +214,11 @@ def _three_level_rows(batch) -> np.ndarray:
     return batch.binomial & _repeated(batch)
 
 
-def _three_level_fit(batch, row, level):
-    """The three-level model's grid posterior of one row (no sampler)."""
+def _three_level_fits(batch, rows, level) -> list:
+    """The three-level model's grid posteriors of ``rows`` (no sampler)."""
     from bayeserr.models import three_level
-    k_q, n_q, codes = batch.row_counts(row)
-    return three_level.fit_exact(k_q, n_q, codes, quantiles=((1 - level) / 2, (1 + level) / 2))
+    return three_level.fit_many([batch.row_counts(row) for row in rows],
+                                quantiles=((1 - level) / 2, (1 + level) / 2))
 
 
 @register("hierarchical_posterior", "Hierarchical posterior", "Hierarchical posterior", "bayes",
@@ -258,8 +258,7 @@ def _hierarchical(batch, level):
             batch.notes.extend(notes)
         return out
     three = _three_level_rows(batch) & rows
-    for row in np.flatnonzero(three):
-        post = _three_level_fit(batch, row, level)
+    for row, post in zip(np.flatnonzero(three), _three_level_fits(batch, np.flatnonzero(three), level)):
         mu_out[row] = post.interval(level)
         out[row] = post.weighted_mean_interval(level)
         batch.record(int(row), "hierarchical", post)
@@ -292,8 +291,8 @@ def _hierarchical_mu(batch, level):
     from bayeserr.models import hierarchical
     rows, out = _hierarchical_rows(batch), _nan(batch)
     three = _three_level_rows(batch) & rows
-    for row in np.flatnonzero(three):
-        out[row] = _three_level_fit(batch, row, level).interval(level)
+    for row, post in zip(np.flatnonzero(three), _three_level_fits(batch, np.flatnonzero(three), level)):
+        out[row] = post.interval(level)
     rows = rows & ~three
     if rows.any():
         k_u, n_u = batch.unit_counts()

@@ -71,7 +71,7 @@ a finer grid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special
@@ -92,8 +92,12 @@ X_STEP = 0.5
 #: below this × that SD, τ is integrated in z (Gauss–Hermite) rather than on the x grid; above,
 #: the integrand is at least 1.2 steps wide and the trapezoid error below exp(−2π² 1.2²) ≈ 5e-13
 SMALL_TAU = 0.75
-#: log l_c below its maximum by more than this is dropped from the x-grid's ends
+#: log l_c below its maximum by more than this is not computed (taken as 0 likelihood)
 X_TRIM = 40.0
+#: each pattern's region above max − X_TRIM is located on every this-many x-grid points
+WINDOW_STRIDE = 8
+#: up to this many patterns, each pattern's x-grid region is evaluated on its own
+WINDOW_PATTERNS = 16
 #: cells below this fraction of the largest density are outside the box
 MASS_THRESHOLD = 1e-9
 RESOLVED_STEPS = 5
@@ -222,13 +226,17 @@ def _value_counts(values: np.ndarray):
 def _add_log_rising(out, table, shift):
     """out (D, L, n) += Σ_i [lnΓ(v_i + shift) − lnΓ(shift)] per pattern; shift (L, n)."""
     kind, values, counts = table
-    if kind == "rising":
-        for j in range(counts.shape[1]):
-            out += counts[:, j, None, None] * np.log(shift + j)[None]
-    else:
-        base = special.gammaln(shift)
-        for v, c in zip(values, counts.T):
-            out += c[:, None, None] * (special.gammaln(shift + v) - base)[None]
+    if not counts.shape[1]:
+        return
+    # a table of terms (values × shift) times the counts (patterns × values), in blocks of values
+    base = None if kind == "rising" else special.gammaln(shift)[None]
+    block = max(1, 2 ** 21 // max(shift.size, 1))
+    for j in range(0, counts.shape[1], block):
+        if kind == "rising":
+            terms = np.log(shift[None] + np.arange(j, min(j + block, counts.shape[1]))[:, None, None])
+        else:
+            terms = special.gammaln(shift[None] + values[j:j + block, None, None]) - base
+        out += (counts[:, j:j + block] @ terms.reshape(terms.shape[0], -1)).reshape(out.shape)
 
 
 def _loglik(data: _Data, x, log_kappa) -> np.ndarray:
@@ -246,6 +254,43 @@ def _loglik(data: _Data, x, log_kappa) -> np.ndarray:
     _add_log_rising(by_kappa, data.tables[2], kappa)
     out -= by_kappa
     return out
+
+
+def _pattern_rows(data: _Data, rows) -> _Data:
+    """The patterns ``rows`` of ``data`` alone (for :func:`_loglik`)."""
+    tables = tuple((kind, values, counts[rows]) for kind, values, counts in data.tables)
+    return replace(data, k=data.k[rows], n=data.n[rows], tables=tables, mult=data.mult[rows],
+                   share=data.share[rows])
+
+
+def _windowed_loglik(data: _Data, x: np.ndarray, log_kappa):
+    """:func:`_loglik` on the grid ``x``, evaluated only where it matters:
+    ``(x[a:b], log l)`` with log l = −inf where a pattern's log l_c is more
+    than ``X_TRIM`` below its maximum (for every κ_q), and ``[a, b)`` the
+    range where some pattern is above.
+
+    Each pattern's likelihood is unimodal in x (a sum of terms concave in φ,
+    and x = logit φ is monotone), so its region above max − X_TRIM is one
+    interval: it is located on every ``WINDOW_STRIDE``-th point and widened by
+    one such stride on each side (which contains the interval, the coarse
+    maximum being at most the true one), then evaluated at full resolution.
+    With few patterns each gets its own interval, so the gaps between
+    clusters' peaks are not computed; with many, their union is."""
+    D, L = data.k.shape[0], np.size(log_kappa)
+    idx = np.unique(np.append(np.arange(0, x.size, WINDOW_STRIDE), x.size - 1))
+    coarse = _loglik(data, x[idx], log_kappa)
+    keep = (coarse - coarse.max(axis=2, keepdims=True) > -X_TRIM).any(axis=1)  # (D, coarse points)
+    first = np.argmax(keep, axis=1)
+    last = keep.shape[1] - 1 - np.argmax(keep[:, ::-1], axis=1)
+    lo = idx[np.maximum(first - 1, 0)]
+    hi = idx[np.minimum(last + 1, idx.size - 1)] + 1
+    a, b = int(lo.min()), int(hi.max())
+    if D > WINDOW_PATTERNS:
+        return x[a:b], _loglik(data, x[a:b], log_kappa)
+    out = np.full((D, L, b - a), -np.inf)
+    for d in range(D):
+        out[d, :, lo[d] - a:hi[d] - a] = _loglik(_pattern_rows(data, [d]), x[lo[d]:hi[d]], log_kappa)[0]
+    return x[a:b], out
 
 
 # ----------------------------------------------------------------- posterior on a grid
@@ -286,10 +331,8 @@ def _integrals(data: _Data, E, T, lk, moments: bool = False, live=None):
         hi = min(X_LIMIT, float((E[cols] + 9 * T[cols, None]).max()))
         lo, hi = min(lo, X_LIMIT - step), max(hi, -X_LIMIT + step)
         x = lo + step * np.arange(int(np.ceil((hi - lo) / step - 1e-9)) + 1)
-        ll = _loglik(data, x, lk)
-        alive = np.flatnonzero((ll - ll.max(axis=2, keepdims=True) > -X_TRIM).any(axis=(0, 1)))
-        x = x[alive[0]:alive[-1] + 1]
-        parts.append((cols, ll[:, :, alive[0]:alive[-1] + 1], x[None, :], None))
+        x, ll = _windowed_loglik(data, x, lk)
+        parts.append((cols, ll, x[None, :], None))
     M = np.max([p[1].max(axis=2) for p in parts], axis=0)  # (D, L)
     ls = [np.exp(ll - M[:, :, None]) for _, ll, _, _ in parts]
 
@@ -829,21 +872,40 @@ def fit_exact(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *
     """
     data = _prepare(k, n, cluster_codes, weights)
     with _one_thread():
-        grid = _grid_posterior(data, prior, quantiles, coarse, fine)
-        grid.rates  # noqa: B018 - computed inside the thread limit
+        return _fit_prepared(data, prior, quantiles, coarse, fine)
+
+
+def _fit_prepared(data: _Data, prior, quantiles, coarse, fine) -> ThreeLevelPosterior:
+    grid = _grid_posterior(data, prior, quantiles, coarse, fine)
+    grid.rates  # noqa: B018 - computed here (inside the caller's thread limit)
     return ThreeLevelPosterior(grid.eta, grid.h, grid.tau, grid.lk, grid.weights, tuple(grid.cumulants),
                                data.n_clusters, data.n_questions, data.n_answers, grid)
+
+
+def fit_many(rows, prior: ThreeLevelPrior = ThreeLevelPrior(), *, quantiles=(),
+             workers: int | None = None) -> list[ThreeLevelPosterior]:
+    """:func:`fit_exact` of several data sets ``rows`` = [(k, n, cluster_codes), …],
+    in that order, on ``workers`` threads (default: the usable cores).  The
+    grid's work is NumPy/SciPy array code that releases the GIL, so the data
+    sets fit side by side; BLAS keeps one thread each."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    prepared = [_prepare(k, n, codes) for k, n, codes in rows]
+    workers = workers or max(1, min(len(prepared), len(os.sched_getaffinity(0))))
+    with _one_thread():  # set once for all threads (threadpoolctl's limit is process-wide)
+        if workers == 1:
+            return [_fit_prepared(d, prior, quantiles, COARSE, FINE) for d in prepared]
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(lambda d: _fit_prepared(d, prior, quantiles, COARSE, FINE), prepared))
 
 
 def intervals(rows, level: float = 0.95, prior: ThreeLevelPrior = ThreeLevelPrior()):
     """``(W intervals, μ intervals)`` — two (len(rows) × 2) arrays — for many
     data sets ``rows`` = [(k, n, cluster_codes), …]."""
     q = [(1 - level) / 2, (1 + level) / 2]
-    w_out, mu_out = np.empty((len(rows), 2)), np.empty((len(rows), 2))
-    for r, (k, n, codes) in enumerate(rows):
-        post = fit_exact(k, n, codes, prior, quantiles=q)
-        w_out[r], mu_out[r] = post.weighted_mean_interval(level), post.interval(level)
-    return w_out, mu_out
+    posts = fit_many(rows, prior, quantiles=q)
+    return (np.array([p.weighted_mean_interval(level) for p in posts]).reshape(-1, 2),
+            np.array([p.interval(level) for p in posts]).reshape(-1, 2))
 
 
 # ----------------------------------------------------------------- NUTS

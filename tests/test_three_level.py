@@ -104,6 +104,48 @@ def test_grid_posterior_basics():
     assert set(d) >= {"mu", "eta", "tau", "kappa_question"} and np.all(d["tau"] >= 0)
 
 
+def test_windowed_likelihood_drops_only_negligible_points():
+    """Two sharply separated clusters (100 answers per question): the x grid
+    is evaluated only within each cluster's region above max − X_TRIM; every
+    point left out is below that in the full evaluation, every point kept is
+    exact, and each region is much narrower than the grid."""
+    rng = np.random.default_rng(4)
+    codes = np.repeat([0, 1], [60, 90])
+    n = np.full(150, 100)
+    k = rng.binomial(n, np.where(codes == 0, 0.95, 0.3))
+    data = three_level._prepare(k, n, codes)
+    x = np.arange(-6, 6, 0.01)
+    lk = np.array([0.5, 2.5, 6.0])
+    xs, ll = three_level._windowed_loglik(data, x, lk)
+    a = int(np.searchsorted(x, xs[0]))
+    full = three_level._loglik(data, x, lk)
+    part = full[:, :, a:a + xs.size]
+    kept = np.isfinite(ll)
+    np.testing.assert_allclose(ll[kept], part[kept], rtol=1e-12)
+    top = full.max(axis=2, keepdims=True)
+    assert np.all(np.broadcast_to(part - top, ll.shape)[~kept] < -three_level.X_TRIM)
+    outside = np.ones(x.size, bool)
+    outside[a:a + xs.size] = False
+    assert np.all(full[:, :, outside] - top < -three_level.X_TRIM)
+    assert kept.any(axis=1).sum(axis=1).max() < x.size / 3  # per cluster, a fraction of the grid
+
+
+def test_fit_many_matches_one_at_a_time_and_restores_blas_threads():
+    """Data sets fitted side by side on threads give exactly the one-at-a-time
+    posteriors, in order, and BLAS's thread count is what it was before."""
+    from threadpoolctl import threadpool_info
+    sets = [example40(seed) for seed in (2, 3, 5)]
+    before = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    posts = three_level.fit_many(sets, workers=2, quantiles=(0.025, 0.975))
+    assert [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"] == before
+    for post, (k, n, codes) in zip(posts, sets):
+        one = three_level.fit_exact(k, n, codes, quantiles=(0.025, 0.975))
+        np.testing.assert_array_equal(post.interval(), one.interval())
+        np.testing.assert_array_equal(post.weighted_mean_interval(), one.weighted_mean_interval())
+    w, mu = three_level.intervals(sets)
+    np.testing.assert_array_equal(mu[1], posts[1].interval())
+
+
 # ------------------------------------------------------------------ grid vs NUTS
 def _mcse(idata, name, prob=None):
     az = import_arviz()
