@@ -325,6 +325,24 @@ def _bayesian_bootstrap(batch, level):
     return out
 
 
+@register("cluster_effect_posterior", "Cluster-effect posterior", "Cluster-effect posterior", "bayes",
+          "fractional scores with clusters (C ≥ 2)", "§5.4", color="#bcbd22", bayes=True, lab=False)
+def _cluster_effect_posterior(batch, level):
+    """Posterior of the mean score over the population of clusters, with a
+    cluster random effect whose scale has a weakly informative prior (the pair
+    model of §5.3 applied to one model's scores), restricted to [0, 1].  The
+    Bayesian bootstrap over a handful of clusters is far too short (§5.4);
+    this one widens as clusters get fewer.  NaN with one cluster."""
+    from bayeserr.models.paired_clustered import mean_from_arrays
+    rows = ~batch.zero_one
+    out = _nan(batch)
+    if batch.codes is None or not rows.any():
+        return out
+    scores = np.where(batch.answered, batch.s, np.nan)[rows]
+    out[rows] = mean_from_arrays(scores.reshape(-1, scores.shape[-1]), batch.codes, level=level).interval
+    return out
+
+
 def label(key: str) -> str:
     """The display label of an interval method or a test of A − B."""
     from .pairtests import TESTS
@@ -340,7 +358,9 @@ def recommended(score) -> str:
        (that SE collapses) or the interval leaves [0, 1] (few effective
        clusters near 0 or 1): then Clopper–Pearson on the effective sample
        size, which stays inside [0, 1]; for counts (n_correct of n_samples)
-       whose clustered interval leaves [0, 1], the hierarchical posterior;
+       whose clustered interval leaves [0, 1], the hierarchical posterior,
+       and for other fractional scores the cluster-effect posterior (both
+       inside [0, 1] and carrying the few-cluster uncertainty);
     2. 0/1 scores, one answer each, no clusters: Wilson (holds its level from
        n = 10 in the lab, never leaves [0, 1], keeps its width at 0/n and n/n);
     3. otherwise (fractional scores or K > 1) with fewer than 100 questions:
@@ -359,7 +379,7 @@ def recommended(score) -> str:
         if score.mean in (0.0, 1.0) or outside:
             candidates.append("clopper_pearson_clustered")
         if outside:
-            candidates.append("hierarchical_posterior")
+            candidates += ["hierarchical_posterior", "cluster_effect_posterior"]
         candidates.append("clustered")
     if score.binary and score.n_clusters is None:
         candidates.append("wilson")

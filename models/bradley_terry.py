@@ -45,7 +45,7 @@ def build_pymc_model(wins: np.ndarray, scale: float = 1.0):
 def fit_mcmc(wins: np.ndarray, *, scale: float = 1.0, draws: int = 1000, tune: int = 1000,
              chains: int = 2, seed: int = 0, progressbar: bool = False):
     """NUTS fit; returns ``arviz.InferenceData`` with the centred strengths ``s``."""
-    import pymc as pm
+    from . import nuts
     with build_pymc_model(wins, scale):
-        return pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
+        return nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                          progressbar=progressbar, compute_convergence_checks=False)

@@ -661,9 +661,9 @@ def fit_mcmc_many(data, prior: HierarchicalPrior = HierarchicalPrior(), *, draws
     (:func:`build_pymc_models`: one compilation); one ``InferenceData`` per
     data set, each as :func:`fit_mcmc` returns it (its sampler statistics
     are those of the joint run)."""
-    import pymc as pm
+    from . import nuts
     with build_pymc_models(data, prior):
-        joint = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
+        joint = nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False, cores=cores,
                           target_accept=target_accept)
     rng = np.random.default_rng(seed)

@@ -161,6 +161,7 @@ BLOCK = 2_000_000
 
 _REASON_ONE = "one cluster: the between-cluster scale comes from the prior alone"
 _REASON_NONE = "no common answered question"
+_REASON_ONE_MEAN = "one cluster: the between-cluster scale is not identified (no interval)"
 
 
 @dataclass(frozen=True)
@@ -347,7 +348,7 @@ def _newton(x, lo, hi, q, cdf_pdf, tol, iters):
             break
         xa = x[act]
         F, f = cdf_pdf(xa, act)
-        F = F - q
+        F = F - (q[act] if np.ndim(q) else q)
         lo[act] = np.where(F < 0, xa, lo[act])
         hi[act] = np.where(F > 0, xa, hi[act])
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -361,24 +362,24 @@ def _newton(x, lo, hi, q, cdf_pdf, tol, iters):
 
 
 def _mixture_quantile(q, w, loc, scale, nu):
-    """Quantile q of the mixture Σ_g w_g t_ν(loc_g, scale_g), row by row.
+    """Quantile q (a number, or one per row) of the mixture Σ_g w_g t_ν(loc_g, scale_g), row by row.
 
     The root lies between the smallest and largest component quantile.  A first
     Newton pass uses normal components with the same q-quantiles (cheap), the
     second polishes on the exact t mixture (usually one or two evaluations).
     """
     nuc = nu[:, None]
-    tq = special.stdtrit(nu, np.full(nu.shape, q))[:, None]
+    q = q if np.ndim(q) == 0 else np.asarray(q, dtype=float)
+    qs = np.broadcast_to(q, nu.shape)
+    tq = special.stdtrit(nu, qs)[:, None]
     comp = loc + scale * tq
     sig = w > 1e-300
     lo0 = np.where(sig, comp, np.inf).min(axis=1)
     hi0 = np.where(sig, comp, -np.inf).max(axis=1)
     x = np.clip(np.sum(w * comp, axis=1), lo0, hi0)
     tol = 1e-8 * np.sum(w * scale, axis=1)
-    if q == 0.5:
-        ratio = np.ones_like(tq)
-    else:
-        ratio = tq / special.ndtri(q)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(qs[:, None] == 0.5, 1.0, tq / special.ndtri(qs)[:, None])
     sN = scale * ratio
     logc = (special.gammaln((nuc + 1) / 2) - special.gammaln(nuc / 2) - 0.5 * np.log(nuc * np.pi))
 
@@ -454,6 +455,43 @@ def pair_probabilities(D, sizes, rope, *, sum_sq=None, level: float = 0.95,
 
 
 def _posterior(D, sizes, Q, within, rope, level, s, df, nu0, s0, exact):
+    w, loc, scale, nu, rho_all, S, h, c, from_zero = _mixture(D, sizes, Q, within, s, df, nu0, s0, exact)
+    nuc = nu[:, None]
+    # one small tail per component: T(−|z|); the large side is 1 − tail
+    z0 = loc / scale
+    tail = _t_cdf(nuc, -np.abs(z0))
+    pa = np.sum(w * np.where(z0 > 0, 1.0 - tail, tail), axis=1)
+    pb = np.sum(w * np.where(z0 > 0, tail, 1.0 - tail), axis=1)
+    zl = (-rope[:, None] - loc) / scale
+    zu = (rope[:, None] - loc) / scale
+    upper = zl > 0          # both bounds above the centre: difference of upper tails
+    tie_c = _t_cdf(nuc, np.where(upper, -zl, zu)) - _t_cdf(nuc, np.where(upper, -zu, zl))
+    pt = np.sum(w * np.maximum(tie_c, 0.0), axis=1)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(nu > 1, np.sum(w * loc, axis=1), np.nan)
+        var = np.sum(w * (scale**2 * (nuc / (nuc - 2.0)) + (loc - mean[:, None]) ** 2), axis=1)
+        sd = np.where(nu > 2, np.sqrt(var), np.nan)
+        # E[σ | λ] for σ² ~ Scaled-Inv-χ²(ν', S/ν'):  sqrt(S/2) Γ((ν'−1)/2) / Γ(ν'/2)
+        esig = np.sqrt(S / 2.0) * np.exp(special.gammaln((nuc - 1) / 2) - special.gammaln(nuc / 2))
+        sigma = np.where(nu > 1, np.sum(w * esig, axis=1), np.nan)
+        # ρ·E[σ|λ] is odd in ρ, so the trapezoid rule from ρ = 0 has an O(h²) end error:
+        # add the Euler–Maclaurin term (h²/12)·G'(0) = (h/6)·c·w_0·E[σ|0] (then O(h⁴)).
+        end = np.where(from_zero, h / 6.0 * c * w[:, 0] * esig[:, 0], 0.0)
+        tau = np.where(nu > 1, np.sum(w * rho_all * esig, axis=1) + end, np.nan)
+        icc = np.sum(w * rho_all**2 / (1.0 + rho_all**2), axis=1)
+
+    alpha = 1.0 - level
+    interval = np.stack([_mixture_quantile(alpha / 2, w, loc, scale, nu),
+                         _mixture_quantile(1 - alpha / 2, w, loc, scale, nu)], axis=1)
+    return {"pa": pa, "pb": pb, "pt": pt, "mean": mean, "sd": sd, "tau": tau,
+            "sigma": sigma, "icc": icc, "interval": interval}
+
+
+def _mixture(D, sizes, Q, within, s, df, nu0, s0, exact):
+    """The posterior of Δ as a mixture of Student-t components over the ρ grid:
+    ``(weights, loc, scale, ν', ρ nodes, S, h, c, from_zero)`` per row (see the
+    module docstring: coarse pass, then the fine pass over the mass region)."""
     P = D.shape[0]
     n = sizes.sum(axis=1).astype(float)
     C = np.count_nonzero(sizes, axis=1)
@@ -505,51 +543,16 @@ def _posterior(D, sizes, Q, within, rope, level, s, df, nu0, s0, exact):
     logw -= logw.max(axis=1, keepdims=True)
     w = np.exp(logw)
     w /= w.sum(axis=1, keepdims=True)
-    rho_all = rf
-
-    nuc = nu[:, None]
-    # one small tail per component: T(−|z|); the large side is 1 − tail
-    z0 = loc / scale
-    tail = _t_cdf(nuc, -np.abs(z0))
-    pa = np.sum(w * np.where(z0 > 0, 1.0 - tail, tail), axis=1)
-    pb = np.sum(w * np.where(z0 > 0, tail, 1.0 - tail), axis=1)
-    zl = (-rope[:, None] - loc) / scale
-    zu = (rope[:, None] - loc) / scale
-    upper = zl > 0          # both bounds above the centre: difference of upper tails
-    tie_c = _t_cdf(nuc, np.where(upper, -zl, zu)) - _t_cdf(nuc, np.where(upper, -zu, zl))
-    pt = np.sum(w * np.maximum(tie_c, 0.0), axis=1)
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(nu > 1, np.sum(w * loc, axis=1), np.nan)
-        var = np.sum(w * (scale**2 * (nuc / (nuc - 2.0)) + (loc - mean[:, None]) ** 2), axis=1)
-        sd = np.where(nu > 2, np.sqrt(var), np.nan)
-        # E[σ | λ] for σ² ~ Scaled-Inv-χ²(ν', S/ν'):  sqrt(S/2) Γ((ν'−1)/2) / Γ(ν'/2)
-        esig = np.sqrt(S / 2.0) * np.exp(special.gammaln((nuc - 1) / 2) - special.gammaln(nuc / 2))
-        sigma = np.where(nu > 1, np.sum(w * esig, axis=1), np.nan)
-        # ρ·E[σ|λ] is odd in ρ, so the trapezoid rule from ρ = 0 has an O(h²) end error:
-        # add the Euler–Maclaurin term (h²/12)·G'(0) = (h/6)·c·w_0·E[σ|0] (then O(h⁴)).
-        end = np.where(from_zero, h / 6.0 * c * w[:, 0] * esig[:, 0], 0.0)
-        tau = np.where(nu > 1, np.sum(w * rho_all * esig, axis=1) + end, np.nan)
-        icc = np.sum(w * rho_all**2 / (1.0 + rho_all**2), axis=1)
-
-    alpha = 1.0 - level
-    interval = np.stack([_mixture_quantile(alpha / 2, w, loc, scale, nu),
-                         _mixture_quantile(1 - alpha / 2, w, loc, scale, nu)], axis=1)
-    return {"pa": pa, "pb": pb, "pt": pt, "mean": mean, "sd": sd, "tau": tau,
-            "sigma": sigma, "icc": icc, "interval": interval}
+    return w, loc, scale, nu, rf, S, h, c, from_zero
 
 
-def from_arrays(d, codes, rope, *, level: float = 0.95, **kwargs) -> PairedClustered:
-    """:func:`pair_probabilities` from per-question differences.
-
-    ``d`` (P, n): ``s_A,i − s_B,i`` per pair, NaN where either model did not
-    answer; ``codes`` (n,): integer cluster code of each question (e.g. from
-    ``pandas.factorize``).  Cluster sums come from
-    :func:`bayeserr.fewclusters.cluster_totals` (one call over all pairs, with
-    codes offset per pair).  Unless the differences are integers (0/1 scores),
-    each pair's questions are first put in order of value, so the sums, and
-    the result, do not depend on the order of the questions.
-    """
+def _cluster_arrays(d, codes):
+    """Per-row cluster sums ``(D, sizes, Q)`` — each (rows, C) — of ``d`` (rows × n,
+    NaN = not answered) and ``d²`` for the integer cluster ``codes`` (n,).  Sums
+    come from :func:`bayeserr.fewclusters.cluster_totals` (one call over all
+    rows, with codes offset per row).  Unless the values are integers (0/1
+    scores), each row's questions are first put in order of value, so the sums,
+    and every result, do not depend on the order of the questions."""
     from bayeserr.fewclusters import cluster_totals
     d = np.atleast_2d(np.asarray(d, dtype=float))
     codes = np.asarray(codes)
@@ -572,6 +575,85 @@ def from_arrays(d, codes, rope, *, level: float = 0.95, **kwargs) -> PairedClust
     flat = (per_row + C * np.arange(P)[:, None]).ravel()
     D, sizes = cluster_totals(d.ravel(), flat)
     Q, _ = cluster_totals((d * d).ravel(), flat)
-    shape = (P, C)
-    return pair_probabilities(D.reshape(shape), sizes.reshape(shape), rope, sum_sq=Q.reshape(shape),
-                              level=level, **kwargs)
+    return D.reshape(P, C), sizes.reshape(P, C), Q.reshape(P, C)
+
+
+def from_arrays(d, codes, rope, *, level: float = 0.95, **kwargs) -> PairedClustered:
+    """:func:`pair_probabilities` from per-question differences.
+
+    ``d`` (P, n): ``s_A,i − s_B,i`` per pair, NaN where either model did not
+    answer; ``codes`` (n,): integer cluster code of each question (e.g. from
+    ``pandas.factorize``).  Cluster sums: :func:`_cluster_arrays` (the result
+    does not depend on the order of the questions).
+    """
+    D, sizes, Q = _cluster_arrays(d, codes)
+    return pair_probabilities(D, sizes, rope, sum_sq=Q, level=level, **kwargs)
+
+
+# --------------------------------------------------------------------------- #
+# one model's mean score (the same model, d_i = s_i)
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class ClusteredMean:
+    """Posterior of one model's mean score under clusters (arrays over rows).
+
+    The same model as the pair posterior with ``d_i = s_i``, the model's own
+    fractional scores: ``interval`` is the equal-tailed interval of Δ, the
+    mean score over the population of clusters, restricted to ``bounds``
+    (the posterior of a flat prior on ``bounds``: a mean of scores in [0, 1]
+    lies in [0, 1]); ``outside`` is the mass the unrestricted posterior put
+    beyond them.  ``estimable`` is False with fewer than two clusters: the
+    interval is then NaN and ``reason`` says why."""
+
+    interval: np.ndarray
+    outside: np.ndarray
+    estimable: np.ndarray
+    reason: np.ndarray
+    n: np.ndarray
+    n_clusters: np.ndarray
+    level: float
+
+
+def mean_from_arrays(scores, codes, *, level: float = 0.95, bounds=(0.0, 1.0),
+                     prior_scale: float = PRIOR_SCALE, prior_df: float = PRIOR_DF,
+                     sigma_prior: tuple[float, float] = SIGMA_PRIOR) -> ClusteredMean:
+    """Posterior interval of the mean score over the population of clusters,
+    one row per model: ``scores`` (rows × n, in [0, 1], NaN = not answered),
+    ``codes`` (n,) integer clusters.
+
+    Why this and not the Bayesian bootstrap over clusters: Dirichlet weights
+    over C cluster means keep the mean inside the range of those C means, so
+    with few clusters the interval is far too short (measured with fractional
+    scores, cluster effects of logit sd 0–0.5: coverage of the population mean
+    45–51% with 2 clusters, 65–69% with 3, 77–80% with 5, 81–91% at SWE-bench's
+    12 repository sizes; this model: 93–100%; ``tests/test_clustered_mean.py``).
+    The between-cluster scale has the pair model's prior (module docstring), so
+    the interval widens as clusters get fewer instead of collapsing.
+    """
+    lo_b, hi_b = (float(b) for b in bounds)
+    if not (np.isfinite(lo_b) and np.isfinite(hi_b) and lo_b < hi_b):
+        raise ValueError("bounds must be two finite numbers, lower < upper")
+    if not 0 < level < 1:
+        raise ValueError("level must be in (0, 1)")
+    D, sizes, Q = _prepare(*_cluster_arrays(scores, codes))
+    P = D.shape[0]
+    n = sizes.sum(axis=1)
+    C = np.count_nonzero(sizes, axis=1)
+    ok = C >= 2
+    interval, outside = np.full((P, 2), np.nan), np.full(P, np.nan)
+    idx = np.flatnonzero(ok)
+    if idx.size:
+        nu0, s0 = (float(v) for v in sigma_prior)
+        w, loc, scale, nu, *_ = _mixture(D[idx], sizes[idx], Q[idx], True, prior_scale, prior_df,
+                                         nu0, s0, _integral(D[idx], Q[idx]))
+        nuc = nu[:, None]
+        below = np.sum(w * _t_cdf(nuc, (lo_b - loc) / scale), axis=1)
+        above = np.sum(w * _t_cdf(nuc, (loc - hi_b) / scale), axis=1)  # upper tail, kept small
+        inside = np.maximum(1.0 - below - above, 1e-300)
+        alpha = 1.0 - level
+        ends = [_mixture_quantile(below + p * inside, w, loc, scale, nu) for p in (alpha / 2, 1 - alpha / 2)]
+        interval[idx] = np.clip(np.stack(ends, axis=1), lo_b, hi_b)
+        outside[idx] = below + above
+    reason = np.where(n == 0, "no answered question", np.where(C < 2, _REASON_ONE_MEAN, ""))
+    return ClusteredMean(interval=interval, outside=outside, estimable=ok, reason=reason, n=n,
+                         n_clusters=C, level=level)

@@ -969,13 +969,13 @@ def fit_mcmc_many(data, prior: ThreeLevelPrior = ThreeLevelPrior(), *, draws: in
     import warnings
 
     import arviz as az
-    import pymc as pm
+    from . import nuts
     model = build_pymc_models(data, prior)
     with model, warnings.catch_warnings():
         # a leapfrog step far out during tuning can reach a NaN energy; NUTS rejects it
         # (and counts it as divergent after tuning), so PyMC's RuntimeWarning adds nothing
         warnings.filterwarnings("ignore", "invalid value encountered in subtract", RuntimeWarning)
-        joint = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
+        joint = nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False, cores=cores,
                           target_accept=target_accept)
     out = []

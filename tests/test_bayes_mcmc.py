@@ -167,3 +167,18 @@ def test_a_report_samples_every_model_in_one_run(monkeypatch):
         for prob, edge in zip((0.025, 0.975), exact.interval()):
             mcse_q = float(az.mcse(idata, var_names=["mu"], method="quantile", prob=prob)["mu"])
             assert abs(np.quantile(mu, prob) - edge) < 4 * mcse_q, (prob, edge)
+
+
+def test_nuts_compiles_with_its_flags_and_restores_the_users(monkeypatch):
+    """models/nuts.py: PyMC's sampler runs with ``-O2 -g0`` after the user's
+    own PyTensor compiler flags, and the user's flags are back afterwards."""
+    import pymc as pm
+    import pytensor
+
+    from bayeserr.models import nuts
+    seen = {}
+    monkeypatch.setattr(pm, "sample", lambda **kw: seen.update(flags=pytensor.config.gcc__cxxflags, kw=kw))
+    with pytensor.config.change_flags(gcc__cxxflags="-DUSER_FLAG"):
+        nuts.sample(draws=5, tune=5)
+        assert pytensor.config.gcc__cxxflags == "-DUSER_FLAG"
+    assert seen["flags"] == "-DUSER_FLAG -O2 -g0" and seen["kw"] == {"draws": 5, "tune": 5}

@@ -15,7 +15,7 @@ MODEL_KEYS = {"model", "n_questions", "n_clusters", "effective_clusters", "df", 
               "recommended", "group"}
 INTERVAL_KEYS = {"clt", "clustered", "clustered_paper", "wilson", "clopper_pearson", "jeffreys",
                  "agresti_coull", "wilson_clustered", "clopper_pearson_clustered", "beta_posterior",
-                 "hierarchical_posterior", "bayesian_bootstrap"}
+                 "hierarchical_posterior", "bayesian_bootstrap", "cluster_effect_posterior"}
 PAIR_KEYS = {"a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_clustered_paired",
              "se_clustered_paired_paper", "n_clusters", "effective_clusters", "test", "statistic",
              "df", "ci", "p_value", "p_holm", "p_bh", "wild_bootstrap", "correlation", "mcnemar",

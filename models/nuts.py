@@ -1,0 +1,33 @@
+"""How every model here runs NUTS (``docs/methods.md`` §5.6).
+
+PyMC's sampler, with PyTensor's C modules built with ``-O2 -g0`` added after
+PyTensor's own ``-O3 -g`` (later flags win).  On an empty compile cache the
+first ``--bayes mcmc`` is mostly g++ (one module per operation of the log
+density and its gradient, about 20 for the two-level graph); without debug
+symbols, which nobody here reads, and at ``-O2`` the modules compile about
+10–15% faster (SWE-bench's 24-model graph: 20.5–20.9 s of g++ against
+22.3–25.1 s on this project's 2-core machine), for no measurable difference
+in sampling time.  Warm caches are unaffected: modules are
+cached under keys that include the flags.  Any flags the user set in
+PyTensor's ``gcc__cxxflags`` are kept (ours come after them).
+
+Not used, and why: PyTensor's whole-graph ``"c"`` linker would build one
+module instead of twenty (a third of the compile time), but its generated
+code aborts on some of these graphs (PyTensor 2.38: a view's ``assert
+(py_V == V)`` fails in the paired latent model); the Numba backend compiles
+as slowly on an empty cache.
+"""
+
+from __future__ import annotations
+
+#: g++ flags added after PyTensor's own (later flags win)
+COMPILE_FLAGS = "-O2 -g0"
+
+
+def sample(**kwargs):
+    """``pymc.sample(**kwargs)`` inside the current model context, compiled as above."""
+    import pymc as pm
+    import pytensor
+    flags = f"{pytensor.config.gcc__cxxflags} {COMPILE_FLAGS}".strip()
+    with pytensor.config.change_flags(gcc__cxxflags=flags):
+        return pm.sample(**kwargs)
