@@ -49,6 +49,13 @@ def for_model(score) -> list[Caveat]:
         if ci is not None and (ci[0] < 0 or ci[1] > 1):
             out.append(Caveat("interval_outside_unit", m, f"the {key} interval [{ci[0]:.4f}, "
                               f"{ci[1]:.4f}] leaves [0, 1]; use an exact or Bayesian interval."))
+    hier = score.intervals.get("hierarchical_posterior")
+    if hier is not None and not hier[0] <= score.mean <= hier[1]:
+        out.append(Caveat("hierarchical_misfit", m, f"the hierarchical posterior [{hier[0]:.4f}, "
+                          f"{hier[1]:.4f}] does not contain the score {score.mean:.4f}: a Beta "
+                          "distribution of question accuracies fits these answers poorly (for "
+                          "example many questions all right or all wrong), which pulls its mean "
+                          "away from the score; read the clustered or cluster-effect interval."))
     return out
 
 

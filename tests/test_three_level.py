@@ -207,6 +207,19 @@ def test_report_three_level_column_holds_the_score_on_matharena():
         assert 0 < mu_lo < mu_hi < 1
 
 
+def test_hierarchical_misfit_is_flagged_on_evalperf():
+    """EvalPerf (pass rates of 50 samples per task, 2 clusters): o1-mini's task
+    accuracies are U-shaped (50 of 89 MBPP tasks all right, 6 all wrong), the
+    Beta model fits them poorly and its posterior misses the score: the report
+    says so for that model and no other."""
+    sc = bayeserr.score(bayeserr.load(real_file("evalperf_per_task.csv.gz")))
+    from bayeserr.caveats import for_model
+    flagged = {s.model for s in sc for c in for_model(s) if c.code == "hierarchical_misfit"}
+    missed = {s.model for s in sc if s.intervals["hierarchical_posterior"] is not None
+              and not s.intervals["hierarchical_posterior"][0] <= s.mean <= s.intervals["hierarchical_posterior"][1]}
+    assert flagged == missed == {"o1-mini-2024-09-12"}
+
+
 def test_sampler_options_are_validated(cli):
     path = real_file(MATHARENA)
     for option, value in (("--target-accept", 1.0), ("--target-accept", 0), ("--chains", 0),

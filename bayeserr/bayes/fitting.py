@@ -11,6 +11,8 @@ stderr.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..caveats import Caveat
@@ -36,8 +38,12 @@ def hierarchical_mcmc_many(items, settings) -> list:
             two.append((i, (k_q, np.asarray(n_q, float))))
     fits = {}
     with sampling_output(settings.progress):
-        for group, fit in ((three, three_level.fit_mcmc_many), (two, hierarchical.fit_mcmc_many)):
+        for group, fit, kind in ((three, three_level.fit_mcmc_many, "three-level"),
+                                 (two, hierarchical.fit_mcmc_many, "two-level")):
             if group:
+                if settings.progress:  # compilation prints nothing and can take half a minute
+                    print(f"Compiling the {kind} model of {len(group)} model(s) in one graph (PyTensor "
+                          "caches it: the first run on a machine takes longest)...", file=sys.stderr)
                 fits.update(zip([i for i, _ in group], fit([d for _, d in group], **kw)))
     out = []
     for i, (name, *_rest) in enumerate(items):
