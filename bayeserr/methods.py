@@ -37,6 +37,7 @@ class IntervalMethod:
     lab: bool = True  #: measured by the simulation lab
     bayes: bool = False  #: needs the Bayesian columns (--bayes fast or mcmc)
     cluster_aware: bool = True  #: False: assumes independent questions
+    meaning: str = ""  #: what the interval is about, in one sentence (glossaries)
 
     def __call__(self, batch, level: float) -> np.ndarray:
         return self.compute(batch, level)
@@ -96,7 +97,8 @@ def _n_eff(batch):
 
 
 # ------------------------------------------------------------------ frequentist
-@register("clt", "CLT", "Normal (CLT)", "normal", "always", "§2.1, §2.3", color="#1f77b4")
+@register("clt", "CLT", "Normal (CLT)", "normal", "always", "§2.1, §2.3", color="#1f77b4",
+          meaning="Mean ± z × SE, questions taken as independent.")
 def _clt(batch, level):
     return _normal(batch, batch.se_clt, level)
 
@@ -113,7 +115,9 @@ def _bernoulli(batch, level):
 
 
 @register("clustered", "Clustered (CR2, t)", "Clustered (CR2, $t$)", "clustered",
-          "clusters given (at least two)", "§2.5", color="#ff7f0e")
+          "clusters given (at least two)", "§2.5", color="#ff7f0e",
+          meaning="Mean over a population of clusters: CR2 SE with t on the Bell–McCaffrey df; "
+                  "wide when clusters are few or unequal.")
 def _clustered(batch, level):
     """The clustered headline (M4b): CR2 SE with t on the Bell–McCaffrey df."""
     if batch.codes is None:
@@ -133,7 +137,8 @@ def _normal_clustered(batch, level, correction):
 
 @register("clustered_paper", "Clustered (paper, z)", "Clustered (paper, $z$)", "clustered",
           "clusters given (at least two); the paper's (M4), or CR1 with --cluster-correction cr1",
-          "§2.4", color="#ffbb78")
+          "§2.4", color="#ffbb78",
+          meaning="The paper's clustered SE with z: too narrow with few effective clusters.")
 def _clustered_paper(batch, level):
     return _normal_clustered(batch, level, None)
 
@@ -178,7 +183,8 @@ _exact_clustered("clopper_pearson", "Clopper–Pearson, n_eff", r"Clopper--Pears
 # ------------------------------------------------------------------ Bayesian
 @register("beta_posterior", "Beta posterior", "Beta posterior", "bayes",
           "0/1 scores, K = 1, independent questions", "§5.1", color="#d62728", bayes=True,
-          cluster_aware=False)
+          cluster_aware=False,
+          meaning="Posterior of the accuracy of independent 0/1 answers, Beta prior.")
 def _beta(batch, level):
     from bayeserr.models import beta_binomial
     rows = batch.binary
@@ -222,7 +228,9 @@ def _three_level_fits(batch, rows, level) -> list:
 
 
 @register("hierarchical_posterior", "Hierarchical posterior", "Hierarchical posterior", "bayes",
-          "0/1 answers or counts, with clusters or K > 1", "§5.2", color="#9467bd", bayes=True, lab=False)
+          "0/1 answers or counts, with clusters or K > 1", "§5.2", color="#9467bd", bayes=True, lab=False,
+          meaning="Posterior of the question-weighted mean accuracy of these clusters (or "
+                  "questions), from a Beta–Binomial model of their accuracies.")
 def _hierarchical(batch, level):
     """Posterior of the question-weighted mean accuracy of these groups,
     ``Σ_g m_g θ_g / Σ_g m_g`` (m_g: answered questions in group g) — the
@@ -279,7 +287,8 @@ def _hierarchical(batch, level):
 
 
 @register("hierarchical_mu", "Hierarchical μ (new cluster)", "Hierarchical $\\mu$", "bayes",
-          "0/1 answers with clusters or K > 1", "§5.2", color="#c5b0d5", bayes=True, report=False)
+          "0/1 answers with clusters or K > 1", "§5.2", color="#c5b0d5", bayes=True, report=False,
+          meaning="Posterior of the mean accuracy of a new cluster.")
 def _hierarchical_mu(batch, level):
     """μ, the mean rate of a new cluster: the estimand the lab's population truth
     matches (the report keeps it as ``hierarchical_mu``, outside ``intervals``).
@@ -301,7 +310,8 @@ def _hierarchical_mu(batch, level):
 
 
 @register("bayesian_bootstrap", "Bayesian bootstrap", "Bayesian bootstrap", "bayes",
-          "fractional scores; over clusters when clustered", "§5.4", color="#e377c2", bayes=True)
+          "fractional scores; over clusters when clustered", "§5.4", color="#e377c2", bayes=True,
+          meaning="Dirichlet-weighted resampling of questions (of clusters when there are several).")
 def _bayesian_bootstrap(batch, level):
     from bayeserr.models import bayesian_bootstrap as bb
     from .estimators import cluster_sums
@@ -315,18 +325,21 @@ def _bayesian_bootstrap(batch, level):
     for row in zip(*np.nonzero(rows)):
         keep = batch.answered[row]
         s = batch.s[row][keep]
-        if batch.codes is None:
-            sums, counts = s, np.ones_like(s)
-        else:
-            sums, counts = cluster_sums(s, batch.codes[keep]), cluster_sums(np.ones_like(s), batch.codes[keep])
-            sums, counts = sums[counts > 0], counts[counts > 0]
+        sums, counts = s, np.ones_like(s)
+        if batch.codes is not None:
+            codes = batch.codes[keep]
+            c_sums, c_counts = cluster_sums(s, codes), cluster_sums(np.ones_like(s), codes)
+            if np.count_nonzero(c_counts) >= 2:  # one cluster: over questions, as the CLT
+                sums, counts = c_sums[c_counts > 0], c_counts[c_counts > 0]
         means = bb.weighted_means(sums[:, None], counts[:, None], draws, seed)[:, 0]
         out[row] = np.quantile(means, q)
     return out
 
 
 @register("cluster_effect_posterior", "Cluster-effect posterior", "Cluster-effect posterior", "bayes",
-          "fractional scores with clusters (C ≥ 2)", "§5.4", color="#bcbd22", bayes=True, lab=False)
+          "fractional scores with clusters (C ≥ 2)", "§5.4", color="#bcbd22", bayes=True, lab=False,
+          meaning="Posterior of the mean score over a population of clusters, with a cluster "
+                  "random effect; inside [0, 1] and wide when clusters are few.")
 def _cluster_effect_posterior(batch, level):
     """Posterior of the mean score over the population of clusters, with a
     cluster random effect whose scale has a weakly informative prior (the pair
@@ -357,10 +370,10 @@ def recommended(score) -> str:
        Bell–McCaffrey df — unless, for 0/1 scores, every score is 0 or 1
        (that SE collapses) or the interval leaves [0, 1] (few effective
        clusters near 0 or 1): then Clopper–Pearson on the effective sample
-       size, which stays inside [0, 1]; for counts (n_correct of n_samples)
-       whose clustered interval leaves [0, 1], the hierarchical posterior,
-       and for other fractional scores the cluster-effect posterior (both
-       inside [0, 1] and carrying the few-cluster uncertainty);
+       size, which stays inside [0, 1]; for fractional scores (counts
+       included) whose clustered interval leaves [0, 1], the cluster-effect
+       posterior: the same estimand (the mean over the population of
+       clusters), inside [0, 1] and as wide as few clusters make it;
     2. 0/1 scores, one answer each, no clusters: Wilson (holds its level from
        n = 10 in the lab, never leaves [0, 1], keeps its width at 0/n and n/n);
     3. otherwise (fractional scores or K > 1) with fewer than 100 questions:
@@ -369,7 +382,8 @@ def recommended(score) -> str:
     4. otherwise: CLT.
 
     A method that is unavailable (e.g. ``bayes="off"``) falls through to the
-    next rule.
+    next rule, and so does a hierarchical posterior that misses the score
+    (warning ``hierarchical_misfit``).
     """
     ivs = score.intervals
     candidates = []
@@ -379,11 +393,14 @@ def recommended(score) -> str:
         if score.mean in (0.0, 1.0) or outside:
             candidates.append("clopper_pearson_clustered")
         if outside:
-            candidates += ["hierarchical_posterior", "cluster_effect_posterior"]
+            candidates.append("cluster_effect_posterior")
         candidates.append("clustered")
     if score.binary and score.n_clusters is None:
         candidates.append("wilson")
     if score.n_questions < 100:
         candidates += ["hierarchical_posterior", "bayesian_bootstrap"]
     candidates.append("clt")
-    return next(k for k in candidates if ivs.get(k) is not None)
+    hier = ivs.get("hierarchical_posterior")
+    misfit = hier is not None and not hier[0] <= score.mean <= hier[1]  # the hierarchical_misfit warning
+    return next(k for k in candidates
+                if ivs.get(k) is not None and not (misfit and k == "hierarchical_posterior"))

@@ -140,4 +140,24 @@ def test_report_column_on_alpacaeval():
         blo, bhi = s.intervals["bayesian_bootstrap"]
         assert 0 <= lo < s.mean < hi <= 1 and hi - lo > bhi - blo
     one = df.assign(cluster_id="all")
-    assert all(s.intervals["cluster_effect_posterior"] is None for s in bayeserr.score(bayeserr.load(one)))
+    one_scores = bayeserr.score(bayeserr.load(one))
+    assert all(s.intervals["cluster_effect_posterior"] is None for s in one_scores)
+    # with one cluster the Bayesian bootstrap resamples questions (it had zero width over one cluster)
+    flat = bayeserr.score(bayeserr.load(df.drop(columns="cluster_id")))
+    for s, f in zip(one_scores, flat):
+        assert s.intervals["bayesian_bootstrap"] == pytest.approx(f.intervals["bayesian_bootstrap"])
+        assert s.intervals["bayesian_bootstrap"][1] - s.intervals["bayesian_bootstrap"][0] > 0.01
+
+
+def test_html_glossary_says_what_the_recommended_methods_are(tmp_path):
+    """The HTML glossary's Method entry explains each method that appears in it."""
+    df = pd.read_csv(real_file("alpacaeval2_per_instruction.csv.gz"))
+    models = sorted(df["model"].unique())[:4]
+    df = df[df["model"].isin(models)][["model", "question_id", "cluster_id", "score"]].dropna()
+    df = df[df.groupby("question_id")["model"].transform("size") == len(models)]
+    rep = bayeserr.report(bayeserr.load(df))
+    page = rep.to_html()
+    shown = {rep_key for rep_key in (bayeserr.methods.recommended(s) for s in rep.scores)}
+    for key in shown:
+        m = bayeserr.methods.INTERVALS[key]
+        assert f"{m.label}: {m.meaning}" in page.replace("&#x27;", "'"), key

@@ -140,3 +140,16 @@ def test_api_results_have_frames_and_dicts():
     assert (row["ci_low"], row["ci_high"]) == pytest.approx(c.ci)
     text = json.dumps(bayeserr.report(ds).to_dict(), allow_nan=False)  # no NaN leaks into JSON
     assert json.loads(text)["models"][0]["model"] == "ckpt-0419"
+
+
+def test_output_extension_chooses_the_format_unless_format_is_given(cli, tmp_path):
+    """``-o report.html`` writes HTML (and .tex LaTeX, .json JSON) when --format
+    is not given; an explicit --format wins; HTML to stdout stays an error."""
+    for name, start in (("r.html", "<!DOCTYPE html"), ("r.tex", "%"), ("r.json", "{"), ("r.md", "# ")):
+        res = cli("report", example_path(), "-o", tmp_path / name)
+        assert res.exit_code == 0, res.output
+        assert (tmp_path / name).read_text().lstrip().startswith(start), name
+    res = cli("report", example_path(), "--format", "md", "-o", tmp_path / "explicit.html")
+    assert res.exit_code == 0 and (tmp_path / "explicit.html").read_text().startswith("# ")
+    res = cli("report", example_path(), "--format", "html")
+    assert res.exit_code == 2 and "--output" in res.output

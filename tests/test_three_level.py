@@ -218,6 +218,10 @@ def test_hierarchical_misfit_is_flagged_on_evalperf():
     missed = {s.model for s in sc if s.intervals["hierarchical_posterior"] is not None
               and not s.intervals["hierarchical_posterior"][0] <= s.mean <= s.intervals["hierarchical_posterior"][1]}
     assert flagged == missed == {"o1-mini-2024-09-12"}
+    from bayeserr.methods import recommended
+    o1 = next(s for s in sc if s.model == "o1-mini-2024-09-12")
+    assert recommended(o1) == "cluster_effect_posterior"  # not the interval the warning distrusts
+    assert "hierarchical_posterior" not in {recommended(s) for s in sc}  # 2 clusters: population estimand
 
 
 def test_sampler_options_are_validated(cli):

@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..reporting.build import COMPARE_FORMATS, FORMATS
 from ..reporting.plots import FIGURES
 from . import main
-from .common import command_line, emit, ints, load, model_list, needs_output
+from .common import command_line, emit, ints, load, model_list, output_format
 from .options import (LEVEL, PROBABILITY, adjust_option, analysis_options, bayes_options,
                       bayes_settings, choice, load_options, pop_load, ranged, where_option)
 
@@ -60,8 +60,8 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     """
     from ..options import Options
     from ..reporting import build_report
+    fmt = output_format(fmt, output)
     bayes = bayes_settings(kw, fmt)
-    needs_output(fmt, output)
     options = Options(level=level, cluster_correction=cluster_correction, adjust=adjust,
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
@@ -173,7 +173,7 @@ def demo(fmt, level, output):
     from ..data import load as _load
     from ..examples import example_path
     from ..reporting import build_report
-    needs_output(fmt, output)
+    fmt = output_format(fmt, output)
     ds = _load(example_path(), name="bundled example: internal_eval.csv.gz")
     _write_report(build_report(ds, level=level, inputs=[example_path()], command=command_line()),
                   fmt, output)

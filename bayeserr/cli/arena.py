@@ -9,7 +9,7 @@ import click
 
 from ..errors import InputError
 from . import main
-from .common import emit, needs_output
+from .common import emit, output_format
 from .options import LEVEL, SEED, ranged
 
 
@@ -57,7 +57,7 @@ def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_t
     if bootstrap_by == "cluster" and not cluster_col:
         raise InputError("--bootstrap-by cluster needs the cluster column: add --cluster-col COLUMN "
                          "(for example the prompt or annotator id).")
-    needs_output(fmt, output, "ratings.html")
+    fmt = output_format(fmt, output, "ratings.html")
     protect(votes_file)
     votes = ar.load_votes(votes_file, model_a_col=model_a_col, model_b_col=model_b_col,
                           winner_col=winner_col, cluster_col=cluster_col, where=where)

@@ -67,9 +67,25 @@ def emit(text: str, output=None) -> None:
         click.echo(text, nl=not text.endswith("\n"))
 
 
-def needs_output(fmt: str, output, example: str = "report.html") -> None:
+#: the format an --output file's extension names, when --format is not given
+SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".json": "json", ".tex": "latex",
+                  ".html": "html", ".htm": "html"}
+
+
+def output_format(fmt: str, output, example: str = "report.html") -> str:
+    """The format to write: ``--format`` when given (flag or configuration),
+    else the one the ``--output`` file's extension names (``-o report.html``
+    writes HTML), else the default; HTML needs an output file."""
+    ctx = click.get_current_context(silent=True)
+    if output and ctx is not None and ctx.get_parameter_source("fmt") is click.core.ParameterSource.DEFAULT:
+        from pathlib import Path
+        guess = SUFFIX_FORMATS.get(Path(str(output)).suffix.lower())
+        param = next((p for p in ctx.command.params if p.name == "fmt"), None)
+        if guess and param is not None and guess in getattr(param.type, "choices", ()):
+            fmt = guess
     if fmt == "html" and not output:
         raise InputError(f"--format html writes a page: give it a file with --output {example}.")
+    return fmt
 
 
 def floats(text: str, name: str) -> list[float]:

@@ -94,8 +94,9 @@ def bayes_note(settings, clustered: bool, sampled: bool = True) -> str:
              "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
     return (f"Bayesian columns (--bayes {settings.mode}): Beta posterior with prior "
             f"{prior_label(settings.prior)}; hierarchical Beta–Binomial posterior of the mean by "
-            f"{hier}; P(A > B) and P(tie) (|A − B| < {100 * settings.rope:g} pt) from the "
-            f"{pairs}.")
+            f"{hier}; for fractional scores, the Bayesian bootstrap and, with clusters, the "
+            "cluster-effect posterior (a cluster random effect on the mean, inside [0, 1]); "
+            f"P(A > B) and P(tie) (|A − B| < {100 * settings.rope:g} pt) from the {pairs}.")
 
 
 def _tie_zone_text(tz, level) -> str:

@@ -312,10 +312,14 @@ def _describe(t: Table, col) -> str | None:
         return None
     method = INTERVALS.get(col.key)
     if method is not None:
-        text = f"Interval: {method.label}. Applies: {method.applies}."
+        text = f"Interval: {method.label}. {method.meaning} Applies: {method.applies}."
         if not method.cluster_aware:
             text += " Assumes independent questions."
-        return text + f" See docs/methods.md {method.reference}."
+        return text.replace("  ", " ") + f" See docs/methods.md {method.reference}."
+    if col.key == "method":  # the recommended methods that appear, each with what it is about
+        shown = {cell.value for row in t.rows for cell in row[t.columns.index(col):][:1]}
+        about = [f"{m.label}: {m.meaning}" for m in INTERVALS.values() if m.label in shown and m.meaning]
+        return " ".join([GLOSSARY["method"]] + about)
     if col.key == "p_adj":
         return ADJUSTED.get(col.head)
     if t.key == "sensitivity":

@@ -254,7 +254,10 @@ def posterior(rep, draws: int = 4000, seed: int = 0):
     if not series:
         fig = _figure(6, 2)
         ax = fig.subplots()
-        ax.text(0.5, 0.5, "no posterior (--bayes off?)", ha="center", va="center")
+        why = ("--bayes off" if rep.bayes is None else
+               "these models' Bayesian columns are intervals without stored draws "
+               "(fractional scores: Bayesian bootstrap, cluster-effect posterior)")
+        ax.text(0.5, 0.5, f"no posterior to draw: {why}", ha="center", va="center", wrap=True)
         ax.axis("off")
         return fig
     fig = _figure(7.5, 0.45 * len(series) + 1.5)
