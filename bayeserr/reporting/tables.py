@@ -115,8 +115,10 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
         row += [Cell("interval", s.intervals.get(k)) for k in keys]
         rows.append(tuple(row))
     notes = [f"Scores and intervals in percentage points; {level:.0%} intervals. The interval "
-             "column shows the method recommended for each model's data (clusters: CR2 with t; "
-             "0/1 scores: Wilson; small fractional or K > 1 sets: Bayesian; else CLT); "
+             "column shows the method recommended for each model's data (clusters: CR2 with t, or "
+             "where that leaves [0, 1] Clopper–Pearson on n_eff for 0/1 scores and the "
+             "cluster-effect posterior for fractional ones; 0/1 scores: Wilson; small fractional "
+             "or K > 1 sets: Bayesian; else CLT); "
              + ("every other method follows." if methods == "all" else
                 "--methods all shows every method.")]
     if groups is not None:
@@ -133,7 +135,9 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
                      "shown for reference; too narrow when df is small.")
         if mark:
             notes.append("† assumes independent questions (not cluster-aware).")
-    notes.insert(1, f"SE in parentheses: the {se_name}.")
+    one_cluster = clustered and any(s.se_clustered is None for s in scores)
+    notes.insert(1, f"SE in parentheses: the {se_name}"
+                 + (", or the CLT SE for a model whose questions lie in one cluster." if one_cluster else "."))
     caption = (f"Scores (%) with the {se_name} in parentheses; n questions"
                + (", C clusters" if clustered else "") + f"; {level:.0%} intervals by method.")
     if any(s.k_samples > 1 for s in scores):
