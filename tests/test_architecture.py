@@ -181,3 +181,14 @@ def test_import_is_light():
     code = "import bayeserr, sys; bayeserr.load; print('pymc' in sys.modules, 'arviz' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_arena_without_bayes_does_not_import_pymc(tmp_path):
+    """Only a Bayesian fit samples: the frequentist arena never loads PyMC (4 s)."""
+    votes = tmp_path / "v.csv"
+    votes.write_text("model_a,model_b,winner\na,b,model_a\nb,a,tie\nb,c,model_b\nc,a,model_a\n")
+    code = ("import sys; from click.testing import CliRunner; from bayeserr.cli import main; "
+            f"r = CliRunner().invoke(main, ['arena', {str(votes)!r}, '--format', 'json', '--bootstrap', '50']); "
+            "print(r.exit_code, 'pymc' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "False"], out.stdout + out.stderr
