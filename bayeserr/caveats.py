@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .methods import hierarchical_misses_score
+
 SMALL_N = 100
 FEW_DF = 10  #: Bell–McCaffrey df below which the clustered SE is itself noisy (§2.9)
 
@@ -49,8 +51,8 @@ def for_model(score) -> list[Caveat]:
         if ci is not None and (ci[0] < 0 or ci[1] > 1):
             out.append(Caveat("interval_outside_unit", m, f"the {key} interval [{ci[0]:.4f}, "
                               f"{ci[1]:.4f}] leaves [0, 1]; use an exact or Bayesian interval."))
-    hier = score.intervals.get("hierarchical_posterior")
-    if hier is not None and not hier[0] <= score.mean <= hier[1]:
+    if hierarchical_misses_score(score):
+        hier = score.intervals["hierarchical_posterior"]
         out.append(Caveat("hierarchical_misfit", m, f"the hierarchical posterior [{hier[0]:.4f}, "
                           f"{hier[1]:.4f}] does not contain the score {score.mean:.4f}: a Beta "
                           "distribution of question accuracies fits these answers poorly (for "

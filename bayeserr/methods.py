@@ -400,7 +400,12 @@ def recommended(score) -> str:
     if score.n_questions < 100:
         candidates += ["hierarchical_posterior", "bayesian_bootstrap"]
     candidates.append("clt")
-    hier = ivs.get("hierarchical_posterior")
-    misfit = hier is not None and not hier[0] <= score.mean <= hier[1]  # the hierarchical_misfit warning
+    misfit = hierarchical_misses_score(score)  # the hierarchical_misfit warning
     return next(k for k in candidates
                 if ivs.get(k) is not None and not (misfit and k == "hierarchical_posterior"))
+
+
+def hierarchical_misses_score(score) -> bool:
+    """The hierarchical posterior exists and does not contain the score (§2.9 ``hierarchical_misfit``)."""
+    hier = score.intervals.get("hierarchical_posterior")
+    return hier is not None and not hier[0] <= score.mean <= hier[1]

@@ -415,15 +415,7 @@ def pair_probabilities(D, sizes, rope, *, sum_sq=None, level: float = 0.95,
     equivalence.  ``level``: of the equal-tailed interval.  See the module
     docstring for the model, priors and the NaN / ``estimable`` policy.
     """
-    if not 0 < level < 1:
-        raise ValueError("level must be in (0, 1)")
-    if not prior_scale > 0:
-        raise ValueError("prior_scale must be positive")
-    if not prior_df > 0:
-        raise ValueError("prior_df must be positive (inf: half-normal)")
-    nu0, s0 = float(sigma_prior[0]), float(sigma_prior[1])
-    if not (nu0 > 0 and s0 > 0):
-        raise ValueError("sigma_prior (nu0, s0) must be positive")
+    nu0, s0 = _check_settings(level, prior_scale, prior_df, sigma_prior)
     D, sizes, Q = _prepare(D, sizes, sum_sq)
     P = D.shape[0]
     rope = np.broadcast_to(np.asarray(rope, dtype=float), (P,)).copy()
@@ -452,6 +444,20 @@ def pair_probabilities(D, sizes, rope, *, sum_sq=None, level: float = 0.95,
                            estimable=ok & (C >= 2), reason=reason, n=n, n_clusters=C,
                            tau_mean=out["tau"], sigma_mean=out["sigma"], icc_mean=out["icc"],
                            rope=rope, level=level)
+
+
+def _check_settings(level, prior_scale, prior_df, sigma_prior) -> tuple[float, float]:
+    """Validate the level and the priors; returns ``(ν0, s0)``."""
+    if not 0 < level < 1:
+        raise ValueError("level must be in (0, 1)")
+    if not prior_scale > 0:
+        raise ValueError("prior_scale must be positive")
+    if not prior_df > 0:
+        raise ValueError("prior_df must be positive (inf: half-normal)")
+    nu0, s0 = float(sigma_prior[0]), float(sigma_prior[1])
+    if not (nu0 > 0 and s0 > 0):
+        raise ValueError("sigma_prior (nu0, s0) must be positive")
+    return nu0, s0
 
 
 def _posterior(D, sizes, Q, within, rope, level, s, df, nu0, s0, exact):
@@ -633,8 +639,7 @@ def mean_from_arrays(scores, codes, *, level: float = 0.95, bounds=(0.0, 1.0),
     lo_b, hi_b = (float(b) for b in bounds)
     if not (np.isfinite(lo_b) and np.isfinite(hi_b) and lo_b < hi_b):
         raise ValueError("bounds must be two finite numbers, lower < upper")
-    if not 0 < level < 1:
-        raise ValueError("level must be in (0, 1)")
+    nu0, s0 = _check_settings(level, prior_scale, prior_df, sigma_prior)
     D, sizes, Q = _prepare(*_cluster_arrays(scores, codes))
     P = D.shape[0]
     n = sizes.sum(axis=1)
@@ -643,7 +648,6 @@ def mean_from_arrays(scores, codes, *, level: float = 0.95, bounds=(0.0, 1.0),
     interval, outside = np.full((P, 2), np.nan), np.full(P, np.nan)
     idx = np.flatnonzero(ok)
     if idx.size:
-        nu0, s0 = (float(v) for v in sigma_prior)
         w, loc, scale, nu, *_ = _mixture(D[idx], sizes[idx], Q[idx], True, prior_scale, prior_df,
                                          nu0, s0, _integral(D[idx], Q[idx]))
         nuc = nu[:, None]
