@@ -6,7 +6,8 @@ never imports PyMC or ArviZ::
     ds = bayeserr.load("results.csv")          # validated xarray.Dataset
     bayeserr.score(ds)                         # per-model SEs and intervals (docs/methods.md §2)
     bayeserr.compare(ds, "A", "B")             # A − B, paired (§3)
-    bayeserr.compare_all(ds)                   # every pair, Holm / BH adjusted
+    bayeserr.compare_all(ds)                   # every pair, Romano–Wolf adjusted (§3.9)
+    bayeserr.rank(ds)                          # rank intervals, tied with the best (§3.10)
     bayeserr.report(ds).to_markdown()          # the full report (§7)
     bayeserr.plan(delta=0.03, omega2=1/9)      # power (§4)
 
@@ -21,26 +22,31 @@ the same numbers as the command line.
 
 from importlib import import_module
 
-__version__ = "0.1.0"
+from bayeserr.base.version import __version__  # noqa: E402
+
+from bayeserr._compat import install as _install_old_paths  # noqa: E402
+
+_install_old_paths()  # old module paths (bayeserr.methods, …) for one release
 
 _API = {
-    "load": ("data", "load"),
-    "InputError": ("errors", "InputError"),
-    "Options": ("options", "Options"),
+    "load": ("data.loading", "load"),
+    "InputError": ("base.errors", "InputError"),
+    "Options": ("registries.options", "Options"),
     "BayesSettings": ("bayes.settings", "BayesSettings"),
-    "score": ("scoring", "score"),
-    "compare": ("comparison", "compare"),
-    "compare_all": ("comparison", "compare_all"),
+    "score": ("analyses.scoring", "score"),
+    "compare": ("analyses.comparison", "compare"),
+    "compare_all": ("analyses.comparison", "compare_all"),
+    "rank": ("analyses.ranking", "rank"),
     "report": ("reporting.build", "build_report"),
     "compare_report": ("reporting.build", "build_comparison"),
-    "plan": ("power", "plan"),
-    "n_required": ("planning", "n_required"),
-    "mde": ("planning", "mde"),
-    "n_unpaired": ("planning", "n_unpaired"),
-    "tie_zone": ("planning", "tie_zone"),
-    "n_for_tie_zone": ("planning", "n_for_tie_zone"),
-    "from_pilot": ("planning", "from_pilot"),
-    "design_effect_icc": ("planning", "design_effect_icc"),
+    "plan": ("analyses.power", "plan"),
+    "n_required": ("stats.planning", "n_required"),
+    "mde": ("stats.planning", "mde"),
+    "n_unpaired": ("stats.planning", "n_unpaired"),
+    "tie_zone": ("stats.planning", "tie_zone"),
+    "n_for_tie_zone": ("stats.planning", "n_for_tie_zone"),
+    "from_pilot": ("stats.planning", "from_pilot"),
+    "design_effect_icc": ("stats.planning", "design_effect_icc"),
 }
 
 __all__ = sorted(_API) + ["__version__"]

@@ -14,8 +14,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from bayeserr import arena
-from bayeserr.passk import pass_at_k
+from bayeserr.analyses import arena
+from bayeserr.stats.passk import pass_at_k
 
 
 def main():

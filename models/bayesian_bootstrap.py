@@ -46,7 +46,7 @@ def unit_totals(s: np.ndarray, codes: np.ndarray | None):
     ``s`` is (models × questions) with NaN where unanswered; a unit is a
     cluster when ``codes`` are given, else a question.
     """
-    from bayeserr.estimators import cluster_sums
+    from bayeserr.stats.estimators import cluster_sums
     answered = ~np.isnan(s)
     x = np.where(answered, s, 0.0)
     if codes is None:

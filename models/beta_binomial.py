@@ -29,13 +29,13 @@ def prior_parameters(prior) -> tuple[float, float]:
     """``(a, b)`` of a named prior or of an explicit pair."""
     if isinstance(prior, str):
         if prior not in PRIORS:
-            from bayeserr.errors import InputError, suggest
+            from bayeserr.base.errors import InputError, suggest
             raise InputError(f"unknown prior '{prior}'.{suggest(prior, PRIORS)} Use one of "
                              f"{', '.join(PRIORS)} or a pair (a, b).")
         return PRIORS[prior]
     a, b = (float(v) for v in prior)
     if a <= 0 or b <= 0:
-        from bayeserr.errors import InputError
+        from bayeserr.base.errors import InputError
         raise InputError(f"Beta prior parameters must be positive (got a={a}, b={b}).")
     return a, b
 

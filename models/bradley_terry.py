@@ -6,7 +6,7 @@ Model::
     s_raw_i ~ Normal(0, σ_s);  s = s_raw − mean(s_raw)
     log-likelihood Σ_ij W_ij log σ(s_i − s_j)
 
-with ``W`` the (half-)win matrix of :mod:`bayeserr.arena` (a tie is half a
+with ``W`` the (half-)win matrix of :mod:`bayeserr.analyses.arena` (a tie is half a
 win for each side, so the likelihood is written as a ``Potential`` rather
 than a Binomial, which needs whole counts).  Estimand: the centred strengths
 ``s`` (Elo: ``400 s / ln 10 + 1000``).
@@ -19,7 +19,7 @@ uncertainty.  Set ``scale`` to change it.
 Where the votes do not identify a rating (a model that won or lost every
 vote; groups of models that never met) the posterior is finite only because
 of the prior, so the Bayesian interval there reflects ``scale``, not data;
-:func:`bayeserr.arena.rate` warns about those models and re-centres the
+:func:`bayeserr.analyses.arena.rate` warns about those models and re-centres the
 posterior draws on each group's identified core, like the bootstrap.
 """
 
@@ -45,7 +45,7 @@ def build_pymc_model(wins: np.ndarray, scale: float = 1.0):
 def fit_mcmc(wins: np.ndarray, *, scale: float = 1.0, draws: int = 1000, tune: int = 1000,
              chains: int = 2, seed: int = 0, progressbar: bool = False):
     """NUTS fit; returns ``arviz.InferenceData`` with the centred strengths ``s``."""
-    from . import nuts
+    from bayeserr.models import nuts
     with build_pymc_model(wins, scale):
         return nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                          progressbar=progressbar, compute_convergence_checks=False)

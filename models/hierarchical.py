@@ -21,7 +21,7 @@ Two fits of the same model:
   sets at once) — no sampler.  With θ integrated out, ``k_g`` is
   Beta–Binomial and the posterior has only two parameters, so it is computed
   on a grid over ``(logit μ, log κ)``.  Both run the same code
-  (:func:`_grid_posteriors`): a coarse pass over the prior box finds the
+  (``_grid_posteriors``): a coarse pass over the prior box finds the
   mass, zoom passes shrink the box to where the posterior exceeds 1e-9 of
   its maximum until that region spans several grid steps, and a fine pass
   integrates it (trapezoid in log κ; cubic-Hermite cumulative integral and
@@ -29,7 +29,7 @@ Two fits of the same model:
   step), refined where an a-posteriori error estimate exceeds 4e-5 on μ.
   The batched form only lets data sets whose boxes are alike share one
   grid, at the finest step any of them needs.
-  The log-gamma sums are grouped by count (see :func:`_rising_terms`),
+  The log-gamma sums are grouped by count (see ``_rising_terms``),
   so the cost grows with the largest group size, not with the number of
   groups.
 * :func:`fit_mcmc` — PyMC NUTS on the same marginal likelihood (the group
@@ -67,7 +67,7 @@ TOLERANCE = 4e-5
 Y_HALF_TOLERANCE = 3e-3
 #: Quantiles checked by the refinement (the requested ones are added).
 CHECK_QUANTILES = (0.005, 0.025, 0.05, 0.1, 0.5, 0.9, 0.95, 0.975, 0.995)
-#: W's conditional law is taken as its Edgeworth expansion when |skewness| and |excess kurtosis| are below this.
+#: W's conditional law is taken as its Edgeworth expansion when ``|skewness|`` and ``|excess kurtosis|`` are below this.
 EDGEWORTH_MAX = 0.1
 #: Mixture components of W closer than this × its SD in mean (and in log SD) are merged.
 MERGE_WIDTH = 0.02
@@ -140,7 +140,7 @@ class HierarchicalPosterior:
 
     def interval(self, level: float = 0.95) -> np.ndarray:
         """Equal-tailed interval of μ: quantiles of the marginal of logit μ from
-        its cubic-Hermite cumulative integral (see :func:`_hermite_quantiles`)."""
+        its cubic-Hermite cumulative integral (see ``_hermite_quantiles``)."""
         q = np.array([(1 - level) / 2, (1 + level) / 2])
         return special.expit(_hermite_quantiles(self.logit_mu, self._mu_mass[None], q)[0])
 
@@ -608,7 +608,7 @@ def fit_exact(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, coarse: i
     zoom passes shrink the box to the cells above 1e-9 of the maximum
     density, and a ``fine`` grid over that box, refined where needed, gives
     the posterior: mean and quantiles of μ within ~4e-5 of the converged
-    quadrature (see :func:`_grid_posteriors`; :func:`batch_intervals` and
+    quadrature (see ``_grid_posteriors``; :func:`batch_intervals` and
     :func:`weighted_mean_intervals` run the same code).
     """
     k, n = _as_rows(np.ravel(k), np.ravel(n))
@@ -661,7 +661,7 @@ def fit_mcmc_many(data, prior: HierarchicalPrior = HierarchicalPrior(), *, draws
     (:func:`build_pymc_models`: one compilation); one ``InferenceData`` per
     data set, each as :func:`fit_mcmc` returns it (its sampler statistics
     are those of the joint run)."""
-    from . import nuts
+    from bayeserr.models import nuts
     with build_pymc_models(data, prior):
         joint = nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False, cores=cores,
@@ -694,7 +694,7 @@ def batch_intervals(k, n, level: float = 0.95, prior: HierarchicalPrior = Hierar
     all data sets or one row per data set (sizes may differ between rows;
     pad with ``n = 0``, ``k = 0``: empty groups are ignored).  Same model,
     prior and quadrature as :func:`fit_exact` — the same function computes
-    both (:func:`_grid_posteriors`) — so each row's interval agrees with
+    both (``_grid_posteriors``) — so each row's interval agrees with
     ``fit_exact(k[r], n[r]).interval(level)`` to the quadrature error
     (< 1e-4, tests/test_twins.py).  ``kappa_points`` overrides ``fine[1]``;
     ``chunk`` bounds the rows evaluated together (memory).
@@ -928,11 +928,11 @@ def weighted_mean_intervals(k, n, level: float = 0.95, prior: HierarchicalPrior 
     Given (μ, κ) and the data the θ_g are independent
     ``Beta(μκ + k_g, (1 − μ)κ + N_g − k_g)``, so W's conditional mean and
     variance — and third and fourth cumulants — are exact sums
-    (:func:`_weighted_mean_cumulants`); W's posterior is the mixture, over
-    the same (μ, κ) grid as the μ interval (:func:`_grid_posteriors`), of
+    (``_weighted_mean_cumulants``); W's posterior is the mixture, over
+    the same (μ, κ) grid as the μ interval (``_grid_posteriors``), of
     laws matching those four cumulants: four-moment (Pearson type I) Beta
-    laws (:func:`_pearson_type_one`), or Edgeworth expansions where the
-    conditional law is nearly normal (:func:`_weighted_mean_quantiles`).
+    laws (``_pearson_type_one``), or Edgeworth expansions where the
+    conditional law is nearly normal (``_weighted_mean_quantiles``).
     This moment matching is the only approximation beyond the grid: exact
     with one group, and within ~1e-4 of exact conditional sampling on the
     small, skewed cases of tests/test_twins.py and on SWE-bench (matching

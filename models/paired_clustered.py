@@ -170,7 +170,7 @@ class PairedClustered:
 
     ``prob_a_better`` = P(Δ > 0), ``prob_b_better`` = P(Δ < 0) (computed
     separately so its small tail keeps full precision), ``prob_tie`` =
-    P(|Δ| < rope).  ``mean``/``sd``/``interval`` are the posterior of Δ, the
+    ``P(|Δ| < rope)``.  ``mean``/``sd``/``interval`` are the posterior of Δ, the
     cluster-population mean difference A − B.  ``tau_mean`` and
     ``sigma_mean`` are posterior means of the between- and within-cluster sds
     of d, ``icc_mean`` that of ``τ²/(τ² + σ²)``.  ``estimable`` is False with
@@ -555,11 +555,11 @@ def _mixture(D, sizes, Q, within, s, df, nu0, s0, exact):
 def _cluster_arrays(d, codes):
     """Per-row cluster sums ``(D, sizes, Q)`` — each (rows, C) — of ``d`` (rows × n,
     NaN = not answered) and ``d²`` for the integer cluster ``codes`` (n,).  Sums
-    come from :func:`bayeserr.fewclusters.cluster_totals` (one call over all
+    come from :func:`bayeserr.stats.fewclusters.cluster_totals` (one call over all
     rows, with codes offset per row).  Unless the values are integers (0/1
     scores), each row's questions are first put in order of value, so the sums,
     and every result, do not depend on the order of the questions."""
-    from bayeserr.fewclusters import cluster_totals
+    from bayeserr.stats.fewclusters import cluster_totals
     d = np.atleast_2d(np.asarray(d, dtype=float))
     codes = np.asarray(codes)
     if codes.shape != d.shape[-1:]:
@@ -589,7 +589,7 @@ def from_arrays(d, codes, rope, *, level: float = 0.95, **kwargs) -> PairedClust
 
     ``d`` (P, n): ``s_A,i − s_B,i`` per pair, NaN where either model did not
     answer; ``codes`` (n,): integer cluster code of each question (e.g. from
-    ``pandas.factorize``).  Cluster sums: :func:`_cluster_arrays` (the result
+    ``pandas.factorize``).  Cluster sums: ``_cluster_arrays`` (the result
     does not depend on the order of the questions).
     """
     D, sizes, Q = _cluster_arrays(d, codes)

@@ -89,7 +89,7 @@ def population_difference(idata, clustered: bool, seed: int = 0) -> np.ndarray:
 def fit_mcmc(k, n, cluster_codes=None, *, draws: int = 1000, tune: int = 1000, chains: int = 2,
              seed: int = 0, target_accept: float = 0.9, progressbar: bool = False, cores: int | None = None):
     """NUTS fit; the posterior gains ``delta`` (the estimand) and accuracies ``p_A``, ``p_B``."""
-    from . import nuts
+    from bayeserr.models import nuts
     with build_pymc_model(k, n, cluster_codes):
         idata = nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False, cores=cores,

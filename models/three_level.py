@@ -39,11 +39,11 @@ Two fits of the same model:
 
 * :func:`fit_exact` — no sampler.  The hyperparameters are integrated on a
   grid: a coarse pass over the prior box of (ν, τ, log κ_q), η = ν s(τ)
-  (:func:`_spread`), and zoom passes locate the region above 1e-9 of the
+  (``_spread``), and zoom passes locate the region above 1e-9 of the
   largest density; the fine pass puts uniform nodes on τ (from 0: the
   integrand is even in τ) and log κ_q (trapezoid rule) and, on every line
   (τ, κ_q), uniform η nodes over that line's own mass range
-  (:func:`_line_ranges`: η's conditional spread shrinks as τ → 0); axes are
+  (``_line_ranges``: η's conditional spread shrinks as τ → 0); axes are
   refined where an a-posteriori error estimate asks.  Each cluster's φ_c is
   integrated numerically: for every κ_q the cluster likelihood
   ``l_c(x) = Π_i BetaBinomial(k_i | K_i, expit(x) κ_q, expit(−x) κ_q)`` is
@@ -54,14 +54,14 @@ Two fits of the same model:
   like exp(−2π² (width / step)²) for these smooth integrands, the step being
   half the sharpest cluster likelihood's width; for τ below ¾ of that width
   the integral is a Gauss–Hermite sum in z with l_c evaluated exactly at
-  η + τz (:func:`_integrals`).  The interval of μ inverts its posterior CDF
+  η + τz (``_integrals``).  The interval of μ inverts its posterior CDF
   (μ increases with η on each line; cubic-Hermite cumulative integrals,
-  fourth order: :func:`_mu_summaries`).  The interval of W: given the
+  fourth order: ``_mu_summaries``).  The interval of W: given the
   hyperparameters and the data the φ_c are independent, their first four
   conditional moments come from the same matrix products, and W's posterior
   is the grid mixture of laws with those cumulants (Pearson type I or
-  Edgeworth, :func:`.hierarchical._mixture_quantiles`) on η lines refined by
-  interpolation, each node's law widened by its cell (:func:`_w_mixture`).
+  Edgeworth, ``hierarchical._mixture_quantiles``) on η lines refined by
+  interpolation, each node's law widened by its cell (``_w_mixture``).
 * :func:`fit_mcmc` — PyMC NUTS on the same model, non-centred.
 
 Both are tested against each other (tests/test_three_level.py: within 4
@@ -76,7 +76,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
-from . import hierarchical as _h
+from bayeserr.models import hierarchical as _h
 
 #: z nodes of μ = E[expit(η + τ Z)]: trapezoid on [−9.5, 9.5], step 1/8 (error below
 #: exp(−2π²/(τ/8)), < 3e-9 for τ ≤ 8: expit's poles lie π/τ off the real z axis)
@@ -133,7 +133,7 @@ class ThreeLevelPrior:
 
     def box(self) -> np.ndarray:
         """Integration box of (ν, τ, log κ_q), η = ν s(τ): ν and log κ_q within
-        6 prior SDs (|η| ≤ |ν| s(τ), so the η box is covered), τ in [0, 6 scales]."""
+        6 prior SDs (``|η| ≤ |ν| s(τ)``, so the η box is covered), τ in [0, 6 scales]."""
         return np.array([[self.eta_mean - 6 * self.eta_sd, self.eta_mean + 6 * self.eta_sd],
                          [0.0, 6 * self.tau_sd],
                          [self.log_kappa_mean - 6 * self.log_kappa_sd,
@@ -817,7 +817,7 @@ class ThreeLevelPosterior:
 
     def weighted_mean_quantiles(self, q) -> np.ndarray:
         """Quantiles of W = Σ_c m_c φ_c / Σ_c m_c (the score's estimand): the
-        grid mixture of four-cumulant laws (:func:`.hierarchical._mixture_quantiles`)."""
+        grid mixture of four-cumulant laws (``hierarchical._mixture_quantiles``)."""
         w, cum = _w_mixture(self.weights, self.cumulants, self.tau)
         pi = w.ravel()
         keep = (pi > 1e-13 * pi.max()) & np.isfinite(cum[1].ravel())
@@ -842,7 +842,7 @@ class ThreeLevelPosterior:
         return {"eta": eta, "tau": tau, "kappa_question": np.exp(lk), "mu": mean_rate(eta, tau)}
 
     def to_inference_data(self, draws: int = 4000, seed: int = 0):
-        from .diagnostics import import_arviz
+        from bayeserr.models.diagnostics import import_arviz
         d = self.sample(draws, seed)
         return import_arviz().from_dict(posterior={k: v[None] for k, v in d.items()},
                                         attrs={"model": "three_level_beta_binomial",
@@ -969,7 +969,7 @@ def fit_mcmc_many(data, prior: ThreeLevelPrior = ThreeLevelPrior(), *, draws: in
     import warnings
 
     import arviz as az
-    from . import nuts
+    from bayeserr.models import nuts
     model = build_pymc_models(data, prior)
     with model, warnings.catch_warnings():
         # a leapfrog step far out during tuning can reach a NaN energy; NUTS rejects it

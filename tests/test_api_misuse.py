@@ -27,8 +27,9 @@ import pytest
 import xarray as xr
 
 import bayeserr
-from bayeserr import arena, passk
-from bayeserr.errors import InputError
+from bayeserr.analyses import arena
+from bayeserr.stats import passk
+from bayeserr.base.errors import InputError
 from bayeserr.lab import simulate as lab
 
 from .test_arena_hostile import simulate as simulate_votes
@@ -190,6 +191,10 @@ case("compare_all(one model)", lambda c: bayeserr.compare_all(c.ds, ["A"]), "at 
 case("compare_all(adjust=bonf)", lambda c: bayeserr.compare_all(c.ds, adjust="bonf"),
      "'bonf' is not a known multiplicity adjustment")
 case("compare_all(models=unknown)", lambda c: bayeserr.compare_all(c.ds, ["A", "Y"]), "model 'Y'")
+case("rank(one model)", lambda c: bayeserr.rank(c.ds, ["A"]), "at least two models")
+case("rank(top_k=0)", lambda c: bayeserr.rank(c.ds, top_k=0), "--top-k")
+case("rank(adjust=bonf)", lambda c: bayeserr.rank(c.ds, adjust="bonf"), "'bonf' is not a known multiplicity")
+case("ranking[unknown]", lambda c: bayeserr.rank(c.ds, bayes="off")["Z"], "'Z' is not among the results")
 
 # ================================================================ results lookups
 case("scores[unknown]", lambda c: c.scores["Z"], "'Z' is not among the results")

@@ -2,7 +2,6 @@
 CLI give the same numbers, every numeric option is range-checked, no import
 cycles, and ``import bayeserr`` stays light."""
 
-import json
 import subprocess
 import sys
 
@@ -10,7 +9,7 @@ import numpy as np
 import pytest
 
 import bayeserr
-from bayeserr import methods
+from bayeserr.registries import methods
 from bayeserr.examples import example_path
 
 from .conftest import real_file
@@ -54,8 +53,8 @@ def test_a_registered_method_reaches_every_output(dummy_method, tmp_path, cli, c
 
 
 def test_registries_give_did_you_mean_errors(cli):
-    from bayeserr.errors import InputError
-    from bayeserr.reporting.plots import FIGURES
+    from bayeserr.base.errors import InputError
+    from bayeserr.renderers.plots import FIGURES
     with pytest.raises(InputError, match="Did you mean 'forest'"):
         FIGURES.get_checked("forrest")
     with pytest.raises(InputError, match="Did you mean 'wilson'"):
@@ -148,35 +147,7 @@ def test_unpaired_power_rejects_impossible_proportions(cli):
 
 
 # ------------------------------------------------------------------ structure
-def test_no_import_cycles_between_layers():
-    """Lower layers never import higher ones (data → estimators → comparisons →
-    Bayesian glue → report → renderers → CLI)."""
-    import ast
-    from pathlib import Path
-    root = Path(bayeserr.__file__).parent
-    order = ["errors", "registry", "output", "readers", "data", "estimators", "fewclusters", "exact",
-             "pairs", "view", "pairtests", "methods", "options", "results", "caveats", "scoring",
-             "comparison", "planning", "power", "passk", "bayes", "reporting", "lab", "arena",
-             "inspect_metrics", "cli"]
-    rank = {name: i for i, name in enumerate(order)}
-    # lazy imports of the Bayesian glue by the registries and pipelines that offer
-    # Bayesian columns, and of the JSON helper
-    allowed_up = {("options", "bayes"), ("methods", "bayes"), ("pairtests", "bayes"),
-                  ("comparison", "bayes"), ("power", "reporting")}
-    problems = []
-    for path in root.rglob("*.py"):
-        mod = path.relative_to(root).parts[0].removesuffix(".py")
-        if mod not in rank:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module:
-                target = node.module.split(".")[0]
-                depth_ok = node.level == 1 if path.parent == root else node.level == 2
-                if depth_ok and target in rank and rank[target] > rank[mod] and (mod, target) not in allowed_up:
-                    problems.append(f"{path.relative_to(root)} imports {target}")
-    assert problems == []
-
-
+# (the layer rules: tests/test_layers.py)
 def test_import_is_light():
     code = "import bayeserr, sys; bayeserr.load; print('pymc' in sys.modules, 'arviz' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

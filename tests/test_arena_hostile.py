@@ -1,6 +1,6 @@
 """Hostile inputs to ``bayeserr arena``: each test builds its own votes.
 
-Decisions tested here (see :mod:`bayeserr.arena`):
+Decisions tested here (see :mod:`bayeserr.analyses.arena`):
 
 * empty cluster ids are an error naming the rows (as in ``bayeserr report``),
   never folded into some cluster;
@@ -23,8 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bayeserr import arena
-from bayeserr.errors import InputError
+from bayeserr.analyses import arena
+from bayeserr.renderers import arena as pages
+from bayeserr.base.errors import InputError
 
 
 def simulate(models, n, seed=0, ties=0.1, clusters=None, spread=1.0):
@@ -202,7 +203,7 @@ def test_shuffled_rows_give_identical_json(seed, by):
     base = arena.rate(arena.load_votes(df, cluster_col="prompt"), bootstrap=60, by=by, seed=3)
     again = arena.rate(arena.load_votes(shuffled, cluster_col="prompt"), bootstrap=60, by=by, seed=3)
     assert json.dumps(base.to_dict(), sort_keys=True) == json.dumps(again.to_dict(), sort_keys=True)
-    assert arena.to_markdown(base) == arena.to_markdown(again)
+    assert pages.to_markdown(base) == pages.to_markdown(again)
 
 
 def test_shuffled_file_gives_identical_output_through_the_cli(cli, tmp_path):

@@ -10,8 +10,8 @@ import pytest
 import statsmodels.api as sm
 
 import bayeserr
-from bayeserr import arena
-from bayeserr.passk import pass_at_k, pass_k_dataset
+from bayeserr.analyses import arena
+from bayeserr.stats.passk import pass_at_k, pass_k_dataset
 
 from .conftest import real_file
 

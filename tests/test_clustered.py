@@ -13,7 +13,7 @@ import pytest
 import statsmodels.api as sm
 
 import bayeserr
-from bayeserr.estimators import se_clt, se_clustered
+from bayeserr.stats.estimators import se_clt, se_clustered
 
 from .conftest import real_file
 

@@ -157,7 +157,7 @@ def test_html_glossary_says_what_the_recommended_methods_are(tmp_path):
     df = df[df.groupby("question_id")["model"].transform("size") == len(models)]
     rep = bayeserr.report(bayeserr.load(df))
     page = rep.to_html()
-    shown = {rep_key for rep_key in (bayeserr.methods.recommended(s) for s in rep.scores)}
+    shown = {rep_key for rep_key in (bayeserr.registries.methods.recommended(s) for s in rep.scores)}
     for key in shown:
-        m = bayeserr.methods.INTERVALS[key]
+        m = bayeserr.registries.methods.INTERVALS[key]
         assert f"{m.label}: {m.meaning}" in page.replace("&#x27;", "'"), key

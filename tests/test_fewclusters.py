@@ -1,4 +1,4 @@
-"""Few-cluster inference (M4b, SPEC §2–§3; bayeserr.fewclusters) against independent computations.
+"""Few-cluster inference (M4b, SPEC §2–§3; bayeserr.stats.fewclusters) against independent computations.
 
 * CR2 SE and Bell–McCaffrey df: explicit n×n matrix algebra (hat matrix,
   (I − H_cc)^(−1/2) by eigendecomposition, the G matrix of Bell & McCaffrey).
@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeserr.estimators import se_clustered
-from bayeserr.fewclusters import (
+from bayeserr.stats.estimators import se_clustered
+from bayeserr.stats.fewclusters import (
     TIE_RTOL,
     bm_df,
     cluster_totals,
@@ -416,8 +416,10 @@ def test_swebench_pair_against_wildboottest():
     # cluster whose sum is not 0) are counted by us and not (or only by rounding) there.
     ours = wild_cluster_bootstrap(D[None], n_c, variance="cr1").p_value[0]
     ties = 2.0 ** (np.sum(D == 0) + 1) / 2**12
+    # wildboottest is not pinned and its versions count ties differently (0.0361 in 0.3.1, 0.0352
+    # in 0.3.2): the bracket is the version-free check, and it is tight (one tie term wide)
     assert ours - ties - 1e-12 <= ref_p <= ours + 1e-12
-    assert ref_p == pytest.approx(0.0361, abs=5e-4)
+    assert ties < 0.01
 
 
 # --------------------------------------------------------------------------- #

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 import bayeserr
-from bayeserr.reporting import plots
+from bayeserr.renderers import plots
 from bayeserr.examples import example_path
 
 from .conftest import real_file
@@ -28,7 +28,7 @@ def _pt(x):
 def test_latex_numbers_agree_with_json(cli, cli_json):
     rep = cli_json("demo")
     tex = cli("demo", "--format", "latex").stdout
-    assert tex.count(r"\toprule") == 2 and r"\begin{tabular}" in tex and r"\caption{" in tex
+    assert tex.count(r"\toprule") == 3 and r"\begin{tabular}" in tex and r"\caption{" in tex
     for m in rep["models"]:
         # mean with the (clustered) SE in parentheses beneath it, then n and C
         cell = rf"{_pt(m['mean'])}\\ ({_pt(m['se_clustered'])})"
@@ -127,7 +127,7 @@ def test_jupyter_representations_are_scoped_fragments():
     import pandas as pd
 
     import bayeserr
-    from bayeserr import arena
+    from bayeserr.analyses import arena
     from bayeserr.examples import example_path
     ds = bayeserr.load(example_path())
     rep = bayeserr.report(ds, bayes="off")

@@ -25,9 +25,11 @@ import pandas as pd
 import pytest
 
 import bayeserr
-from bayeserr import data, readers
-from bayeserr.errors import InputError
-from bayeserr.readers import read_inspect, read_lmeval, read_logs
+from bayeserr import data
+from bayeserr.data import memory
+from bayeserr.data import readers
+from bayeserr.base.errors import InputError
+from bayeserr.data.readers import read_inspect, read_lmeval, read_logs
 
 from .test_validation import GOOD, _write  # noqa: F401  (shared fixtures)
 
@@ -593,13 +595,13 @@ def test_bad_text_files_are_input_errors(tmp_path):
 # ================================================================ size
 def test_dense_cube_limit(tmp_path, monkeypatch):
     path = _write(tmp_path, GOOD)
-    monkeypatch.setattr(data, "MAX_CUBE_BYTES", 64)
+    monkeypatch.setattr(memory, "MAX_CUBE_BYTES", 64)
     with pytest.raises(InputError, match=r"r\.csv: the score array would need 96 bytes \(2 models × 6 questions "
                                          r"× 1 samples × 8 bytes\), more than the limit .*--models"):
         bayeserr.load(path)
     assert bayeserr.load(path, models=["A"])["score"].shape == (1, 6, 1)
-    monkeypatch.setattr(data, "MAX_CUBE_BYTES", 8 << 30)
-    monkeypatch.setattr(data, "_available_memory", lambda: 80)
+    monkeypatch.setattr(memory, "MAX_CUBE_BYTES", 8 << 30)
+    monkeypatch.setattr(memory, "_available_memory", lambda: 80)
     with pytest.raises(InputError, match="more than the memory available now"):
         bayeserr.load(path)
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import bayeserr
 from bayeserr.cli import main
-from bayeserr.filters import apply_where, parse_where, where_counts
+from bayeserr.data.filters import apply_where, parse_where, where_counts
 
 from .conftest import SHARED, validate_report
 from .test_readers import _lmeval_output
@@ -356,7 +356,7 @@ def test_config_precedence_flag_bayeserr_toml_pyproject_default(cli, project):
     assert s["level"] == {"value": 0.9, "source": str(sub / "bayeserr.toml")}
     assert s["bayes"] == {"value": "off", "source": f"{root / 'pyproject.toml'} [tool.bayeserr]"}
     assert s["methods"]["value"] == "clt,wilson" and s["where"]["value"] == ["cat!=c"]
-    assert s["adjust"] == {"value": "holm", "source": "default"}
+    assert s["adjust"] == {"value": "romano-wolf", "source": "default"}
     assert _settings(cli, "--level", "0.7")["settings"]["level"] == {"value": 0.7, "source": "flag"}
     text = cli("config").stdout
     assert "level" in text and str(sub / "bayeserr.toml") in text and "default" in text

@@ -1,4 +1,4 @@
-"""bayeserr.inspect_metrics: the intervals as Inspect AI metrics.
+"""bayeserr.integrations.inspect_metrics: the intervals as Inspect AI metrics.
 
 The main test runs real Inspect tasks offline (the ``mockllm`` model with
 scripted answers, a handful of samples, epochs, clusters) in a subprocess,
@@ -47,7 +47,7 @@ def _offline_env(tmp) -> dict:
 # without Inspect too
 # --------------------------------------------------------------------------- #
 def test_import_bayeserr_never_imports_inspect():
-    code = ("import sys, bayeserr; bayeserr.load; bayeserr.report; import bayeserr.readers; "
+    code = ("import sys, bayeserr; bayeserr.load; bayeserr.report; import bayeserr.data.readers; "
             "print(any(m == 'inspect_ai' or m.startswith('inspect_ai.') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -59,7 +59,7 @@ def test_missing_inspect_is_a_clear_import_error():
         sys.modules["inspect_ai"] = None          # as if it were not installed
         sys.modules["inspect_ai.scorer"] = None
         try:
-            import bayeserr.inspect_metrics
+            import bayeserr.integrations.inspect_metrics
         except ImportError as exc:
             print(exc)
         else:
@@ -80,7 +80,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import (CORRECT, INCORRECT, PARTIAL, Score, Target, accuracy, match, scorer,
                                stderr)
 from inspect_ai.solver import TaskState, generate
-from bayeserr.inspect_metrics import interval_metrics
+from bayeserr.integrations.inspect_metrics import interval_metrics
 
 N = 24
 
@@ -254,7 +254,7 @@ def test_recomputed_from_log_samples(inspect_logs):
     the logged values again."""
     from inspect_ai.log import read_eval_log
     from inspect_ai.scorer import SampleScore
-    import bayeserr.inspect_metrics as im
+    import bayeserr.integrations.inspect_metrics as im
     log = read_eval_log(inspect_logs["epochs"])
     scores = [SampleScore(score=s.scores["match"], sample_id=s.id, sample_metadata=s.metadata)
               for s in log.samples]
@@ -275,7 +275,7 @@ def test_recomputed_from_log_samples(inspect_logs):
 @pytest.fixture(scope="module")
 def im():
     pytest.importorskip("inspect_ai")
-    import bayeserr.inspect_metrics as im
+    import bayeserr.integrations.inspect_metrics as im
     return im
 
 
@@ -291,7 +291,7 @@ def _scores(rows, clusters=None, field="repo"):
 
 
 def test_values_are_mapped_like_bayeserr(im):
-    from bayeserr.fewclusters import cr2_mean, t_test
+    from bayeserr.stats.fewclusters import cr2_mean, t_test
     rows = [["C"], ["I"], ["P"], ["N"], [1], [0.25], ["yes"], [False], [True], ["0.75"]]
     got = im.ci_clustered()(_scores(rows))
     s = np.array([1, 0, 0.5, 0, 1, 0.25, 1, 0, 1, 0.75])
@@ -321,7 +321,7 @@ def test_epochs_are_averaged_per_question_first(im):
 
 
 def test_exact_beta_hierarchical_match_bayeserr_functions(im):
-    from bayeserr.exact import proportion_interval
+    from bayeserr.stats.exact import proportion_interval
     from bayeserr.models.beta_binomial import beta_posterior
     from bayeserr.models.hierarchical import fit_exact
     rng = np.random.default_rng(3)

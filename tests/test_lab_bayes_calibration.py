@@ -15,7 +15,7 @@ import pytest
 import bayeserr
 from bayeserr.lab import publish
 from bayeserr.lab import simulate as sim
-from bayeserr.pairtests import TESTS
+from bayeserr.registries.pairtests import TESTS
 
 NEW, OLD, PLAIN = "bayes_cluster_0975", "bayes_bootstrap_0975", "bayes_prob_0975"
 

@@ -12,7 +12,7 @@ import pytest
 
 from bayeserr.lab import publish
 from bayeserr.lab import simulate as sim
-from bayeserr.pairtests import TESTS, headline
+from bayeserr.registries.pairtests import TESTS, headline
 
 REPS = 2000
 

@@ -20,9 +20,9 @@ import pytest
 from click.testing import CliRunner
 
 import bayeserr
-from bayeserr import data
+from bayeserr.data import loading, memory
 from bayeserr.cli import main
-from bayeserr.errors import InputError
+from bayeserr.base.errors import InputError
 
 MiB = 1 << 20
 
@@ -54,16 +54,16 @@ def _write_parquet(path, n_models: int, n_questions: int) -> None:
 # ------------------------------------------------------------------ the estimate
 def test_the_estimate_is_rows_times_bytes_a_row_plus_the_score_array():
     rows = 10_000_000
-    read, index = data.LOAD_BYTES_PER_ROW["read"], data.LOAD_BYTES_PER_ROW["index"]
-    assert data.load_memory_estimate(rows, "read") == (rows * read[0], rows * read[1])
+    read, index = memory.LOAD_BYTES_PER_ROW["read"], memory.LOAD_BYTES_PER_ROW["index"]
+    assert memory.load_memory_estimate(rows, "read") == (rows * read[0], rows * read[1])
     # indexing: the score array is at least one cell a row before its shape is known ...
-    assert data.load_memory_estimate(rows, "index") == (rows * (index[0] + 8), rows * (index[1] + 8))
+    assert memory.load_memory_estimate(rows, "index") == (rows * (index[0] + 8), rows * (index[1] + 8))
     # ... and its real size once it is (100 models × 200k questions × 1 sample)
-    assert data.load_memory_estimate(rows, "index", 20_000_000)[0] == rows * index[0] + 160_000_000
+    assert memory.load_memory_estimate(rows, "index", 20_000_000)[0] == rows * index[0] + 160_000_000
     # the benchmark's figure (issue 12): loading peaks at 75–90 bytes an input row; the
     # estimate must not be below it, nor so far above that it refuses what fits
     for phase in ("read", "index"):
-        resident, address = data.load_memory_estimate(1, phase)
+        resident, address = memory.load_memory_estimate(1, phase)
         assert 60 <= resident <= 120 and resident <= address <= 2 * resident
 
 
@@ -82,13 +82,13 @@ def test_the_estimate_bounds_a_real_load():
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
-    resident, address = data.load_memory_estimate(len(df), "index", ds["score"].size)
+    resident, address = memory.load_memory_estimate(len(df), "index", ds["score"].size)
     assert 0.75 * peak <= resident and peak <= address <= 3 * peak, (peak, resident, address)
 
 
 # ------------------------------------------------------------------ refusals
 def _limit(monkeypatch, left: int, what="the memory available now", kind=0):
-    monkeypatch.setattr(data, "_memory_limits", lambda: [(left, what, kind)])
+    monkeypatch.setattr(memory, "_memory_limits", lambda: [(left, what, kind)])
 
 
 def test_parquet_is_refused_from_its_metadata_before_reading(tmp_path, monkeypatch):
@@ -124,7 +124,7 @@ def test_indexing_is_refused_after_the_rows_are_selected(monkeypatch):
     """Once read, what counts is the rows left after --models / --where: the
     message names them and says how to load fewer."""
     df = _frame(4, 50_000)
-    per_row = data.LOAD_BYTES_PER_ROW["index"][0] + 8
+    per_row = memory.LOAD_BYTES_PER_ROW["index"][0] + 8
     _limit(monkeypatch, 100_000 * per_row + 1)
     with pytest.raises(InputError) as err:
         bayeserr.load(df)
@@ -136,9 +136,9 @@ def test_indexing_is_refused_after_the_rows_are_selected(monkeypatch):
 
 
 def test_memory_limits_are_read_from_the_system():
-    limits = data._memory_limits()
+    limits = memory._memory_limits()
     assert limits and all(left >= 0 and kind in (0, 1) for left, _, kind in limits)
-    assert data._available_memory() == min(left for left, _, _ in limits)
+    assert memory._available_memory() == min(left for left, _, _ in limits)
 
 
 
@@ -170,7 +170,7 @@ def test_a_memory_error_is_one_error_line(tmp_path, monkeypatch):
     def out_of_memory(*args, **kwargs):
         raise MemoryError("Unable to allocate 76.3 MiB for an array with shape (10000000,) and data type float64")
 
-    monkeypatch.setattr(data, "_validated_scores", out_of_memory)
+    monkeypatch.setattr(loading, "_validated_scores", out_of_memory)
     res = CliRunner().invoke(main, ["report", str(path), "--bayes", "off"])
     assert res.exit_code == 2
     lines = res.stderr.strip().splitlines()

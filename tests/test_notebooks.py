@@ -32,7 +32,7 @@ import pytest
 from nbclient import NotebookClient
 
 import bayeserr
-from bayeserr.methods import recommended
+from bayeserr.registries.methods import recommended
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
@@ -101,7 +101,7 @@ BACKEND_CHECK = (
     # a bayeserr figure drawn (and saved) first, in a kernel where pyplot was never imported
     "import pandas as pd\n"
     "import bayeserr\n"
-    "from bayeserr.reporting import plots\n"
+    "from bayeserr.renderers import plots\n"
     "rows = [(m, f'q{i}', int((i * (3 + j)) % 4 > 0)) for j, m in enumerate(['A', 'B']) for i in range(12)]\n"
     "rep = bayeserr.report(bayeserr.load(pd.DataFrame(rows, columns=['model', 'question_id', 'score'])))\n"
     "fig = plots.forest(rep)\n"
@@ -197,9 +197,10 @@ def test_claims_01_quick_start(example_report):
         # the forest: clustered widest; the hierarchical posterior (these articles) narrowest
         assert width(s.intervals["clustered"]) > width(s.intervals["clt"]) > width(
             s.intervals["hierarchical_posterior"])
-    assert rep.groups == {"ckpt-0419": "ab", "ckpt-0426": "a", "ckpt-0412": "ab", "baseline-v1": "b"}
-    separated = {(c.a, c.b) for c in rep.comparisons if c.p_holm < 0.05}
-    assert separated == {("ckpt-0426", "baseline-v1")}
+    assert rep.groups == {"ckpt-0419": "a", "ckpt-0426": "a", "ckpt-0412": "ab", "baseline-v1": "b"}
+    separated = {(c.a, c.b) for c in rep.comparisons if c.different}
+    assert separated == {("ckpt-0419", "baseline-v1"), ("ckpt-0426", "baseline-v1")}
+    assert rep.ranking.tied_with_best == ["ckpt-0419", "ckpt-0426", "ckpt-0412"]
     c = bayeserr.compare(ds, "ckpt-0426", "baseline-v1")
     assert c.ci[0] > 0 and c.se_paired < c.se_unpaired
     # ... although the two models' own intervals overlap
@@ -278,7 +279,9 @@ def test_claims_04_many_models(many_models):
     assert len(issues) == 12 and issues["django"] == 150
     means = results.groupby("model").score.mean()
     assert 0.78 < means.min() < 0.82 and 0.95 < means.max() < 0.98  # "about 80–97%"
-    assert set(rep.groups.values()) == {"a"} and all(c.p_holm >= 0.05 for c in rep.comparisons)
+    assert rep.groups is None and "no pair is declared different" in rep.groups_note
+    assert not any(c.different for c in rep.comparisons) and all(c.p_holm >= 0.05 for c in rep.comparisons)
+    assert all(r.rank_simultaneous == (1, 25) and r.tied_with_best for r in rep.ranking)
     assert round(100 * (means.max() - means.min())) in range(15, 20)  # "about 17 points apart"
     first = rep.scores[0]
     assert 3.3 < first.effective_clusters < 3.7 and 2.8 < first.df < 3.3
@@ -307,8 +310,10 @@ def test_claims_04_many_models(many_models):
 def test_claims_04_ignoring_the_repositories(many_models):
     results, _ = many_models
     flat = bayeserr.report(bayeserr.load(results, no_cluster=True))
-    assert sum(c.p_holm < 0.05 for c in flat.comparisons) > 0
-    assert len(set("".join(flat.groups.values()))) > 3  # "several groups"
+    assert sum(c.different for c in flat.comparisons) > 0
+    assert len(flat.ranking.tied_with_best) < 25  # "fewer are tied with the best"
+    widths = [hi - lo for lo, hi in (r.rank_simultaneous for r in flat.ranking)]
+    assert max(widths) < 24  # "the rank intervals narrow"
 
 
 def test_claims_04_real_swebench():
@@ -321,9 +326,10 @@ def test_claims_04_real_swebench():
     rep = bayeserr.report(bayeserr.load(real[["model", "question_id", "cluster_id", "score"]]))
     means = [s.mean for s in rep.scores]
     assert max(means) - min(means) > 0.6  # "more than 60 points"
-    assert sum(c.p_holm < 0.05 for c in rep.comparisons) > 0
+    held = sum(c.p_holm < 0.05 for c in rep.comparisons)
+    assert sum(c.different for c in rep.comparisons) > held > 0  # "separates more pairs than Holm"
     top, second = rep.scores[0].model, rep.scores[1].model
-    assert set(rep.groups[top]) & set(rep.groups[second])  # neighbours share a letter
+    assert {top, second} <= set(rep.ranking.tied_with_best)  # "models near the top are still tied"
 
 
 # ------------------------------------------------------------- small fixes
@@ -331,13 +337,14 @@ def test_claims_04_real_swebench():
 def test_arena_html_title_names_the_file_not_its_path(tmp_path):
     import pandas as pd
 
-    from bayeserr import arena
+    from bayeserr.analyses import arena
+    from bayeserr.renderers import arena as pages
     votes = pd.DataFrame({"model_a": ["A", "B", "C", "A"] * 5, "model_b": ["B", "C", "A", "C"] * 5,
                           "winner": ["model_a", "model_b", "tie", "model_a"] * 5})
     path = tmp_path / "deep" / "folder" / "votes.csv"
     path.parent.mkdir(parents=True)
     votes.to_csv(path, index=False)
-    page = arena.to_html(arena.rate(arena.load_votes(path), bootstrap=20))
+    page = pages.to_html(arena.rate(arena.load_votes(path), bootstrap=20))
     assert "<title>Arena ratings: votes.csv</title>" in page
     assert "<h1>Arena ratings: votes.csv</h1>" in page
     assert str(tmp_path) not in page

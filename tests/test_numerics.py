@@ -16,10 +16,10 @@ from scipy import stats
 
 import bayeserr
 from bayeserr.bayes import BayesSettings
-from bayeserr.estimators import VarianceComponents, variance_components
-from bayeserr.exact import effective_n, proportion_interval
-from bayeserr.pairs import correlation, pair_moments
-from bayeserr.passk import pass_at_k
+from bayeserr.stats.estimators import VarianceComponents, variance_components
+from bayeserr.stats.exact import effective_n, proportion_interval
+from bayeserr.stats.pairs import correlation, pair_moments
+from bayeserr.stats.passk import pass_at_k
 
 from .conftest import real_file
 

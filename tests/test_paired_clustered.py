@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from scipy import optimize, special, stats
 
-from bayeserr.fewclusters import cluster_totals
+from bayeserr.stats.fewclusters import cluster_totals
 from bayeserr.models import paired_clustered as pc
 
 SWE = np.array([231, 75, 44, 34, 32, 22, 22, 19, 10, 8, 2, 1])

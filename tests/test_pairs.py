@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 
 import bayeserr
-from bayeserr.estimators import se_clt, se_clustered
-from bayeserr.pairs import pair_moments
+from bayeserr.stats.estimators import se_clt, se_clustered
+from bayeserr.stats.pairs import pair_moments
 
 
 def _random_frame(seed, n_models=5, n=80, n_clusters=11, missing=0.15, binary=False):

@@ -10,8 +10,8 @@ from hypothesis.extra.numpy import arrays
 
 import bayeserr
 from bayeserr.bayes import BayesSettings
-from bayeserr.estimators import se_clt, se_clustered
-from bayeserr.pairs import pair_moments, paired_standard_errors
+from bayeserr.stats.estimators import se_clt, se_clustered
+from bayeserr.stats.pairs import pair_moments, paired_standard_errors
 
 scores = arrays(float, st.integers(2, 60), elements=st.floats(0, 1, allow_nan=False))
 

@@ -9,7 +9,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 import bayeserr
-from bayeserr.estimators import se_clt
+from bayeserr.stats.estimators import se_clt
 
 from .conftest import real_file
 

@@ -27,10 +27,10 @@ import pytest
 
 import bayeserr
 from bayeserr.examples import example_path
-from bayeserr.methods import INTERVALS
-from bayeserr.reporting import html as html_renderer
-from bayeserr.reporting import latex as latex_renderer
-from bayeserr.reporting import plots
+from bayeserr.registries.methods import INTERVALS
+from bayeserr.renderers import html as html_renderer
+from bayeserr.renderers import latex as latex_renderer
+from bayeserr.renderers import plots
 from bayeserr.reporting.tables import Cell, Column, Table
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -167,7 +167,8 @@ def test_html_glossary_explains_every_column(rep25, pages):
         m = INTERVALS[key]
         assert html_renderer.esc(m.applies) in text[html_renderer.esc(m.label)]
         assert m.reference in text[html_renderer.esc(m.label)]
-    for symbol in ("n", "C", "C_eff", "df", "K", "deff", "ρ", "p", "Holm p", "P(A &gt; B)", "P(tie)"):
+    for symbol in ("n", "C", "C_eff", "df", "K", "deff", "ρ", "p", "RW p", "P(A &gt; B)", "P(tie)",
+                   "Rank interval (all models)", "Verdict", "Simultaneous CI"):
         assert symbol in defined, symbol
     # the same text is the tooltip of each column head
     assert 'data-key="c_eff" data-type="num" title="Effective number of clusters' in page

@@ -19,13 +19,13 @@ INTERVAL_KEYS = {"clt", "clustered", "clustered_paper", "wilson", "clopper_pears
 PAIR_KEYS = {"a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_clustered_paired",
              "se_clustered_paired_paper", "n_clusters", "effective_clusters", "test", "statistic",
              "df", "ci", "p_value", "p_holm", "p_bh", "wild_bootstrap", "correlation", "mcnemar",
-             "prob_a_better", "prob_tie"}
+             "prob_a_better", "prob_tie", "p_romano_wolf", "p_adjusted", "different", "ci_adjusted"}
 
 
 def _check_schema(rep):
     validate_report(rep)
     assert set(rep) == {"schema", "level", "provenance", "columns", "rows", "models", "comparisons",
-                        "tie_zone", "warnings", "pass_at_k"}  # pass_at_k: null unless --pass-k
+                        "adjustment", "ranking", "tie_zone", "warnings", "pass_at_k"}  # pass_at_k: null unless --pass-k
     assert rep["schema"] == "bayeserr.report/2"
     assert set(rep["provenance"]) == {"version", "created", "command", "inputs", "seed"}
     assert set(rep["columns"]) == {"model", "question", "score", "cluster", "sample"}
@@ -36,7 +36,7 @@ def _check_schema(rep):
         assert set(c) == PAIR_KEYS
         if c["mcnemar"] is not None:
             assert set(c["mcnemar"]) == {"n_a_only", "n_b_only", "p_value", "p_mid"}
-    assert set(rep["tie_zone"]) == {"unpaired", "paired_median"}
+    assert set(rep["tie_zone"]) == {"unpaired", "paired_median", "largest_not_different", "smallest_different"}
     assert rep["pass_at_k"] is None
     for w in rep["warnings"]:
         assert set(w) == {"code", "model", "message"}

@@ -213,12 +213,12 @@ def test_hierarchical_misfit_is_flagged_on_evalperf():
     Beta model fits them poorly and its posterior misses the score: the report
     says so for that model and no other."""
     sc = bayeserr.score(bayeserr.load(real_file("evalperf_per_task.csv.gz")))
-    from bayeserr.caveats import for_model
+    from bayeserr.registries.caveats import for_model
     flagged = {s.model for s in sc for c in for_model(s) if c.code == "hierarchical_misfit"}
     missed = {s.model for s in sc if s.intervals["hierarchical_posterior"] is not None
               and not s.intervals["hierarchical_posterior"][0] <= s.mean <= s.intervals["hierarchical_posterior"][1]}
     assert flagged == missed == {"o1-mini-2024-09-12"}
-    from bayeserr.methods import recommended
+    from bayeserr.registries.methods import recommended
     o1 = next(s for s in sc if s.model == "o1-mini-2024-09-12")
     assert recommended(o1) == "cluster_effect_posterior"  # not the interval the warning distrusts
     assert "hierarchical_posterior" not in {recommended(s) for s in sc}  # 2 clusters: population estimand

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bayeserr
-from bayeserr.estimators import se_bernoulli, se_clt
+from bayeserr.stats.estimators import se_bernoulli, se_clt
 
 from .conftest import binary_frame
 

@@ -1,4 +1,5 @@
-"""The Bayesian layer between the data and the models of ``bayeserr.models``.
+"""Layer 4, the Bayesian glue between the data and the models of
+:mod:`bayeserr.models`.  May import: base, data, stats, models.
 
 Split by job:
 
@@ -13,6 +14,6 @@ Nothing here is imported by ``import bayeserr``; PyMC and ArviZ are imported
 only inside the functions that sample or save.
 """
 
-from .settings import MODES, BayesSettings, parse_prior
+from bayeserr.bayes.settings import MODES, BayesSettings, parse_prior
 
 __all__ = ["BayesSettings", "MODES", "parse_prior"]

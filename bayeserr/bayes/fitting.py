@@ -15,8 +15,8 @@ import sys
 
 import numpy as np
 
-from ..caveats import Caveat
-from .sampling import sampling_output
+from bayeserr.base.caveat import Caveat
+from bayeserr.bayes.sampling import sampling_output
 
 
 def hierarchical_mcmc_many(items, settings) -> list:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .sampling import sampling_output
+from bayeserr.bayes.sampling import sampling_output
 
 PAIR_CHUNK = 256
 
@@ -100,7 +100,7 @@ def clustered_probabilities(view, ia, ib, rope: float, totals=None):
     computed for the CR2 headline, else formed here); NaN where the pair has
     fewer than two common clusters."""
     from bayeserr.models.paired_clustered import pair_probabilities as clustered
-    from ..comparison import pair_cluster_totals
+    from bayeserr.stats.pairs import pair_cluster_totals
     better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
     if totals is None:
         chunks = list(pair_cluster_totals(view, ia, ib))

@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..errors import InputError
+from bayeserr.base.errors import InputError
 
 
 def _idata(fit, seed: int):
@@ -35,7 +35,7 @@ def _write_netcdf(idata, path: Path) -> None:
 
 def save_posteriors(fits: dict, directory, seed: int = 0) -> list[Path]:
     """Write every posterior of ``fits`` (model -> kind -> posterior) and the index."""
-    from ..output import write_atomic
+    from bayeserr.base.output import write_atomic
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)

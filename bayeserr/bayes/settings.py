@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
-from ..registry import Registry, check_range
+from bayeserr.base.errors import InputError
+from bayeserr.base.registry import Registry, check_range
 
 MODES = Registry("Bayesian mode", "--bayes", {
     "off": "no Bayesian columns",
@@ -38,7 +38,7 @@ def parse_prior(text):
         values = tuple(v.strip() for v in str(text).split(","))
     else:
         if text not in PRIORS:
-            from ..errors import suggest
+            from bayeserr.base.errors import suggest
             raise InputError(f"--prior '{text}' is not a known prior.{suggest(text, PRIORS)} Use "
                              f"{', '.join(PRIORS)} or two numbers a,b for Beta(a, b).")
         return text

@@ -1,5 +1,5 @@
 import sys
 
-from . import run
+from bayeserr.cli import run
 
 sys.exit(run())

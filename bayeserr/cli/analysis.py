@@ -6,19 +6,19 @@ import json
 
 import click
 
-from ..errors import InputError
-from ..reporting.build import COMPARE_FORMATS, FORMATS
-from ..reporting.plots import FIGURES
-from . import main
-from .common import command_line, emit, ints, load, model_list, output_format
-from .options import (LEVEL, PROBABILITY, adjust_option, analysis_options, bayes_options,
+from bayeserr.base.errors import InputError
+from bayeserr.reporting.build import COMPARE_FORMATS, FORMATS
+from bayeserr.renderers.plots import FIGURES
+from bayeserr.cli.app import main
+from bayeserr.cli.common import command_line, emit, ints, load, model_list, output_format
+from bayeserr.cli.options import (LEVEL, PROBABILITY, adjust_option, analysis_options, bayes_options,
                       bayes_settings, choice, load_options, pop_load, ranged, where_option)
 
 
 def _write_report(rep, fmt, output, save_posterior=None, seed=0):
     emit(rep.render(fmt), output)
     if save_posterior:
-        from ..bayes.saving import save_posteriors
+        from bayeserr.bayes.saving import save_posteriors
         if not rep.posteriors:
             raise InputError("--save-posterior: there is no posterior to save (--bayes off?).")
         paths = save_posteriors(rep.posteriors, save_posterior, seed=seed)
@@ -42,13 +42,16 @@ def _write_report(rep, fmt, output, save_posterior=None, seed=0):
               help="Interval columns in text formats: recommended (one per model), all, or method "
                    "keys separated by commas (e.g. clt,wilson); JSON always has every method.")
 @click.option("--pairs", "pairs", default="auto", show_default=True,
-              help="Comparisons shown: all, adjacent (neighbours in the ranking), vs=MODEL, or auto "
-                   "(all up to 45 pairs, else adjacent; JSON: all).")
+              help="The family of pairs the adjustment covers and the rows shown: vs=MODEL (MODEL's "
+                   "pairs), or all pairs — all, adjacent (shows neighbours in the ranking) or auto "
+                   "(shows all up to 45 pairs, else adjacent; JSON: all).")
+@click.option("--top-k", "top_k", type=int, default=3, show_default=True, callback=ranged(1, integer=True),
+              help="Size of the ranking's top-k confidence set (≥ 1).")
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
-           save_posterior, models_text, output, methods, pairs, pass_k_text, where, **kw):
+           save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where, **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -58,14 +61,14 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     model of every row of PATH (a table without a model column, or a log
     whose model name is replaced).
     """
-    from ..options import Options
-    from ..reporting import build_report
+    from bayeserr.registries.options import Options
+    from bayeserr.reporting import build_report
     fmt = output_format(fmt, output)
     bayes = bayes_settings(kw, fmt)
     options = Options(level=level, cluster_correction=cluster_correction, adjust=adjust,
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
-                      seed=bayes.seed, methods=methods, pairs=pairs)
+                      seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k)
     ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))
     rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line())
     _write_report(rep, fmt, output, save_posterior, bayes.seed)
@@ -84,8 +87,8 @@ def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, 
     them is an input, as for report (several files, a quoted pattern,
     NAME=PATH).
     """
-    from ..options import Options
-    from ..reporting import build_comparison
+    from bayeserr.registries.options import Options
+    from bayeserr.reporting import build_comparison
     if len(items) < 3:
         raise click.UsageError(f"compare takes FILE... A B: one or more inputs, then the two models "
                                f"(got {len(items)} argument{'s' if len(items) != 1 else ''}).")
@@ -98,7 +101,7 @@ def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, 
     ds = load(files, models=[a, b], where=where, **pop_load(kw))
     rep = build_comparison(ds, a, b, options=options)
     if save_posterior and rep.posterior is not None and rep.posterior.idata is not None:
-        from ..bayes.saving import save_one
+        from bayeserr.bayes.saving import save_one
         save_one(rep.posterior.idata, save_posterior)
     emit(rep.render(fmt))
 
@@ -147,7 +150,7 @@ def power(ctx, pilot, fmt, power_, where, **kw):
 
     Run with no options for examples.
     """
-    from ..power import USAGE, plan
+    from bayeserr.analyses.power import USAGE, plan
     cols = pop_load(kw)
     if not pilot and all(kw[k] is None for k in ("delta", "n", "omega2", "p", "rho", "unpaired",
                                                     "baseline", "target", "tie_p")):
@@ -170,9 +173,9 @@ def power(ctx, pilot, fmt, power_, where, **kw):
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to this file.")
 def demo(fmt, level, output):
     """Run the report on the bundled example (a fictional internal eval set)."""
-    from ..data import load as _load
-    from ..examples import example_path
-    from ..reporting import build_report
+    from bayeserr.data.loading import load as _load
+    from bayeserr.examples import example_path
+    from bayeserr.reporting import build_report
     fmt = output_format(fmt, output)
     ds = _load(example_path(), name="bundled example: internal_eval.csv.gz")
     _write_report(build_report(ds, level=level, inputs=[example_path()], command=command_line()),
@@ -191,9 +194,10 @@ def demo(fmt, level, output):
               help="Figure file: .svg, .png or .pdf.")
 def plot(file, kind, output, level, cluster_correction, on_unpaired, save_posterior, **kw):
     """Draw one figure of the report for FILE."""
-    from ..options import Options
-    from ..output import check_writable
-    from ..reporting import build_report, plots
+    from bayeserr.registries.options import Options
+    from bayeserr.base.output import check_writable
+    from bayeserr.reporting import build_report
+    from bayeserr.renderers import plots
     bayes = bayes_settings(kw, "json")
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
                       bayes=bayes)

@@ -8,10 +8,10 @@ import sys
 
 import click
 
-from ..errors import InputError
-from . import main
-from .common import emit, output_format
-from .options import LEVEL, SEED, ranged
+from bayeserr.base.errors import InputError
+from bayeserr.cli.app import main
+from bayeserr.cli.common import emit, output_format
+from bayeserr.cli.options import LEVEL, SEED, ranged
 
 
 @main.command()
@@ -43,11 +43,12 @@ def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_t
     Warns (in every format) when the votes do not identify what is shown: groups of
     models that never met, a model that won or lost every vote, all votes tied.
     The same votes in any row order give the same output for the same --seed."""
-    from .. import arena as ar
-    from ..bayes.sampling import sampling_output
-    from ..output import protect
-    from ..reporting.build import to_jsonable
-    from ..filters import parse_where
+    from bayeserr.analyses import arena as ar
+    from bayeserr.renderers import arena as pages
+    from bayeserr.bayes.sampling import sampling_output
+    from bayeserr.base.output import protect
+    from bayeserr.base.jsonable import to_jsonable
+    from bayeserr.data.filters import parse_where
     where = {}
     for item in where_text:
         cond = parse_where(item)  # the syntax of report's --where; the arena takes = (any of the values)
@@ -69,6 +70,6 @@ def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_t
             ratings = ar.rate(votes, bootstrap=bootstrap, by=bootstrap_by, level=level, seed=seed,
                               progress=bar.update, bayes=bayes_flag,
                               bayes_kwargs={"progressbar": fmt != "json", "seed": seed})
-    text = {"md": ar.to_markdown, "latex": ar.to_latex, "html": ar.to_html,
+    text = {"md": pages.to_markdown, "latex": pages.to_latex, "html": pages.to_html,
             "json": lambda r: json.dumps(to_jsonable(r.to_dict()), indent=2) + "\n"}[fmt](ratings)
     emit(text, output)

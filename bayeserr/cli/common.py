@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import InputError
+from bayeserr.base.errors import InputError
 
 
 def inputs(files) -> list:
@@ -31,8 +31,8 @@ def inputs(files) -> list:
 def load(files, models=None, where=None, **cols):
     """Load results from one or several inputs (see :func:`inputs`), and
     protect every input from being overwritten."""
-    from ..data import load as _load
-    from ..output import protect
+    from bayeserr.data.loading import load as _load
+    from bayeserr.base.output import protect
     source = inputs(files)
     protect(*(s for s in source if isinstance(s, str)))
     try:
@@ -52,7 +52,7 @@ def _configured(param: str) -> str | None:
     ctx = click.get_current_context(silent=True)
     if ctx is None or ctx.get_parameter_source(param) is not click.core.ParameterSource.DEFAULT_MAP:
         return None
-    from ..config import read
+    from bayeserr.data.config import read
     cfg = read()
     return cfg.source_text(param) if param in cfg.sources else "a configuration file"
 
@@ -60,7 +60,7 @@ def _configured(param: str) -> str | None:
 def emit(text: str, output=None) -> None:
     """Print to stdout, or write atomically to ``output``."""
     if output:
-        from ..output import write_atomic
+        from bayeserr.base.output import write_atomic
         write_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
     else:

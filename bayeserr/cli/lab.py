@@ -8,10 +8,10 @@ import sys
 
 import click
 
-from ..errors import InputError
-from . import main
-from .common import floats, ints
-from .options import LEVEL, PROBABILITY, SEED, ranged
+from bayeserr.base.errors import InputError
+from bayeserr.cli.app import main
+from bayeserr.cli.common import floats, ints
+from bayeserr.cli.options import LEVEL, PROBABILITY, SEED, ranged
 
 
 def grid_options(f):
@@ -38,7 +38,7 @@ def grid_options(f):
 
 
 def _designs(n_text, p_text, m_text, icc, k_text, spread, fractional, **extra):
-    from ..lab import simulate as sim
+    from bayeserr.lab import simulate as sim
     ps = floats(p_text, "p")
     if any(not 0 < p < 1 for p in ps):
         raise InputError("--p: accuracies must lie strictly between 0 and 1.")
@@ -60,7 +60,7 @@ def _designs(n_text, p_text, m_text, icc, k_text, spread, fractional, **extra):
 
 
 def _run(designs, study, reps, seed, **kw):
-    from ..lab.publish import run_grid
+    from bayeserr.lab.publish import run_grid
     with click.progressbar(length=len(designs), label="simulating", file=sys.stderr) as bar:
         return run_grid(designs, study, reps, seed, progress=bar.update, **kw)
 
@@ -76,7 +76,7 @@ def _emit(df, fmt, markdown):
 
 
 def _pivot(value, key):
-    from ..lab.publish import pivot_markdown
+    from bayeserr.lab.publish import pivot_markdown
     return lambda df: pivot_markdown(df, value, key)
 
 
@@ -91,12 +91,12 @@ def simulate():
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the coverage figure (svg, png or pdf).")
 def simulate_coverage(n_text, p_text, m_text, icc, k_text, spread, fractional, reps, seed, fmt, level, plot):
     """Coverage and mean width of every interval method over a grid (md table: coverage %)."""
-    from ..lab import simulate as sim
+    from bayeserr.lab import simulate as sim
     designs = _designs(n_text, p_text, m_text, icc, k_text, spread, fractional)
     df = _run(designs, sim.coverage, reps, seed, level=level)
     _emit(df, fmt, _pivot("coverage", "method"))
     if plot:
-        from ..lab.publish import coverage_figure
+        from bayeserr.lab.publish import coverage_figure
         coverage_figure(df, plot, level)
 
 
@@ -111,7 +111,7 @@ def simulate_coverage(n_text, p_text, m_text, icc, k_text, spread, fractional, r
 def simulate_power(n_text, p_text, m_text, icc, k_text, spread, fractional, reps, seed, fmt, gap_text,
                    rho_text, alpha, plan_power):
     """False-positive rate (gap 0) and detection rate (gap > 0) of every test (md table: rate %)."""
-    from ..lab import simulate as sim
+    from bayeserr.lab import simulate as sim
     designs = _designs(n_text, p_text, m_text, icc, k_text, spread, fractional,
                        gap=floats(gap_text, "gap"), rho=floats(rho_text, "rho"))
     if plan_power is not None:
@@ -123,7 +123,7 @@ def simulate_power(n_text, p_text, m_text, icc, k_text, spread, fractional, reps
 
 
 def _fewcluster_options(f):
-    from ..lab.publish import FEWCLUSTER_SETTINGS as S
+    from bayeserr.lab.publish import FEWCLUSTER_SETTINGS as S
     opts = [
         click.option("--designs", "designs_text", default="all", show_default=True,
                      help="Cluster structures (comma-separated): equal_2, equal_3, equal_5, equal_10, "
@@ -150,7 +150,7 @@ def _fewcluster_options(f):
 
 def _run_fewclusters(reps, seed, designs_text="all", icc_diff_text="0,0.02,0.05,0.1", gap=0.05,
                      accuracy=0.6, icc=0.2, rho=0.7, wild_draws=999, alpha=0.05):
-    from ..lab import publish, simulate as sim
+    from bayeserr.lab import publish, simulate as sim
     presets = _presets(designs_text)
     icc_diffs = floats(icc_diff_text, "icc-diff")
     if not 0 < accuracy < 1 or not 0 < accuracy - gap < 1:
@@ -183,7 +183,7 @@ def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, w
     rate of paired z, M8 z, CR1 t, CR2 t, wild bootstrap, McNemar, the
     report's Bayesian rule (cluster random-effect model) and the old cluster
     bootstrap rule (md: the tables, ± one Monte Carlo SE)."""
-    from ..lab import publish
+    from bayeserr.lab import publish
     df = _run_fewclusters(reps, seed, designs_text, icc_diff_text, gap, accuracy, icc, rho, wild_draws, alpha)
     _emit(df, fmt, lambda d: "\n".join(publish.fewcluster_section(d)[2:]))
     if plot:
@@ -205,7 +205,7 @@ def simulate_pair_prior(designs_text, delta_range, level, reps, seed, fmt, plot)
     """The Bayesian pair model (cluster random effect on the difference) on
     data drawn from its own prior: coverage of its credible interval of Δ
     and calibration of P(A > B) (md: the tables)."""
-    from ..lab import publish
+    from bayeserr.lab import publish
     df = _run_pair_prior(reps, seed, designs_text, delta_range, level)
     _emit(df, fmt, lambda d: "\n".join(publish.pair_prior_section(d)[2:]))
     if plot:
@@ -213,7 +213,7 @@ def simulate_pair_prior(designs_text, delta_range, level, reps, seed, fmt, plot)
 
 
 def _presets(designs_text):
-    from ..lab import simulate as sim
+    from bayeserr.lab import simulate as sim
     if designs_text.strip().lower() == "all":
         return list(sim.PRESETS)
     presets = [x.strip() for x in designs_text.split(",") if x.strip()]
@@ -225,10 +225,48 @@ def _presets(designs_text):
 
 
 def _run_pair_prior(reps, seed, designs_text="all", delta_range=0.1, level=0.95):
-    from ..lab import publish
+    from bayeserr.lab import publish
     presets = _presets(designs_text)
     with click.progressbar(length=len(presets), label="simulating", file=sys.stderr) as bar:
         return publish.run_pair_prior(reps, seed, presets, level, delta_range, progress=bar.update)
+
+
+@simulate.command("ranking")
+@click.option("--models", "models_text", default="10,50", show_default=True, help="Models per leaderboard (comma-separated).")
+@click.option("--clusters", "clusters_text", default="swebench,five_unequal,none", show_default=True,
+              help="Cluster structures (comma-separated): swebench (SWE-bench Verified's 12 repositories), "
+                   "five_unequal, none.")
+@click.option("--spread", "spread_text", default="0,1", show_default=True,
+              help="Range of the true logits (comma-separated); 0 is the complete null.")
+@click.option("--reps", type=click.IntRange(10), default=400, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--publish", type=click.Path(file_okay=False),
+              help="Write calibration_ranking.csv and the ranking section of calibration.md in this folder.")
+def simulate_ranking(models_text, clusters_text, spread_text, reps, seed, fmt, publish):
+    """Leaderboards with known truth: family-wise error of Romano–Wolf and
+    Holm over all pairs, simultaneous coverage of the rank intervals, the
+    tied-with-the-best set, and power (md: the table, ± one Monte Carlo SE)."""
+    from bayeserr.lab import ranking as lab
+    clusters = [c.strip() for c in clusters_text.split(",") if c.strip()]
+    unknown = [c for c in clusters if c not in lab.CLUSTERINGS]
+    if unknown:
+        raise InputError(f"--clusters: unknown structure {', '.join(unknown)}; choose from "
+                         f"{', '.join(lab.CLUSTERINGS)}.")
+    models = ints(models_text, "models")
+    if any(m < 2 for m in models):
+        raise InputError("--models: a leaderboard needs at least 2 models.")
+    spreads = floats(spread_text, "spread")
+    if any(not s >= 0 for s in spreads):
+        raise InputError("--spread: the range of the true logits must be ≥ 0.")
+    designs = lab.published_designs(models, clusters, spreads)
+    with click.progressbar(length=len(designs) * reps, label="simulating", file=sys.stderr) as bar:
+        df = lab.run_ranking(designs, reps, seed, progress=bar.update)
+    command = (f"bayeserr simulate ranking --models {models_text} --clusters {clusters_text} "
+               f"--spread {spread_text} --reps {reps} --seed {seed}")
+    if publish:
+        lab.publish_ranking(df, publish, command + f" --publish {publish}")
+    _emit(df, fmt, lambda d: "\n".join(lab.ranking_section(d, command)[2:-1]))
 
 
 @simulate.command("calibration-docs")
@@ -244,8 +282,8 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, seed):
     coverage study, tests of A − B, the few-cluster study and the Bayesian
     pair model's calibration with the truth from its prior)."""
     from pathlib import Path
-    from ..lab import publish, simulate as sim
-    from ..output import write_atomic
+    from bayeserr.lab import publish, simulate as sim
+    from bayeserr.base.output import write_atomic
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     cov = _run(_designs("10,20,50,100,300,1000", "0.05,0.5,0.8,0.95", "1,10", 0.3, "1", 1.0, False),

@@ -1,14 +1,14 @@
 """Options shared by the commands, generated from the registries and
-validated in one place (:mod:`bayeserr.options`): a bad value is one
+validated in one place (:mod:`bayeserr.registries.options`): a bad value is one
 ``error:`` line naming the option and its range, exit code 2."""
 
 from __future__ import annotations
 
 import click
 
-from ..bayes.settings import MODES
-from ..options import ADJUSTMENTS, CLUSTER_CORRECTIONS, ON_UNPAIRED
-from ..registry import check_range
+from bayeserr.bayes.settings import MODES
+from bayeserr.registries.options import ADJUSTMENTS, CLUSTER_CORRECTIONS, ON_UNPAIRED
+from bayeserr.base.registry import check_range
 
 
 def ranged(low=None, high=None, *, low_open=False, high_open=False, integer=False):
@@ -83,7 +83,7 @@ WHERE_HELP = ("Use only rows where EXPR holds, others count as dropped: col=valu
 
 
 def where_option(f):
-    """``--where EXPR`` (repeatable, all must hold; :mod:`bayeserr.filters`); the
+    """``--where EXPR`` (repeatable, all must hold; :mod:`bayeserr.data.filters`); the
     value reaches the command as ``where`` (a tuple of expressions)."""
     return click.option("--where", "where", multiple=True, metavar="EXPR", help=WHERE_HELP)(f)
 
@@ -133,7 +133,7 @@ def bayes_options(f):
 
 def bayes_settings(kw: dict, fmt: str):
     """A BayesSettings from the Bayesian options (popped from ``kw``)."""
-    from ..bayes.settings import BayesSettings
+    from bayeserr.bayes.settings import BayesSettings
     draws, tune = kw.pop("draws"), kw.pop("tune")
     return BayesSettings(mode=kw.pop("bayes_mode"), rope=kw.pop("rope"), prior=kw.pop("prior"),
                          seed=kw.pop("seed"), mcmc_draws=draws, mcmc_tune=draws if tune is None else tune,
@@ -142,5 +142,7 @@ def bayes_settings(kw: dict, fmt: str):
 
 
 def adjust_option(f):
-    return click.option("--adjust", type=choice(ADJUSTMENTS), default="holm", show_default=True,
-                        help="Multiple-comparison adjustment shown in the pairwise table.")(f)
+    return click.option("--adjust", type=choice(ADJUSTMENTS), default="romano-wolf", show_default=True,
+                        help="Multiple-comparison adjustment over the family of --pairs: Romano–Wolf "
+                             "step-down from the joint bootstrap of the pairs, Holm, Benjamini–Hochberg "
+                             "or none. Every view (pair table, ranks, groups, figures) uses it.")(f)

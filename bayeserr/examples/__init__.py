@@ -1,4 +1,5 @@
-"""A bundled example data set, so ``bayeserr demo`` needs no network.
+"""Layer 1 (data): a bundled example data set, so ``bayeserr demo`` needs no
+network.
 
 ``internal_eval.csv.gz`` is written by :mod:`bayeserr.examples.generate`
 (fictional: four checkpoints of a support assistant on 200 questions drawn

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..methods import INTERVALS, label
-from ..pairtests import TESTS
-from ..reporting.markdown import table
+from bayeserr.registries.methods import INTERVALS, label
+from bayeserr.registries.pairtests import TESTS
+from bayeserr.renderers.markdown import table
 
 DEFAULT_N = (10, 20, 50, 100, 300, 1000)
 DEFAULT_P = (0.05, 0.5, 0.8, 0.95)
@@ -119,7 +119,7 @@ def coverage_figure(df: pd.DataFrame, path, level: float = 0.95) -> Path:
     sep = "; " if width >= 11 else "\n"  # a narrow figure takes the title on two lines
     fig.suptitle(f"Coverage of nominal {level:.0%} intervals (dotted line){sep}solid: CLT family, "
                  "dashed: exact/score, dash-dot: Bayesian", fontsize=11 if width >= 11 else 10)
-    from ..reporting.plots import save
+    from bayeserr.renderers.plots import save
     return save(fig, path)  # stable ids and no date: regenerated files diff cleanly
 
 
@@ -246,7 +246,7 @@ def run_fewclusters(reps: int, seed: int = 0, presets=None, icc_diffs=FEWCLUSTER
     and once at ``gap`` (coverage of the true gap, detection rates), with
     :func:`~bayeserr.lab.simulate.pair_calibration`.  One row per design ×
     test; ``preset`` names the cluster structure."""
-    from . import simulate as sim
+    from bayeserr.lab import simulate as sim
     if not gap > 0:
         raise ValueError("gap must be positive (coverage and detection are measured at it)")
     kw = dict(presets=presets, icc_diffs=icc_diffs, accuracy=accuracy, icc=icc, rho=rho, spread=spread)
@@ -322,7 +322,7 @@ def fewcluster_figure(df: pd.DataFrame, path, alpha: float = 0.05) -> Path:
     fig.suptitle(f"Tests of A − B at a true gap of 0: false-positive rate (nominal {alpha:.0%}, dotted; "
                  "bars ±2 Monte Carlo SE)", fontsize=11)
     fig.tight_layout(rect=(0, 0.08, 1, 0.96))
-    from ..reporting.plots import save
+    from bayeserr.renderers.plots import save
     return save(fig, path)
 
 
@@ -588,7 +588,7 @@ def run_pair_prior(reps: int, seed: int = 0, presets=None, level: float = PRIOR_
     cluster sizes of every preset (default all of
     :data:`~bayeserr.lab.simulate.PRESETS`).  One row per design × bin of
     P(A > B); ``preset`` names the cluster structure."""
-    from . import simulate as sim
+    from bayeserr.lab import simulate as sim
     names = list(sim.PRESETS) if presets is None else list(presets)
     designs = [sim.preset(n) for n in names]
     df = run_grid(designs, sim.pair_prior_calibration, reps, seed, progress, level=level,
@@ -693,7 +693,7 @@ def pair_prior_figure(df: pd.DataFrame, path) -> Path:
     right.set_xlabel(f"coverage of the true Δ by the {level:.0%} interval (%)")
     right.set_title("Credible interval coverage per design", fontsize=9)
     fig.suptitle("Bayesian pair model, truth drawn from its prior (bars ±2 Monte Carlo SE)", fontsize=10)
-    from ..reporting.plots import save
+    from bayeserr.renderers.plots import save
     return save(fig, path)
 
 

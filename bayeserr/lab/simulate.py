@@ -44,16 +44,16 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from scipy import special, stats
 
-from ..errors import InputError, describe
-from ..estimators import normal_interval, se_bernoulli
-from ..planning import check_number
-from ..registry import Registry, check_range
+from bayeserr.base.errors import InputError, describe
+from bayeserr.stats.estimators import normal_interval, se_bernoulli
+from bayeserr.stats.planning import check_number
+from bayeserr.base.registry import Registry, check_range
 
 
 def _check_field(name: str, value, low=None, high=None, **bounds):
     """One numeric field or argument of the lab: a number (not text, None or a
-    bool: :func:`~bayeserr.planning.check_number`) in the range
-    (:func:`~bayeserr.registry.check_range`).  Returns the checked value."""
+    bool: :func:`~bayeserr.stats.planning.check_number`) in the range
+    (:func:`~bayeserr.base.registry.check_range`).  Returns the checked value."""
     check_number(name, value)
     return check_range(name, value, low, high, **bounds)
 
@@ -208,7 +208,7 @@ def preset(name: str, **fields) -> Design:
     """A preset cluster structure with other Design fields set; an unknown
     preset or field is an :class:`InputError` naming the choices."""
     from dataclasses import fields as design_fields
-    from ..errors import suggest
+    from bayeserr.base.errors import suggest
     design = PRESETS.get_checked(name)
     known = [f.name for f in design_fields(Design)]
     for field in fields:
@@ -319,16 +319,16 @@ def rho_for_binary_correlation(design: Design, target: float) -> float:
 # ---------------------------------------------------------------- intervals
 def intervals(answers: np.ndarray, design: Design, level: float = 0.95, bb_draws: int = 1000,
               seed: int = 0) -> dict:
-    """Every interval method of the registry (:mod:`bayeserr.methods`) that
+    """Every interval method of the registry (:mod:`bayeserr.registries.methods`) that
     the lab measures, on every replicate: method -> (reps × 2).
 
-    The replicates form one :class:`~bayeserr.view.ScoreBatch`, so each
+    The replicates form one :class:`~bayeserr.stats.view.ScoreBatch`, so each
     method runs exactly the code the report runs, vectorized over replicates.
     Methods that apply to no replicate are left out.
     """
-    from ..bayes.settings import BayesSettings
-    from ..methods import lab_methods
-    from ..view import ScoreBatch
+    from bayeserr.bayes.settings import BayesSettings
+    from bayeserr.registries.methods import lab_methods
+    from bayeserr.stats.view import ScoreBatch
     batch = ScoreBatch(answers.mean(axis=2), answers, design.codes,
                        bayes=BayesSettings(draws=bb_draws, seed=seed))
     out = {}
@@ -375,16 +375,16 @@ def coverage(design: Design, reps: int, level: float = 0.95, seed: int = 0) -> l
 # ---------------------------------------------------------------- tests of A − B
 def pair_batch(a: np.ndarray, b: np.ndarray, design: Design, seed: int = 0, draws: int = 1000,
                wild_draws: int = 999):
-    """The replicates of a pair as a :class:`~bayeserr.pairtests.PairBatch`
+    """The replicates of a pair as a :class:`~bayeserr.registries.pairtests.PairBatch`
     (the region of practical equivalence is the report's default)."""
-    from ..pairtests import PairBatch
+    from bayeserr.registries.pairtests import PairBatch
     return PairBatch(a, b, design.codes, binary=design.binary_k1, seed=seed, draws=draws,
                      wild_draws=wild_draws)
 
 
 def decisions(a: np.ndarray, b: np.ndarray, design: Design, alpha: float = 0.05, seed: int = 0,
               draws: int = 1000, wild_draws: int = 999, batch=None) -> dict:
-    """Per replicate: does each test of the registry (:mod:`bayeserr.pairtests`)
+    """Per replicate: does each test of the registry (:mod:`bayeserr.registries.pairtests`)
     declare a difference?  test -> (reps,) with +1 A better, −1 B better, 0
     no decision.
 
@@ -403,7 +403,7 @@ def decisions(a: np.ndarray, b: np.ndarray, design: Design, alpha: float = 0.05,
     design (clustered tests without clusters, McNemar without 0/1 answers)
     are left out.
     """
-    from ..pairtests import TESTS
+    from bayeserr.registries.pairtests import TESTS
     batch = batch or pair_batch(a, b, design, seed, draws, wild_draws)
     return {t.key: t.decide(batch, alpha) for t in TESTS.values() if t.applies(batch)}
 
@@ -413,7 +413,7 @@ def pair_intervals(a: np.ndarray, b: np.ndarray, design: Design, level: float = 
     """Every interval for A − B that goes with a test of the registry, on every
     replicate: test -> (reps × 2).  ``skip``: tests whose interval is not
     wanted (the wild bootstrap's, found by test inversion, is the costly one)."""
-    from ..pairtests import TESTS
+    from bayeserr.registries.pairtests import TESTS
     batch = batch or pair_batch(a, b, design, seed, draws, wild_draws)
     return {t.key: t.interval(batch, level) for t in TESTS.values()
             if t.interval is not None and t.key not in skip and t.applies(batch)}
@@ -462,7 +462,7 @@ class PairCell:
     alpha: float
 
     def to_dict(self) -> dict:
-        from ..fewclusters import bm_df, effective_clusters
+        from bayeserr.stats.fewclusters import bm_df, effective_clusters
         sizes = self.design.sizes
         c_eff, df = (None, None) if sizes is None else (float(effective_clusters(sizes)), float(bm_df(sizes)))
         return {**self.design.to_dict(), "clusters": self.design.n_clusters, "effective_clusters": c_eff,
@@ -540,7 +540,7 @@ def draw_pair_prior(design: Design, reps: int, rng, delta_range: float = 0.1):
     (reps,) and the cluster sums of d and of d² (reps, C).
     """
     from bayeserr.models import paired_clustered as pc
-    from ..estimators import cluster_sums
+    from bayeserr.stats.estimators import cluster_sums
     codes = design.codes
     if codes is None:
         raise InputError("the Bayesian pair model's prior calibration needs clusters: give the design "
@@ -577,7 +577,7 @@ class PriorCell:
     freq_se: float  #: Monte Carlo SE of freq, sqrt(m(1 − m)/count) with m = mean_p
 
     def to_dict(self) -> dict:
-        from ..fewclusters import effective_clusters
+        from bayeserr.stats.fewclusters import effective_clusters
         d = {k: self.design.to_dict()[k] for k in ("name", "n", "cluster_sizes", "cluster_size")}
         return {**d, "clusters": self.design.n_clusters,
                 "effective_clusters": float(effective_clusters(self.design.sizes)),
@@ -643,7 +643,7 @@ def grid(**axes) -> list[Design]:
 def planned(design: Design, power: float = 0.8, alpha: float = 0.05) -> Design:
     """The design at the n that (M9) plans for ``power`` to detect its gap
     with a paired test, using the design's true ω² (0/1 answers, K = 1)."""
-    from ..planning import n_required
+    from bayeserr.stats.planning import n_required
     n = math.ceil(n_required(design.gap, true_omega2(design), alpha=alpha, power=power))
     return replace(design, n=n)
 

@@ -14,41 +14,25 @@ import numpy as np
 import xarray as xr
 from pathlib import Path
 
-from .. import caveats as _caveats
-from ..comparison import Comparisons, check_pair_memory, compare_view, pair_caveats
-from ..estimators import z_value
-from ..options import Options
-from ..planning import tie_zone
-from ..registry import Registry
-from ..scoring import Scores, score_view
-from ..ranking import report_groups
-from ..view import DataView
-from .tables import select_pairs
+from bayeserr.registries import caveats as _caveats
+from bayeserr.analyses.comparison import Comparisons, check_pair_memory, compare_view, pair_caveats
+from bayeserr.stats.estimators import z_value
+from bayeserr.registries.options import Options
+from bayeserr.stats.planning import tie_zone
+from bayeserr.base.registry import Registry
+from bayeserr.analyses.scoring import Scores, score_view
+from bayeserr.stats.ranking import report_groups
+from bayeserr.analyses.ranking import rank_view
+from bayeserr.stats.view import DataView
+from bayeserr.reporting.tables import select_pairs
+from bayeserr.base.jsonable import to_jsonable
 
 SCHEMA = "bayeserr.report/2"
 COMPACT_ABOVE = 300  # pairs
 
 
-def to_jsonable(obj):
-    """Plain JSON types: NaN and infinities become ``None`` (JSON ``null``)."""
-    t = type(obj)
-    if t is float:
-        return obj if math.isfinite(obj) else None
-    if t is dict:
-        return {k: to_jsonable(v) for k, v in obj.items()}
-    if t is list or t is tuple:
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.floating):
-        return to_jsonable(float(obj))
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    return obj
 
 
-def dumps(obj, indent: int | None = 2) -> str:
-    return json.dumps(to_jsonable(obj), indent=indent, allow_nan=False)
 
 
 @dataclass(frozen=True)
@@ -72,7 +56,9 @@ class Report:
     provenance: dict | None = None  #: version, created, command, inputs (path, sha256), seed
     methods: object = "recommended"  #: interval columns shown in text formats
     pairs: str = "auto"  #: comparisons shown (see reporting.tables.select_pairs)
-    groups: dict | None = None  #: compact letter groups by model (bayeserr.ranking)
+    groups: dict | None = None  #: compact letter groups by model (bayeserr.stats.ranking)
+    groups_note: str | None = None  #: why letter groups are not shown, when they are not
+    ranking: object = None  #: :class:`~bayeserr.analyses.ranking.Ranking`, with two models or more
 
     def to_dict(self) -> dict:
         """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
@@ -87,6 +73,8 @@ class Report:
                        for m in self.scores],
             "comparisons": [c.to_dict() for c in select_pairs(self.comparisons, self.scores, self.pairs,
                                                                for_json=True)],
+            "adjustment": None if self.comparisons.family is None else self.comparisons.family.to_dict(),
+            "ranking": None if self.ranking is None else self.ranking.to_dict(),
             "tie_zone": self.tie_zone,
             "warnings": [w.to_dict() for w in self.warnings],
             "pass_at_k": None if not self.pass_at_k else {
@@ -102,15 +90,15 @@ class Report:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def to_markdown(self) -> str:
-        from .markdown import render_report
+        from bayeserr.renderers.markdown import render_report
         return render_report(self)
 
     def to_latex(self) -> str:
-        from .latex import render
+        from bayeserr.renderers.latex import render
         return render(self)
 
     def to_html(self, figures: bool = True) -> str:
-        from .html import render
+        from bayeserr.renderers.html import render
         return render(self, figures)
 
     def render(self, fmt: str) -> str:
@@ -119,8 +107,8 @@ class Report:
 
     def _repr_html_(self) -> str:
         """Jupyter: the tables as a fragment whose styles stay inside it (figures
-        are a call away: bayeserr.reporting.plots)."""
-        from .html import render
+        are a call away: bayeserr.renderers.plots)."""
+        from bayeserr.renderers.html import render
         return render(self, figures=False, fragment=True)
 
     def __repr__(self) -> str:
@@ -135,12 +123,26 @@ FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "t
 
 def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
     """Unpaired tie zone at the pooled mean score and median n; paired: the
-    median over pairs of ``z · sd(d)/√n`` (§3.7)."""
+    median over pairs of ``z · sd(d)/√n`` (§3.7) — both for one pair alone.
+    From the report's decisions: the largest gap not declared different and
+    the smallest declared different (the resolution the report achieved)."""
     p = float(np.mean([m.mean for m in scores]))
     n = float(np.median([m.n_questions for m in scores]))
     paired = [c.se_paired for c in comps if math.isfinite(c.se_paired)]
+    fam = comps.family
+    members = comps if fam is None else [comps[int(k)] for k in fam.rows]
+    same = [c for c in members if not c.different and math.isfinite(c.diff)]
+    apart = [c for c in members if c.different]
+
+    def gap(cs, pick):
+        if not cs:
+            return None
+        c = pick(cs, key=lambda c: (abs(c.diff), c.a, c.b))
+        return {"a": c.a, "b": c.b, "diff": abs(c.diff)}
+
     return {"unpaired": tie_zone(p, n, level),
-            "paired_median": float(z_value(level) * np.median(paired)) if paired else None}
+            "paired_median": float(z_value(level) * np.median(paired)) if paired else None,
+            "largest_not_different": gap(same, max), "smallest_different": gap(apart, min)}
 
 
 def _ranked(view: DataView, options: Options, keep_fits: bool):
@@ -154,7 +156,7 @@ def _ranked(view: DataView, options: Options, keep_fits: bool):
 def _pass_at_k(view: DataView, options: Options) -> dict:
     """Per-problem pass@k scored and compared like any other score (§6)."""
     from dataclasses import replace
-    from ..passk import pass_at_k
+    from bayeserr.stats.passk import pass_at_k
     plain = replace(options, bayes="off")
     n, c = view.pass_counts()
     have = n > 0
@@ -181,7 +183,7 @@ def provenance(inputs=(), command: str | None = None, seed: int | None = None) -
     """What made a report: bayeserr version, time (UTC, ISO 8601), the command
     line, each input file with its SHA-256, and the seed."""
     from datetime import datetime, timezone
-    from .. import __version__
+    from bayeserr.base.version import __version__
     files = []
     for item in inputs:
         path = Path(item)
@@ -196,7 +198,7 @@ def _check_pairs_option(pairs: str, models) -> None:
     if str(pairs).startswith("vs="):
         base = str(pairs).split("=", 1)[1]
         if base not in models:
-            from ..errors import InputError, suggest
+            from bayeserr.base.errors import InputError, suggest
             raise InputError(f"--pairs {pairs}: '{base}' is not a model of the report."
                              f"{suggest(base, models)} Models: {', '.join(list(models)[:20])}.")
 
@@ -205,7 +207,7 @@ def _check_inputs(inputs) -> list:
     """Files (or folders) hashed into the provenance: a list of paths that exist
     (``-``, standard input, is recorded without a hash)."""
     import os
-    from ..errors import InputError, describe
+    from bayeserr.base.errors import InputError, describe
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     if not isinstance(inputs, (list, tuple)) or not all(isinstance(i, (str, os.PathLike)) for i in inputs):
@@ -219,29 +221,22 @@ def _check_inputs(inputs) -> list:
 
 
 def build_report_view(view: DataView, options: Options, *, inputs=(), command=None) -> Report:
-    """The pipeline on a :class:`~bayeserr.view.DataView` (see :func:`build_report`)."""
+    """The pipeline on a :class:`~bayeserr.stats.view.DataView` (see :func:`build_report`)."""
     _check_pairs_option(options.pairs, view.models)
     check_pair_memory(len(view.models))  # fail at once, before any work, if the pairs cannot fit
     scores, view, fits, notes = _ranked(view, options, keep_fits=options.bayes.on)
-    comps = compare_view(view, options) if len(scores) > 1 else Comparisons()
+    comps = compare_view(view, options, ranking=True) if len(scores) > 1 else Comparisons()
+    ranking = rank_view(view, comps, options) if len(scores) > 1 else None
     sensitivity = ()
     if options.bayes.on and options.prior_sensitivity:
-        from ..bayes.priors import prior_sensitivity
+        from bayeserr.bayes.priors import prior_sensitivity
         sensitivity = tuple(prior_sensitivity(scores, level=options.level))
     warnings = [w for m in scores for w in m.caveats] + pair_caveats(comps, view.clustered) + notes
     if view.clustered and any(m.binary for m in scores):
         warnings.append(_caveats.Caveat(
             "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull "
             "assume independent questions; with clusters read the 'n_eff' versions."))
-    groups = None
-    if len(comps):
-        groups, complete = report_groups(scores, comps, options.level, options.adjust)
-        if not complete:
-            groups = None
-            warnings.append(_caveats.Caveat(
-                "no_letter_groups", None, "the significant and non-significant pairs overlap in "
-                "too many ways to show as letter groups (more than 52 groups); read the pairwise "
-                "table for which models can be told apart."))
+    groups, groups_note = _groups(scores, comps)
     return Report(source=view.source, level=options.level, columns=view.columns, rows=view.rows,
                   scores=scores, comparisons=comps, tie_zone=_tie_zone(scores, comps, options.level),
                   warnings=tuple(warnings), cluster_correction=options.cluster_correction,
@@ -249,14 +244,42 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
                   prior_sensitivity=sensitivity, posteriors=fits,
                   pass_at_k=_pass_at_k(view, options) if options.pass_k else None,
                   provenance=provenance(inputs, command, options.seed), methods=options.methods,
-                  pairs=options.pairs, groups=groups)
+                  pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking)
+
+
+#: letter groups are replaced by a sentence when a model would carry more letters than this
+MAX_LETTERS_PER_MODEL = 4
+
+
+def _groups(scores, comps) -> tuple[dict | None, str | None]:
+    """Letter groups from the report's decisions, or why they are not shown:
+    they need every pair decided (the all-pairs family), and they carry no
+    information when one group holds every model or a model needs many letters."""
+    if not len(comps):
+        return None, None
+    if comps.family is not None and comps.family.family != "all":
+        return None, (f"Letter groups need every pair decided; this report's family is the pairs with "
+                      f"{comps.family.family[3:]} (--pairs {comps.family.family}).")
+    groups, complete = report_groups([m.model for m in scores], comps)
+    if not complete:
+        return None, ("Letter groups are not shown: the pairs declared different and not different "
+                      "overlap in too many ways (more than 52 groups); the ranking and the verdicts "
+                      "say which models can be told apart.")
+    if not any(c.different for c in comps):
+        return None, ("Letter groups are not shown: no pair is declared different, so every model "
+                      "would share one letter.")
+    most = max(len(v) for v in groups.values())
+    if most > MAX_LETTERS_PER_MODEL:
+        return None, (f"Letter groups are not shown: a model would carry {most} letters, which cannot "
+                      "be read; the rank intervals and the pair verdicts say the same more plainly.")
+    return groups, None
 
 
 def build_report(ds, *, options: Options | None = None, inputs=None, command: str | None = None,
                  **kwargs) -> Report:
     """Score every model, compare every pair, collect the warnings.
 
-    Keyword arguments are those of :class:`~bayeserr.options.Options`:
+    Keyword arguments are those of :class:`~bayeserr.registries.options.Options`:
     ``level``, ``cluster_correction``, ``adjust``, ``on_unpaired``,
     ``bayes`` (``"off"``, ``"fast"`` — the default — ``"mcmc"``, or a
     :class:`~bayeserr.bayes.BayesSettings`), ``prior_sensitivity``,
@@ -265,7 +288,7 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     provenance; default: the file the dataset was loaded from) and
     ``command`` are recorded, not used.
     """
-    from ..errors import InputError, describe
+    from bayeserr.base.errors import InputError, describe
     options = Options.coerce(options, **kwargs)
     if command is not None and not isinstance(command, str):
         raise InputError(f"command takes text (the command line recorded in the provenance); got "
@@ -310,8 +333,8 @@ class ComparisonReport:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False)
 
     def to_markdown(self) -> str:
-        from .markdown import render_blocks
-        from .document import comparison_blocks
+        from bayeserr.renderers.markdown import render_blocks
+        from bayeserr.reporting.document import comparison_blocks
         return render_blocks(comparison_blocks(self))
 
     def render(self, fmt: str) -> str:
@@ -319,8 +342,8 @@ class ComparisonReport:
 
     def _repr_html_(self) -> str:
         """Jupyter: the comparison's tables as a self-scoped fragment."""
-        from .document import comparison_blocks
-        from .html import render_blocks
+        from bayeserr.reporting.document import comparison_blocks
+        from bayeserr.renderers.html import render_blocks
         return render_blocks(comparison_blocks(self), fragment=True)
 
     def __repr__(self) -> str:
@@ -335,8 +358,8 @@ COMPARE_FORMATS = Registry("output format", "--format", {"md": "to_markdown", "j
 def build_comparison(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> ComparisonReport:
     """One pair in depth: ``A − B`` with the per-model warnings of both models
     and, unless ``bayes="off"``, the full posterior of the difference."""
-    from ..comparison import pair_names
-    from ..errors import InputError
+    from bayeserr.analyses.comparison import pair_names
+    from bayeserr.base.errors import InputError
     options = Options.coerce(options, **kwargs)
     a, b = pair_names(a, b)
     view = DataView.from_dataset(ds).select([a, b])
@@ -351,7 +374,7 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, **kw
     if options.bayes.on:
         from dataclasses import replace
         from bayeserr.models.diagnostics import problems
-        from ..bayes.pairs import pair_posterior
+        from bayeserr.bayes.pairs import pair_posterior
         post = pair_posterior(view, c, options.bayes, options.level)
         c = replace(c, prob_a_better=post.prob_a_better, prob_tie=post.prob_tie)
         if post.diagnostics:

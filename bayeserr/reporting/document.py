@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from . import tables
+from bayeserr.reporting import tables
+from bayeserr.reporting.text import interval, number, pct, pval
 
 MAX_WARNINGS_PER_CODE = 5
 
@@ -25,7 +26,8 @@ class Heading:
 @dataclass(frozen=True)
 class Para:
     text: str
-    role: str = "text"  #: text | note | rows
+    role: str = "text"  #: text | note | rows | verdict
+    user_text: bool = False  #: holds model names: renderers escape it as user text
 
 
 @dataclass(frozen=True)
@@ -36,14 +38,9 @@ class Bullets:
 
 @dataclass(frozen=True)
 class Figure:
-    kind: str  #: a key of bayeserr.reporting.plots.FIGURES
+    kind: str  #: a key of bayeserr.renderers.plots.FIGURES
 
 
-def pct(x, digits: int = 1) -> str:
-    import math
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    return f"{100 * x:.{digits}f}"
 
 
 def _reasons(dropped) -> str:
@@ -99,9 +96,60 @@ def bayes_note(settings, clustered: bool, sampled: bool = True) -> str:
             f"P(A > B) and P(tie) (|A − B| < {100 * settings.rope:g} pt) from the {pairs}.")
 
 
+ADJUST_NAMES = {"romano-wolf": "Romano–Wolf step-down", "holm": "Holm", "bh": "Benjamini–Hochberg",
+                "none": "no adjustment"}
+
+
+def family_text(fam: dict) -> str:
+    """Which family the decisions cover and how its joint distribution was drawn."""
+    if not fam:
+        return ""
+    size = f"{fam['size']:,} pair{'s' if fam['size'] != 1 else ''}"
+    family = f"all {size}" if fam["pairs"] == "all" else f"the {size} with {fam['pairs'][3:]}"
+    j = fam["joint"]
+    if j["method"] == "wild_cluster":
+        drawn = (f"joint wild cluster bootstrap, {j['weights'].capitalize()} weights, {j['draws']:,} weight "
+                 f"vectors ({'all of them' if j['exact'] else 'random'}; the smallest adjusted p they "
+                 f"can give is {j['min_p']:.2g})")
+    else:
+        drawn = f"{j['draws']:,} joint normal draws of the pair statistics"
+    return (f"{ADJUST_NAMES[fam['adjust']]} over {family} at {fam['level']:.0%} "
+            f"({fam['n_different']:,} declared different); simultaneous intervals and the Romano–Wolf "
+            f"p from {drawn}.")
+
+
 def _tie_zone_text(tz, level) -> str:
-    return (f"Gaps smaller than {pct(tz['unpaired'])} points (unpaired) or "
-            f"{pct(tz['paired_median'])} points (paired, median over pairs) cannot be ranked at {level:.0%}.")
+    out = []
+    big, small = tz.get("largest_not_different"), tz.get("smallest_different")
+    if big or small:
+        parts = []
+        if small:
+            parts.append(f"the smallest gap declared different is {pct(small['diff'])} points "
+                         f"({small['a']} vs {small['b']})")
+        if big:
+            parts.append(f"the largest gap not declared different is {pct(big['diff'])} points "
+                         f"({big['a']} vs {big['b']})")
+        out.append(f"In this report, {' and '.join(parts)}.")
+    out.append(f"For one pair alone (no multiplicity), the {level:.0%} half-width of a difference is "
+               f"{pct(tz['unpaired'])} points unpaired or {pct(tz['paired_median'])} paired (median over "
+               "pairs); with clusters, wider.")
+    return " ".join(out)
+
+
+def ranking_blocks(rep, figures: bool = False) -> list:
+    r = rep.ranking
+    if r is None:
+        return []
+    k = r.top_k
+    tied = ", ".join(r.tied_with_best)
+    out = [Heading("Ranking"), tables.ranking_table(r),
+           Para(f"Tied with the best at {r.level:.0%}: {tied} ({len(r.tied_with_best)} of {len(r)} models). "
+                f"Top-{k} set (every one of the true top {k} is in it at {r.level:.0%}): "
+                f"{', '.join(r.top_k_set)}.", "verdict", user_text=True),
+           Para("Decisions: " + family_text(r.family), "note")]
+    if figures:
+        out.append(Figure("ranks"))
+    return out
 
 
 def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_CODE) -> list:
@@ -114,8 +162,11 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_COD
     if bayes_on:
         sampled = not any(w.code == "mcmc_not_needed" for w in rep.warnings)
         out.append(Para(bayes_note(rep.bayes, clustered, sampled), "note"))
+    if getattr(rep, "groups_note", None):
+        out.append(Para(rep.groups_note, "note", user_text=True))
     if figures:
         out.append(Figure("forest"))
+    out += ranking_blocks(rep, figures)
     sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
     if sens is not None:
         out += [Heading(sens.title, 3), sens]
@@ -124,7 +175,10 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_COD
         out += [Heading(var.title, 3), var]
     if len(rep.comparisons):
         shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
-        out += [Heading("Pairwise comparisons"), tables.pairs_table(shown, rep.level, rep.adjust)]
+        out += [Heading("Pairwise comparisons"), tables.pairs_table(shown, rep.level, rep.adjust,
+                                                                    family=rep.comparisons.family)]
+        if rep.comparisons.family is not None:
+            out.append(Para("Decisions: " + family_text(rep.comparisons.family.to_dict()), "note"))
         if len(shown) < len(rep.comparisons):
             out.append(Para(f"Showing {len(shown)} of {len(rep.comparisons)} pairs "
                             f"({'neighbours in the ranking' if rep.pairs in ('auto', 'adjacent') else rep.pairs}); "
@@ -140,7 +194,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_COD
                 tables.models_table(scores, rep.level, bayes=False)]
         if len(comps):
             out.append(tables.pairs_table(comps, rep.level, rep.adjust))
-    out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level)),
+    out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level), user_text=True),
             Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
             Heading("Rows"), Para(rows_text(rep.rows), "rows")]
     return out
@@ -180,7 +234,6 @@ def comparison_blocks(rep) -> list:
                      T.pct(c.se_clustered_paired_paper, 2))]
     se_table = T.Table("se", "Standard errors", (T.Column("what", "Standard error of A − B", numeric=False),
                                                  T.Column("points", "points")), tuple(se_rows))
-    from .markdown import interval, number, pval
     if c.test == "t_cr2_bm":
         head = (f"Headline (CR2 t-test, Bell–McCaffrey df {c.df:.1f}): {c.level:.0%} CI "
                 f"{interval(c.ci, 2)}, t = {number(c.statistic)}, p = {pval(c.p_value)}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..methods import INTERVALS, report_methods
+from bayeserr.registries.methods import INTERVALS, report_methods
 
 
 @dataclass(frozen=True)
@@ -73,11 +73,11 @@ def _interval_keys(scores, bayes: bool, methods="all") -> list[str]:
 
 def models_table(scores, level: float, *, bayes: bool = True, methods="all", groups=None) -> Table:
     """Per-model table: score with its headline SE, n, clusters, K, the
-    recommended interval (:func:`bayeserr.methods.recommended`) and one column
+    recommended interval (:func:`bayeserr.registries.methods.recommended`) and one column
     per interval method asked for (``methods``: "recommended" for none,
     "all", or keys) that applies to some model; ``groups`` adds the letter
-    groups (:mod:`bayeserr.ranking`)."""
-    from ..methods import recommended
+    groups (:mod:`bayeserr.stats.ranking`)."""
+    from bayeserr.registries.methods import recommended
     scores = list(scores)
     clustered = any(s.n_clusters is not None for s in scores)
     keys = _interval_keys(scores, bayes, methods)
@@ -159,20 +159,36 @@ def select_pairs(comps, scores, which: str = "auto", *, for_json: bool = False) 
         return [c for c in comps if abs(rank[c.a] - rank[c.b]) == 1]
     base = which.split("=", 1)[1]
     if base not in {s.model for s in scores}:
-        from ..errors import InputError, suggest
+        from bayeserr.base.errors import InputError, suggest
         raise InputError(f"--pairs {which}: '{base}' is not a model of the report."
                          f"{suggest(base, [s.model for s in scores])}")
     return [c for c in comps if base in (c.a, c.b)]
 
 
-def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = False) -> Table:
-    """Pairwise table.  ``compact`` (LaTeX): the headline columns only."""
+#: head and note of the adjusted-interval column by adjustment
+ADJUSTED_CI_HEADS = {"romano-wolf": "Simultaneous CI", "holm": "Simultaneous CI", "bh": "FCR-adjusted CI"}
+ADJUSTED_CI_NOTES = {
+    "romano-wolf": "Simultaneous CI: holds for every pair of the family at once (max |t| over the family "
+                   "from the joint bootstrap).",
+    "holm": "Simultaneous CI: Bonferroni over the family (Holm's first step); holds for every pair at once.",
+    "bh": "FCR-adjusted CI: Benjamini–Yekutieli intervals at R·α/m (R pairs declared of m), which control "
+          "the false coverage rate among the pairs declared."}
+#: head of the adjusted-p column by adjustment
+ADJUST_HEADS = {"romano-wolf": "RW p", "holm": "Holm p", "bh": "BH p", "none": "p (unadjusted)"}
+
+
+def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bool = False,
+                family=None) -> Table:
+    """Pairwise table.  ``compact`` (LaTeX): the headline columns only;
+    ``family``: the :class:`~bayeserr.analyses.families.Decisions` the verdicts come from
+    (default: that of ``comps``)."""
+    family = family if family is not None else getattr(comps, "family", None)
     comps = list(comps)
     clustered = any(c.se_clustered_paired is not None for c in comps)
     mcnemar = not compact and any(c.mcnemar is not None for c in comps)
     bayes = any(c.prob_a_better is not None for c in comps)
-    adj = "Holm p" if adjust == "holm" else "BH p"
-    adj_latex = "Holm $p$" if adjust == "holm" else "BH $p$"
+    adj = ADJUST_HEADS[adjust]
+    adj_latex = adj.replace(" p", " $p$")
     ci_head = f"{level:.0%} CI"
     if compact:
         cols = [Column("pair", "A − B", "$A - B$", numeric=False), Column("diff", "Diff", "Diff."),
@@ -187,8 +203,13 @@ def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = Fa
                      Column("se_paper", "SE paper (M8)", "Paper's clustered SE")]
     if clustered:
         cols.append(Column("df", "df", "df"))
-    cols += [Column("ci", ci_head, ci_head.replace("%", r"\%")), Column("rho", "ρ", r"$\rho$"),
-             Column("p", "p", "$p$"), Column("p_adj", adj, adj_latex)]
+    cols += [Column("ci", ci_head, ci_head.replace("%", r"\%"))]
+    adjusted = not compact and adjust != "none" and any(c.ci_adjusted is not None for c in comps)
+    if adjusted:
+        head = ADJUSTED_CI_HEADS[adjust]
+        cols.append(Column("ci_adj", head, head))
+    cols += [Column("rho", "ρ", r"$\rho$"), Column("p", "p", "$p$"), Column("p_adj", adj, adj_latex),
+             Column("verdict", "Verdict", "Verdict", numeric=False)]
     wild = not compact and any(c.wild_bootstrap is not None for c in comps)
     if wild:
         cols.append(Column("wild", "Wild bootstrap p", "Wild bootstrap $p$"))
@@ -209,8 +230,11 @@ def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = Fa
                 row += [pct(c.se_clustered_paired), pct(c.se_clustered_paired_paper)]
         if clustered:
             row.append(Cell("num", c.df, digits=1))
-        row += [Cell("interval", c.ci), Cell("num", c.correlation, digits=2), Cell("p", c.p_value),
-                Cell("p", c.p_holm if adjust == "holm" else c.p_bh)]
+        row.append(Cell("interval", c.ci))
+        if adjusted:
+            row.append(Cell("interval", c.ci_adjusted))
+        row += [Cell("num", c.correlation, digits=2), Cell("p", c.p_value), Cell("p", c.p_adjusted),
+                text(verdict(c))]
         if wild:
             row.append(Cell("p", None if c.wild_bootstrap is None else c.wild_bootstrap.p_value))
         if mcnemar:
@@ -222,7 +246,11 @@ def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = Fa
         rows.append(tuple(row))
     basis = ("CR2 SE of the paired differences with t on the Bell–McCaffrey df (df column)"
              if clustered else "paired SE (M7) with z")
-    notes = [f"Differences in points; CI and p use the {basis}."]
+    notes = [f"Differences in points; CI and p use the {basis}, one pair at a time. Verdict: "
+             f"the report's one decision per pair, from the {adj} (adjusted over {family_size(family)}); "
+             "every view (ranks, groups, figures) uses it."]
+    if adjusted:
+        notes.append(ADJUSTED_CI_NOTES[adjust] + " One that excludes 0 is always a pair declared different.")
     if clustered:
         notes.append("SE paper (M8) is the paper's clustered paired SE, shown for reference; with "
                      "few effective clusters a z-test on it rejects far too often.")
@@ -234,8 +262,56 @@ def pairs_table(comps, level: float, adjust: str = "holm", *, compact: bool = Fa
                      "not a check of the headline.")
     notes = tuple(notes)
     caption = (f"Pairwise differences in points; the {basis} gives the interval and the two-sided p; "
-               f"ρ is the correlation of per-question scores; {adj} adjusts for all pairs.")
+               f"ρ is the correlation of per-question scores; {adj} adjusts over the family.")
     return Table("pairs", "Pairwise comparisons", tuple(cols), tuple(rows), notes, caption)
+
+
+def verdict(c) -> str:
+    """The decision of one comparison, in words."""
+    if not c.different:
+        return "not different"
+    return f"{c.a} higher" if c.diff > 0 else f"{c.b} higher"
+
+
+def family_size(fam) -> str:
+    if fam is None:
+        return "the pairs shown"
+    what = "all pairs" if fam.family == "all" else f"the pairs with {fam.family[3:]}"
+    return f"{what}: {len(fam.rows):,}"
+
+
+def ranking_table(ranking) -> Table:
+    """One row per model: rank by the estimate, the simultaneous and the
+    marginal rank intervals, tied with the best, and the Bayesian ranks."""
+    bayes = any(r.p_best is not None for r in ranking)
+    cols = [Column("rank", "Rank"), Column("model", "Model", numeric=False), Column("rank_score", "Score"),
+            Column("rank_all", "Rank interval (all models)", "Rank interval (all)"),
+            Column("rank_own", "Rank interval (this model)", "Rank interval (own)"),
+            Column("tied_best", "Tied with best", "Tied with best", numeric=False)]
+    if bayes:
+        cols += [Column("p_best", "P(best)", r"$P(\mathrm{best})$"),
+                 Column("rank_expected", "Expected rank"),
+                 Column("rank_credible", "Rank credible interval", "Rank credible int.")]
+    rows = []
+    for r in ranking:
+        row = [Cell("int", r.rank), text(r.model), pct(r.mean), Cell("span", r.rank_simultaneous),
+               Cell("span", r.rank_marginal), text("yes" if r.tied_with_best else "")]
+        if bayes:
+            row += [Cell("num", r.p_best, digits=3), Cell("num", r.expected_rank, digits=1),
+                    Cell("span", r.rank_credible)]
+        rows.append(tuple(row))
+    fam = ranking.family
+    notes = [f"Rank 1 is the best. A rank interval counts the models declared better and worse than "
+             f"the model (Mogstad, Romano, Shaikh & Wilhelm 2024) at {ranking.level:.0%}: "
+             f"'all models' holds for every model at once (the family of all {fam.get('size', 0):,} "
+             f"pairs), 'this model' for this model alone (its own {max(len(ranking) - 1, 0)} pairs). "
+             "Tied with best: the best model may be this one (its interval for all models contains 1)."]
+    if bayes:
+        notes.append(f"P(best), expected rank and the {ranking.level:.0%} rank credible interval come "
+                     f"from joint posterior draws of the scores ({ranking.bayes}).")
+    caption = (f"Ranks with {ranking.level:.0%} rank intervals for all models at once and for each "
+               "model alone" + ("; posterior P(best) and ranks." if bayes else "."))
+    return Table("ranking", "Ranking", tuple(cols), tuple(rows), tuple(notes), caption)
 
 
 def variance_table(scores) -> Table | None:

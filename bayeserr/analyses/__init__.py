@@ -1,0 +1,13 @@
+"""Layer 6, the analyses users call: each takes a dataset and options and
+returns a frozen result with ``to_frame()`` / ``to_dict()``.
+
+* :mod:`.scoring` — ``bayeserr.score``: per-model intervals;
+* :mod:`.comparison` — ``bayeserr.compare`` / ``compare_all``: pairs,
+  adjusted;
+* :mod:`.power` — ``bayeserr.plan``: power and sample size;
+* :mod:`.arena` — Bradley–Terry ratings from pairwise votes.
+
+May import: every layer below (base, data, stats, models, bayes, registries).
+A result's display methods (``to_markdown``, ``_repr_html_``, …) import a
+renderer when called; nothing else here reaches up.
+"""

@@ -1,0 +1,445 @@
+"""Two models on the same questions, and all pairs of many (``docs/methods.md`` §3).
+
+Convention: ``compare(ds, A, B)`` estimates ``A − B``.  The headline test
+(``statistic``, ``df``, ``p_value``, ``ci``; §3.8) is, with clusters, the CR2
+t-test on the paired differences with Bell–McCaffrey df (M4b applied to
+``d_i``; ``test = "t_cr2_bm"``), else the paired z-test (M7; ``test =
+"z_paired"``).  The paper's clustered paired SE (M8) stays beside it,
+labelled.  Where the df is small (below :data:`WILD_DF`), the wild cluster
+restricted bootstrap (§3.4) gives a second opinion.  The unclustered moments
+of all pairs come from M×M matrix products (:mod:`bayeserr.stats.pairs`); the
+cluster sums of the differences are formed in chunks of pairs.  p-values are
+adjusted with ``statsmodels.stats.multitest.multipletests`` (Holm and
+Benjamini–Hochberg).  Each :class:`Comparison` is built once, with its
+Bayesian probabilities when asked for (``bayes="fast"`` by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from bayeserr.registries import caveats
+from bayeserr.base.errors import InputError
+from bayeserr.registries.options import Options
+from bayeserr.stats.pairs import (correlation, discordant_counts, mcnemar_pvalues, pair_moments,
+                    paired_standard_errors)
+from bayeserr.base.results import ResultList, finite_or_none, frame_value
+from bayeserr.stats.pairs import pair_cluster_totals
+from bayeserr.analyses.families import decide, family_rows, model_families
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """McNemar's test on the 2×2 table of a pair of 0/1 models (K = 1), §3.5."""
+
+    n_both: int
+    n_a_only: int
+    n_b_only: int
+    n_neither: int
+    p_value: float  #: exact binomial test on the discordant pairs
+    p_mid: float  #: mid-p version
+
+    def to_dict(self) -> dict:
+        return {"n_a_only": self.n_a_only, "n_b_only": self.n_b_only,
+                "p_value": self.p_value, "p_mid": self.p_mid}
+
+
+@dataclass(frozen=True)
+class WildBootstrap:
+    """The wild cluster restricted bootstrap of one pair (§3.4)."""
+
+    p_value: float
+    ci: tuple | None  #: None where the test never rejects on a side (an unbounded interval)
+    weights: str
+    draws: int
+    exact: bool
+
+    def to_dict(self) -> dict:
+        return {"p_value": self.p_value, "ci": None if self.ci is None else list(self.ci),
+                "weights": self.weights, "draws": self.draws, "exact": self.exact}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A − B on the questions both answered (§3)."""
+
+    a: str
+    b: str
+    n_questions: int
+    n_only_a: int  #: questions dropped because only A answered them
+    n_only_b: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    se_unpaired: float
+    se_paired: float
+    se_clustered_paired: float | None  #: CR2 on d (M4b): the clustered headline SE
+    se_clustered_paired_paper: float | None  #: the paper's (M8), or CR1 with cluster_correction="cr1"
+    n_clusters: int | None
+    effective_clusters: float | None
+    test: str  #: "t_cr2_bm" or "z_paired": what the headline below is
+    statistic: float  #: t (or z); ±inf when the SE is 0 and the difference is not
+    df: float | None  #: Bell–McCaffrey df of the t; None for z
+    ci: tuple[float, float]
+    p_value: float
+    p_holm: float
+    p_bh: float
+    correlation: float
+    mcnemar: McNemar | None
+    level: float
+    cluster_correction: str | None
+    wild_bootstrap: WildBootstrap | None = None
+    prob_a_better: float | None = None
+    prob_tie: float | None = None
+    p_romano_wolf: float = float("nan")  #: Romano–Wolf step-down p over the family (§3.9)
+    adjust: str = "romano-wolf"  #: the adjustment behind ``p_adjusted`` and ``different``
+    p_adjusted: float = float("nan")  #: p adjusted over the family by ``adjust``
+    different: bool = False  #: declared different at ``1 − level`` (the report's one decision)
+    ci_adjusted: tuple | None = None  #: interval adjusted over the family as the p-values are (§3.9)
+
+    @property
+    def se(self) -> float:
+        """The SE behind the headline test: CR2 on d with clusters, else (M7)."""
+        return self.se_clustered_paired if self.test == "t_cr2_bm" else self.se_paired
+
+    def to_dict(self) -> dict:
+        """The comparison entry of the JSON report (§7.2)."""
+        return {
+            "a": self.a, "b": self.b, "n_questions": self.n_questions, "diff": self.diff,
+            "se_unpaired": self.se_unpaired, "se_paired": self.se_paired,
+            "se_clustered_paired": self.se_clustered_paired,
+            "se_clustered_paired_paper": self.se_clustered_paired_paper,
+            "n_clusters": self.n_clusters, "effective_clusters": self.effective_clusters,
+            "test": self.test, "statistic": self.statistic, "df": self.df,
+            "ci": list(self.ci), "p_value": self.p_value, "p_holm": self.p_holm, "p_bh": self.p_bh,
+            "p_romano_wolf": self.p_romano_wolf, "p_adjusted": self.p_adjusted, "different": self.different,
+            "ci_adjusted": None if self.ci_adjusted is None else list(self.ci_adjusted),
+            "wild_bootstrap": None if self.wild_bootstrap is None else self.wild_bootstrap.to_dict(),
+            "correlation": self.correlation,
+            "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(),
+            "prob_a_better": self.prob_a_better, "prob_tie": self.prob_tie,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        return Comparisons((self,)).to_frame()
+
+
+class Comparisons(ResultList):
+    """All pairwise comparisons, with multiplicity-adjusted p-values;
+    ``comps["A", "B"]`` (or ``comps.get("A", "B")``) looks one up."""
+
+    key = ("a", "b")
+
+    def __new__(cls, pairs=(), skipped=(), family=None, rank_decisions=None):
+        self = super().__new__(cls, pairs)
+        #: pairs left out because they share fewer than 2 questions: (a, b, n_common)
+        self.skipped = tuple(skipped)
+        #: the family the adjustment covers (:class:`~bayeserr.analyses.families.Decisions`)
+        self.family = family
+        #: (all pairs, one family per model) for the rank intervals, when asked for
+        self.rank_decisions = rank_decisions
+        return self
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for c in self:
+            d = c.to_dict()
+            mc, wb = d.pop("mcnemar"), d.pop("wild_bootstrap")
+            d["ci_low"], d["ci_high"] = d.pop("ci")
+            sim = d.pop("ci_adjusted")
+            d["ci_adjusted_low"], d["ci_adjusted_high"] = sim if sim is not None else (None, None)
+            d["mcnemar_p"] = None if mc is None else mc["p_value"]
+            d["wild_bootstrap_p"] = None if wb is None else wb["p_value"]
+            rows.append({k: frame_value(v) for k, v in d.items()})
+        return pd.DataFrame(rows) if rows else pd.DataFrame(columns=FRAME_COLUMNS)
+
+
+#: columns of :meth:`Comparisons.to_frame` (kept for an empty frame; a test checks them)
+FRAME_COLUMNS = ("a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_clustered_paired",
+                 "se_clustered_paired_paper", "n_clusters", "effective_clusters", "test", "statistic", "df",
+                 "p_value", "p_holm", "p_bh", "p_romano_wolf", "p_adjusted", "different", "correlation",
+                 "prob_a_better", "prob_tie", "ci_low", "ci_high", "ci_adjusted_low",
+                 "ci_adjusted_high", "mcnemar_p", "wild_bootstrap_p")
+
+
+# ------------------------------------------------------------------- helpers
+def _check_paired(pm, names, on_unpaired: str):
+    if on_unpaired == "drop" or not (pm.only > 0).any():
+        return
+    a, b = np.argwhere((pm.only > 0) | (pm.only.T > 0))[0]
+    n_pairs = int(np.triu((pm.only > 0) | (pm.only.T > 0), 1).sum())
+    raise InputError(
+        f"models do not share the same question set, so a paired comparison is undefined: "
+        f"'{names[a]}' answered {int(pm.only[a, b])} question(s) that '{names[b]}' did not, and "
+        f"'{names[b]}' answered {int(pm.only[b, a])} that '{names[a]}' did not ({n_pairs} "
+        f"pair(s) affected). Give every model the same questions, or pass --on-unpaired drop "
+        f"to compare each pair on the questions both answered (the drop is reported)."
+    )
+
+
+#: Pairs whose Bell–McCaffrey df is below this get the wild cluster bootstrap
+#: as a second opinion: the same threshold as the few-clusters warning, where
+#: the CR2 SE is itself noisy.  Above it the CR2 t-test holds its level in the
+#: lab (docs/calibration.md) and the bootstrap would only cost time (on
+#: LiveBench's 4,158 pairs with 18 clusters, about 30 s).
+WILD_DF = 10
+
+
+
+
+
+
+def _clustered_pairs(view, ia, ib):
+    """CR2 SE, Bell–McCaffrey df, C_eff and clusters of the differences of every
+    pair (§3.3), with the cluster sums the wild bootstrap and the Bayesian pair
+    model need."""
+    from bayeserr.stats.fewclusters import bm_df, cr2_from_sums, effective_clusters
+    out = {k: np.full(len(ia), np.nan) for k in ("se", "df", "c_eff", "n_clusters")}
+    totals = {"D": [], "Q": [], "sizes": []}
+    for sl, D, Q, sizes in pair_cluster_totals(view, ia, ib):
+        n = sizes.sum(axis=-1)
+        S = D - sizes * (D.sum(axis=-1) / n)[:, None]
+        out["se"][sl], out["df"][sl] = cr2_from_sums(S, sizes), bm_df(sizes)
+        out["c_eff"][sl], out["n_clusters"][sl] = effective_clusters(sizes), (sizes > 0).sum(axis=-1)
+        totals["D"].append(D)
+        totals["Q"].append(Q)
+        totals["sizes"].append(np.asarray(sizes))
+    return out, totals
+
+
+def _wild(totals, df, options) -> dict:
+    """Wild cluster bootstrap of the pairs with df < WILD_DF: position -> WildBootstrap."""
+    from bayeserr.stats.fewclusters import wild_cluster_bootstrap
+    small = np.flatnonzero(np.isfinite(df) & (df < WILD_DF))
+    if not small.size:
+        return {}
+    D, sizes = np.concatenate(totals["D"])[small], np.concatenate(totals["sizes"])[small]
+    res = wild_cluster_bootstrap(D, sizes, level=options.level, seed=options.seed)
+    out = {}
+    for k, pos in enumerate(small):
+        lo, hi = res.ci[k]
+        ci = (float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else None
+        out[int(pos)] = WildBootstrap(float(res.p_value[k]), ci, res.weights, int(res.draws), bool(res.exact))
+    return out
+
+
+@dataclass(frozen=True)
+class _PairArrays:
+    """Every statistic of the pairs ``(ia[k], ib[k])`` as arrays."""
+
+    ia: np.ndarray
+    ib: np.ndarray
+    pm: object
+    diff: np.ndarray
+    se_unpaired: np.ndarray
+    se_paired: np.ndarray
+    se_paper: np.ndarray | None
+    se_head: np.ndarray  #: the SE behind the headline test (CR2 on d with clusters, else M7)
+    clustered: dict | None  #: se, df, c_eff, n_clusters (CR2 on d)
+    test: np.ndarray  #: True where the headline is the CR2 t-test
+    statistic: np.ndarray
+    df: np.ndarray
+    p: np.ndarray
+    ci: np.ndarray
+    correlation: np.ndarray
+    tables: tuple  #: McNemar (n_a_only, n_b_only, n_concordant), NaN without a 2×2 table
+    mcnemar_p: tuple | None
+    skipped: tuple
+    wild: dict
+    totals: dict | None  #: cluster sums of d and d² and sizes (lists of chunks), when clustered
+
+
+#: bytes per comparison kept in memory (the result object, its dict for JSON,
+#: the arrays behind it), measured; and per cell of an M×M moment matrix
+BYTES_PER_PAIR = 6_000
+BYTES_PER_MATRIX_CELL = 8 * 16
+
+
+def check_pair_memory(n_models: int) -> None:
+    """Refuse, before allocating, an all-pairs comparison that cannot fit in memory."""
+    from bayeserr.data.memory import MAX_CUBE_BYTES, _available_memory
+    from bayeserr.base.errors import InputError
+    n_pairs = n_models * (n_models - 1) // 2
+    need = n_pairs * BYTES_PER_PAIR + n_models**2 * BYTES_PER_MATRIX_CELL
+    limit = min(MAX_CUBE_BYTES, _available_memory() or MAX_CUBE_BYTES)
+    if need > limit:
+        from bayeserr.base.errors import human_bytes
+        raise InputError(
+            f"comparing all {n_pairs:,} pairs of {n_models:,} models would need about "
+            f"{human_bytes(need)}, more than {human_bytes(limit)} available. Compare fewer models "
+            "(--models A,B,...), or score them without pairs (bayeserr.score).")
+
+
+def _pair_arrays(view, options: Options, second_opinion: bool = True) -> _PairArrays:
+    from bayeserr.stats.fewclusters import t_test
+    names = view.models
+    check_pair_memory(len(names))
+    s, codes = view.s, view.codes
+    pm = pair_moments(s, codes)
+    _check_paired(pm, names, options.on_unpaired)
+    se_un, se_pa, se_cl = paired_standard_errors(pm, options.cluster_correction)
+    corr = correlation(pm)
+    ia, ib = np.triu_indices(len(names), 1)
+    few = pm.n[ia, ib] < 2
+    skipped = tuple((names[i], names[j], int(pm.n[i, j])) for i, j in zip(ia[few], ib[few]))
+    ia, ib = ia[~few], ib[~few]
+    diff = pm.mean[ia, ib] - pm.mean.T[ia, ib]
+    se_head, df, clustered, wild, se_paper = se_pa[ia, ib], np.full(len(ia), np.inf), None, {}, None
+    totals = None
+    if codes is not None:
+        clustered, totals = _clustered_pairs(view, ia, ib)
+        ok = clustered["n_clusters"] >= 2
+        se_head = np.where(ok, clustered["se"], se_head)
+        df = np.where(ok, clustered["df"], np.inf)
+        se_paper = np.where(ok, se_cl[ia, ib], np.nan)
+        if second_opinion:
+            wild = _wild(totals, np.where(ok, df, np.nan), options)
+    head = t_test(diff, se_head, df, options.level)
+    nan = np.full(len(ia), np.nan)
+    tables, mc_p = (nan, nan, nan), None
+    binary = view.binary
+    if binary.any():
+        only = discordant_counts(s)
+        both = binary[ia] & binary[ib]
+        b, c = only[ia, ib].astype(float), only[ib, ia].astype(float)
+        b[~both], c[~both] = np.nan, np.nan
+        tables = (b, c, pm.n[ia, ib] - b - c)
+        mc_p = mcnemar_pvalues(np.nan_to_num(b).astype(np.int64), np.nan_to_num(c).astype(np.int64))
+    return _PairArrays(ia, ib, pm, diff, se_un[ia, ib], se_pa[ia, ib], se_paper, se_head, clustered,
+                       np.isfinite(df), head.statistic, df, head.p_value, head.ci, corr[ia, ib], tables,
+                       mc_p, skipped, wild, totals)
+
+
+def _mcnemar(arr: _PairArrays, k: int) -> McNemar | None:
+    b, c, _ = arr.tables
+    if not np.isfinite(b[k]):
+        return None
+    i, j = arr.ia[k], arr.ib[k]
+    n_ij = int(arr.pm.n[i, j])
+    n_b, n_c = int(b[k]), int(c[k])
+    both = int(round(arr.pm.mean[i, j] * n_ij)) - n_b
+    return McNemar(both, n_b, n_c, n_ij - both - n_b - n_c, float(arr.mcnemar_p[0][k]),
+                   float(arr.mcnemar_p[1][k]))
+
+
+def compare_view(view, options: Options, *, ranking: bool = False, second_opinion: bool = True) -> Comparisons:
+    """Every pair ``(i, j)``, ``i < j``, of the view's models, estimating ``models[i] − models[j]``.
+
+    p-values are adjusted over the family of ``options.pairs``
+    (:func:`~bayeserr.analyses.families.family_rows`); ``ranking`` also
+    decides the all-pairs family and each model's family, for the rank
+    intervals, from the same joint draws.  ``second_opinion=False`` skips the
+    per-pair wild bootstrap (the lab, which does not report it)."""
+    arr = _pair_arrays(view, options, second_opinion)
+    names = view.models
+    families = [family_rows(options.pairs, names, arr.ia, arr.ib)]
+    if ranking:
+        families += [("all", np.arange(len(arr.ia)))]
+        families += [(f"vs={m}", rows) for m, rows in zip(names, model_families(len(names), arr.ia, arr.ib))]
+    decided = decide(arr, options, families, names)
+    fam = decided[0]
+    p_holm, p_bh, p_rw = fam.p["holm"], fam.p["bh"], fam.p["romano-wolf"]
+    different = fam.different
+    better = tie = None
+    if options.bayes.on and len(arr.ia):
+        from bayeserr.bayes.pairs import all_pair_probabilities
+        better, tie = all_pair_probabilities(view, arr.ia, arr.ib, arr.tables, options.bayes, arr.totals)
+    pm, cl = arr.pm, arr.clustered
+    set_rows = set(fam.rows.tolist())
+    pairs = []
+    for k, (i, j) in enumerate(zip(arr.ia, arr.ib)):
+        pairs.append(Comparison(
+            a=names[i], b=names[j], n_questions=int(pm.n[i, j]), n_only_a=int(pm.only[i, j]),
+            n_only_b=int(pm.only[j, i]), mean_a=float(pm.mean[i, j]), mean_b=float(pm.mean[j, i]),
+            diff=float(arr.diff[k]), se_unpaired=float(arr.se_unpaired[k]),
+            se_paired=float(arr.se_paired[k]),
+            se_clustered_paired=None if cl is None else finite_or_none(cl["se"][k]),
+            se_clustered_paired_paper=None if cl is None else finite_or_none(arr.se_paper[k]),
+            n_clusters=None if cl is None else int(cl["n_clusters"][k]),
+            effective_clusters=None if cl is None else finite_or_none(cl["c_eff"][k]),
+            test="t_cr2_bm" if arr.test[k] else "z_paired", statistic=float(arr.statistic[k]),
+            df=float(arr.df[k]) if arr.test[k] else None,
+            ci=(float(arr.ci[k, 0]), float(arr.ci[k, 1])), p_value=float(arr.p[k]),
+            p_holm=float(p_holm[k]), p_bh=float(p_bh[k]), correlation=float(arr.correlation[k]),
+            mcnemar=_mcnemar(arr, k), level=options.level,
+            cluster_correction=options.cluster_correction if cl is not None else None,
+            wild_bootstrap=arr.wild.get(k),
+            prob_a_better=None if better is None else float(better[k]),
+            prob_tie=None if tie is None else float(tie[k]),
+            p_romano_wolf=float(p_rw[k]), adjust=options.adjust, p_adjusted=float(fam.p_adjusted[k]),
+            different=bool(different[k]),
+            ci_adjusted=(tuple(float(x) for x in fam.ci_adjusted[k]) if k in set_rows
+                         and np.isfinite(fam.ci_adjusted[k]).all() else None),
+        ))
+    return Comparisons(pairs, arr.skipped, fam, decided[1:] if ranking else None)
+
+
+# ------------------------------------------------------------------- public
+def compare_all(ds, models=None, *, options: Options | None = None, **kwargs) -> Comparisons:
+    """Every pair of the listed ``models`` (default: all), ``models[i] − models[j]`` for ``i < j``.
+
+    Keyword arguments are those of :class:`~bayeserr.registries.options.Options`
+    (``level``, ``cluster_correction``, ``on_unpaired``, ``bayes``, …); the
+    numbers equal ``bayeserr report``'s for the same options.  Adjusted
+    p-values (Romano–Wolf by default, Holm, BH) are over the family of
+    ``pairs`` (all pairs returned unless ``pairs="vs=MODEL"``);
+    ``on_unpaired="drop"`` compares each pair on the questions both answered
+    (the counts dropped are ``n_only_a`` / ``n_only_b``).
+    """
+    from bayeserr.stats.view import DataView
+    options = Options.coerce(options, **kwargs)
+    view = DataView.from_dataset(ds).select(models)
+    if len(view.models) < 2:
+        raise InputError(f"compare_all needs at least two models (got {len(view.models)}: "
+                         f"{', '.join(repr(m) for m in view.models)}). List two or more in models=, or leave "
+                         "models out to compare all the models of the data.")
+    return compare_view(view, options)
+
+
+def compare(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> Comparison:
+    """One pair: ``A − B`` (M5–M8, McNemar, Bayesian probabilities).  See :func:`compare_all`."""
+    a, b = pair_names(a, b)
+    comps = compare_all(ds, [a, b], options=options, **kwargs)
+    if not len(comps):
+        raise InputError(f"'{a}' and '{b}' share {comps.skipped[0][2]} question(s); a paired "
+                         "comparison needs at least 2.")
+    return comps[0]
+
+
+def pair_names(a, b) -> tuple[str, str]:
+    """The two model names of one comparison, as text; an :class:`InputError`
+    for something that is not a name, or one model twice."""
+    from bayeserr.stats.view import model_names
+    a, b = (model_names([m], "compare", "compare(ds, 'A', 'B')")[0] for m in (a, b))
+    if a == b:
+        raise InputError(f"compare needs two different models (got '{a}' twice); name two models of the "
+                         "data, e.g. compare(ds, 'A', 'B').")
+    return a, b
+
+
+def pair_caveats(comps: Comparisons, clustered: bool) -> list:
+    """Warnings about the comparisons: unpaired drops, McNemar under clustering."""
+    out = [caveats.unpaired_dropped(c.a, c.b, c.n_questions, c.n_only_a, c.n_only_b)
+           for c in comps if c.n_only_a or c.n_only_b]
+    out += [caveats.pair_skipped(a, b, n) for a, b, n in comps.skipped]
+    out += [caveats.zero_se(c.a, c.b) for c in comps if np.isinf(c.statistic)]
+    out += [caveats.identical_scores(c.a, c.b, c.n_questions) for c in comps
+            if c.se_paired == 0 and c.diff == 0]
+    out += [caveats.pair_single_cluster(c.a, c.b) for c in comps
+            if c.n_clusters is not None and c.n_clusters < 2]
+    if clustered and any(c.mcnemar is not None for c in comps):
+        out.append(caveats.mcnemar_clustered())
+    out += [caveats.pair_estimand_differs(c.a, c.b, c.diff, c.prob_a_better) for c in comps
+            if clustered and _points_the_other_way(c.diff, c.prob_a_better)]
+    return out
+
+
+#: P(A > B) on the other side of ½ from the difference's sign by more than this is flagged
+ESTIMAND_MARGIN = 0.05
+
+
+def _points_the_other_way(diff: float, prob) -> bool:
+    """The pair posterior leans against the sign of the question-weighted difference."""
+    return prob is not None and np.isfinite(prob) and diff != 0 and np.sign(diff) * (prob - 0.5) < -ESTIMAND_MARGIN

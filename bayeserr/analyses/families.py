@@ -1,0 +1,142 @@
+"""The families of pairs a report adjusts over, and their one set of decisions
+(``docs/methods.md`` §3.6 and §3.9).
+
+A *family* is the set of pairs a multiplicity adjustment covers.  It follows
+the question the report answers (``--pairs``): ``vs=MODEL`` is the family of
+MODEL's pairs (the model is named in advance); ``all``, ``auto`` and
+``adjacent`` are all pairs (neighbours in the estimated ranking are chosen by
+the data, so adjusting over them alone would not hold the error rate;
+``adjacent`` only shows fewer).
+
+Every view of a report — the pairwise table, the rank intervals, the letter
+groups, the tie-zone sentence, the pairs figure and the heatmap marks — reads
+the same :class:`Decisions`: a pair is *different* when its adjusted p is below
+``1 − level``, in the direction of its estimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from bayeserr.base.errors import InputError
+from bayeserr.stats.simultaneous import (JointDraws, benjamini_hochberg, gaussian_draws, holm, joint_inference,
+                                         wild_draws)
+
+
+def family_rows(pairs: str, names, ia, ib) -> tuple[str, np.ndarray]:
+    """``(description, rows)``: the family of a ``--pairs`` choice, as rows of
+    the pair arrays ``(ia[k], ib[k])``."""
+    rows = np.arange(len(ia))
+    if str(pairs).startswith("vs="):
+        base = str(pairs).split("=", 1)[1]
+        if base not in names:
+            from bayeserr.base.errors import suggest
+            raise InputError(f"--pairs {pairs}: '{base}' is not a model of the report.{suggest(base, list(names))}")
+        j = list(names).index(base)
+        return f"vs={base}", rows[(ia == j) | (ib == j)]
+    return "all", rows
+
+
+def model_families(n_models: int, ia, ib) -> list[np.ndarray]:
+    """For each model, the rows of its pairs (the family of its marginal rank interval)."""
+    return [np.flatnonzero((ia == j) | (ib == j)) for j in range(n_models)]
+
+
+_STEPWISE = {"holm": holm, "bh": benjamini_hochberg, "none": lambda p: p}
+
+
+def _stepwise(p: np.ndarray, rows: np.ndarray, method: str) -> np.ndarray:
+    """Holm, BH or no adjustment over ``rows``; NaN elsewhere."""
+    out = np.full(len(p), np.nan)
+    sel = rows[np.isfinite(p[rows])]
+    if len(sel):
+        out[sel] = _STEPWISE[method](p[sel])
+    return out
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """One family's adjusted p-values (every adjustment), the decisions of the
+    chosen one, and the simultaneous intervals."""
+
+    family: str  #: "all" or "vs=MODEL"
+    rows: np.ndarray  #: pairs in the family
+    adjust: str  #: the adjustment the decisions use
+    p: dict  #: adjustment -> p per pair (NaN outside the family or where undefined)
+    ci_adjusted: np.ndarray  #: (pairs, 2): the intervals adjusted as the p-values are (see :func:`adjusted_intervals`)
+    critical: float  #: c
+    draws: JointDraws
+    level: float
+
+    @property
+    def p_adjusted(self) -> np.ndarray:
+        return self.p[self.adjust]
+
+    @property
+    def different(self) -> np.ndarray:
+        """Declared different at ``1 − level`` (False outside the family)."""
+        p = self.p_adjusted
+        with np.errstate(invalid="ignore"):
+            return np.isfinite(p) & (p < 1 - self.level)
+
+    def to_dict(self) -> dict:
+        return {"pairs": self.family, "size": int(len(self.rows)), "adjust": self.adjust,
+                "level": self.level, "critical_value": self.critical,
+                "n_different": int(self.different.sum()), "joint": self.draws.to_dict()}
+
+
+def _draws(arr, options, order=None):
+    """The joint draws of every pair: the wild cluster bootstrap with clusters,
+    the parametric (normal) bootstrap without."""
+    if arr.totals is not None:
+        D = np.concatenate(arr.totals["D"]) if arr.totals["D"] else np.zeros((0, 1))
+        sizes = np.concatenate(arr.totals["sizes"]) if arr.totals["sizes"] else np.zeros((0, 1))
+        sizes = np.broadcast_to(sizes, D.shape)
+        return wild_draws(D, sizes, level=options.level, seed=options.seed)
+    pm = arr.pm
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = np.where(pm.n > 0, pm.cov / pm.n, 0.0)
+        np.fill_diagonal(cov, np.diag(pm.var) / np.maximum(np.diag(pm.n), 1))
+    return gaussian_draws(cov, arr.ia, arr.ib, seed=options.seed, order=order)
+
+
+def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None) -> list[Decisions]:
+    """Adjusted p-values (Romano–Wolf, Holm, BH, none) and simultaneous
+    intervals of each ``(label, rows)`` family; one pass over the joint draws
+    serves them all.  ``names``: the models, whose sorted order fixes the
+    parametric draws (the same numbers whatever order the models come in)."""
+    blocks, info = _draws(arr, options, None if names is None else np.argsort(np.asarray(names, dtype=object)))
+    joint = joint_inference(arr.statistic, arr.df, blocks, info.draws, [rows for _, rows in families], options.level)
+    out = []
+    for (label, rows), res in zip(families, joint):
+        p = {m: _stepwise(arr.p, rows, m) for m in ("holm", "bh", "none")}
+        p["romano-wolf"] = np.full(len(arr.p), np.nan)
+        p["romano-wolf"][res.rows] = res.p_adjusted
+        ci = adjusted_intervals(arr, rows, options.adjust, options.level, res.critical_t, p["bh"])
+        out.append(Decisions(label, rows, options.adjust, p, ci, res.critical, info, options.level))
+    return out
+
+
+def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -> np.ndarray:
+    """Intervals of the family's pairs adjusted as its p-values are, so that an
+    interval excluding 0 always belongs to a pair declared different:
+    Romano–Wolf, d ± c_k·SE from the joint ``max |t|`` (simultaneous); Holm, the
+    Bonferroni interval at α/m (simultaneous; Holm's first step); BH, the
+    Benjamini–Yekutieli (2005) false-coverage-rate interval at R·α/m (R pairs
+    declared; it excludes 0 exactly for them); none, the pair's own interval.
+    NaN outside the family."""
+    from scipy import stats
+    alpha, m = 1 - level, max(len(rows), 1)
+    if adjust == "romano-wolf":
+        crit = critical_t
+    else:
+        share = {"holm": alpha / m, "none": alpha,
+                 "bh": alpha * max(int(np.sum(p_bh[rows] < alpha)), 1) / m}[adjust]
+        crit = np.where(np.isfinite(arr.df), stats.t.isf(share / 2, np.where(np.isfinite(arr.df), arr.df, 1.0)),
+                        stats.norm.isf(share / 2))
+    inside = np.zeros(len(arr.diff), bool)
+    inside[rows] = True
+    with np.errstate(invalid="ignore"):  # no critical value (empty family) or no SE: NaN
+        half = np.where(inside, crit * arr.se_head, np.nan)
+        return np.stack([arr.diff - half, arr.diff + half], axis=-1)

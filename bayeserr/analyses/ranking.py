@@ -1,0 +1,205 @@
+"""Which model is best: rank intervals, the models tied with the best, a
+top-k set and Bayesian ranks (``docs/methods.md`` §3.10).
+
+``bayeserr.rank(ds)`` answers a leaderboard's question from the same decisions
+as the pairwise table: a model's rank interval counts the models the family
+declares better and worse than it (Mogstad, Romano, Shaikh & Wilhelm 2024).
+*Simultaneous* intervals use the all-pairs family and hold for every model at
+once; *marginal* intervals use the family of one model's pairs and hold for
+that model alone.  Beside them, from joint posterior draws of the mean scores
+that share the clusters' covariance: P(best), the expected rank and a rank
+credible interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from bayeserr.base.errors import InputError
+from bayeserr.base.results import ResultList, frame_value
+from bayeserr.registries.options import Options
+from bayeserr.stats.ranking import posterior_ranks, rank_bounds, tau_best
+
+#: joint posterior draws behind P(best) and the rank credible intervals
+BAYES_DRAWS = 4000
+
+
+@dataclass(frozen=True)
+class ModelRank:
+    """One model's place in the ranking."""
+
+    model: str
+    mean: float
+    rank: int  #: by the estimate (1 = best; equal scores share the better rank)
+    rank_marginal: tuple  #: (low, high), this model alone
+    rank_simultaneous: tuple  #: (low, high), every model at once
+    tied_with_best: bool  #: simultaneous rank interval contains 1: the best may be this model
+    in_top_k: bool  #: in the top-k confidence set (simultaneous lower bound ≤ k)
+    p_best: float | None = None  #: posterior probability of being the best
+    expected_rank: float | None = None
+    rank_credible: tuple | None = None  #: (low, high) equal-tailed posterior interval of the rank
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "mean": self.mean, "rank": self.rank,
+                "rank_marginal": list(self.rank_marginal), "rank_simultaneous": list(self.rank_simultaneous),
+                "tied_with_best": self.tied_with_best, "in_top_k": self.in_top_k, "p_best": self.p_best,
+                "expected_rank": self.expected_rank,
+                "rank_credible": None if self.rank_credible is None else list(self.rank_credible)}
+
+
+class Ranking(ResultList):
+    """Rank intervals of every model (best first); ``ranking["A"]`` looks one up."""
+
+    key = "model"
+
+    def __new__(cls, rows=(), *, level=0.95, top_k=3, family=None, bayes=None):
+        self = super().__new__(cls, rows)
+        self.level = level
+        self.top_k = top_k
+        #: the all-pairs family the simultaneous intervals come from (Decisions.to_dict())
+        self.family = family or {}
+        #: description of the posterior behind P(best), or None
+        self.bayes = bayes
+        return self
+
+    @property
+    def tied_with_best(self) -> list[str]:
+        return [r.model for r in self if r.tied_with_best]
+
+    @property
+    def top_k_set(self) -> list[str]:
+        return [r.model for r in self if r.in_top_k]
+
+    def to_dict(self) -> dict:
+        """The ``ranking`` block of the JSON report (``docs/methods.md`` §7.2)."""
+        return {"level": self.level, "family": self.family, "top_k": self.top_k,
+                "tied_with_best": self.tied_with_best, "top_k_set": self.top_k_set,
+                "bayes": self.bayes, "models": [r.to_dict() for r in self]}
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for r in self:
+            d = r.to_dict()
+            d["rank_marginal_low"], d["rank_marginal_high"] = d.pop("rank_marginal")
+            d["rank_simultaneous_low"], d["rank_simultaneous_high"] = d.pop("rank_simultaneous")
+            cred = d.pop("rank_credible") or (None, None)
+            d["rank_credible_low"], d["rank_credible_high"] = cred
+            rows.append({k: frame_value(v) for k, v in d.items()})
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        return f"Ranking({len(self)} models; tied with the best: {', '.join(self.tied_with_best)})"
+
+
+def _better(n: int, pos: dict, comps, different) -> np.ndarray:
+    """``better[j, k]``: the decisions declare model j above model k."""
+    better = np.zeros((n, n), bool)
+    for c, d in zip(comps, different):
+        if d:
+            i, j = pos[c.a], pos[c.b]
+            if c.diff > 0:
+                better[i, j] = True
+            elif c.diff < 0:
+                better[j, i] = True
+    return better
+
+
+def _mean_covariance(view):
+    """Covariance of the model means: clustered (CR2 cross-products of the
+    cluster sums of residuals, ``V_ab = Σ_c √(q_ac q_bc) S_ac S_bc / (n_a n_b)``)
+    with the smallest Bell–McCaffrey df, or question-level (``cov/n``, df ∞)."""
+    from bayeserr.stats.estimators import cluster_sums
+    from bayeserr.stats.fewclusters import bm_df
+    s, answered = view.s, view.answered
+    n = answered.sum(axis=1).astype(float)
+    mean = np.nansum(s, axis=1) / n
+    r = np.where(answered, s - mean[:, None], 0.0)
+    if view.codes is None:
+        nn = np.sqrt(np.outer(n, n))
+        return (r @ r.T) / (nn * np.maximum(nn - 1, 1)), np.inf  # cov / n, ddof 1
+    S = cluster_sums(r, view.codes)
+    sizes = cluster_sums(answered.astype(float), view.codes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = sizes / n[:, None]
+        q = np.where((sizes > 0) & (p < 1), 1.0 / (1.0 - p), 0.0)
+    W = S * np.sqrt(q)
+    dfs = bm_df(sizes)
+    df = float(np.nanmin(dfs)) if np.isfinite(dfs).any() else np.inf  # one cluster: no df, a normal
+    return (W @ W.T) / np.outer(n, n), (df if np.isfinite(df) else np.inf)
+
+
+def _posterior_draws(view, means, seed: int):
+    """Joint draws of the mean scores: flat prior, normal likelihood with the
+    clustered covariance of the means, scale uncertainty as a multivariate t
+    on the smallest Bell–McCaffrey df (``docs/methods.md`` §3.10)."""
+    cov, df = _mean_covariance(view)
+    order = np.argsort(np.asarray(view.models, dtype=object))  # drawn in name order: any input order
+    back = np.argsort(order)
+    val, vec = np.linalg.eigh(((cov + cov.T) / 2)[np.ix_(order, order)])
+    root = vec * np.sqrt(np.clip(val, 0.0, None))
+    rng = np.random.default_rng(seed)
+    z = (rng.standard_normal((BAYES_DRAWS, len(means))) @ root.T)[:, back]
+    if np.isfinite(df):
+        z *= np.sqrt(df / rng.chisquare(df, size=(BAYES_DRAWS, 1)))
+    label = ("flat prior; normal likelihood with the CR2 covariance of the means shared through the "
+             f"clusters; multivariate t on {df:.1f} df" if np.isfinite(df) else
+             "flat prior; normal likelihood with the covariance of the means over shared questions")
+    return means[None, :] + z, label
+
+
+def _estimate_ranks(means: np.ndarray) -> np.ndarray:
+    return 1 + (means[None, :] > means[:, None]).sum(axis=1)
+
+
+def rank_view(view, comps, options: Options) -> Ranking:
+    """The ranking of a view's models from comparisons built with
+    ``compare_view(view, options, ranking=True)``."""
+    names = list(view.models)
+    m = len(names)
+    if comps.rank_decisions is None:
+        raise InputError("rank_view needs comparisons built with ranking=True.")
+    pos = {name: i for i, name in enumerate(names)}
+    answered = view.answered
+    means = np.array([np.nanmean(view.s[i][answered[i]]) for i in range(m)])
+    everyone, per_model = comps.rank_decisions[0], comps.rank_decisions[1:]
+    low, high = rank_bounds(_better(m, pos, comps, everyone.different))
+    marginal = []
+    for j, dec in enumerate(per_model):
+        lo, hi = rank_bounds(_better(m, pos, comps, dec.different))
+        marginal.append((int(lo[j]), int(hi[j])))
+    # from the simultaneous bounds: with ties at the top (every model is "the best" under
+    # the complete null) the set must keep all of them at once (the lab measured 82% with
+    # the marginal bounds at 10 models and 5 clusters)
+    tied, top = tau_best(low, 1), tau_best(low, options.top_k)
+    p_best = exp_rank = cred = None
+    bayes = None
+    if options.bayes.on:
+        draws, bayes = _posterior_draws(view, means, options.seed)
+        p_best, exp_rank, cred = posterior_ranks(draws, options.level)
+    est = _estimate_ranks(means)
+    rows = [ModelRank(names[j], float(means[j]), int(est[j]), marginal[j], (int(low[j]), int(high[j])),
+                      bool(tied[j]), bool(top[j]),
+                      None if p_best is None else float(p_best[j]),
+                      None if exp_rank is None else float(exp_rank[j]),
+                      None if cred is None else (int(cred[j, 0]), int(cred[j, 1])))
+            for j in np.lexsort((np.arange(m), -means))]
+    return Ranking(rows, level=options.level, top_k=options.top_k, family=everyone.to_dict(), bayes=bayes)
+
+
+def rank(ds, models=None, *, options: Options | None = None, **kwargs) -> Ranking:
+    """Rank intervals (marginal and simultaneous), the models tied with the
+    best, the top-k set and Bayesian ranks for the listed ``models``
+    (default: all).  Keyword arguments are those of
+    :class:`~bayeserr.registries.options.Options` (``level``, ``adjust``,
+    ``top_k``, ``bayes``, ``seed``, …)."""
+    from bayeserr.analyses.comparison import compare_view
+    from bayeserr.stats.view import DataView
+    options = Options.coerce(options, **kwargs)
+    view = DataView.from_dataset(ds).select(models)
+    if len(view.models) < 2:
+        raise InputError(f"rank needs at least two models (got {len(view.models)}). List two or more in "
+                         "models=, or leave models out to rank all the models of the data.")
+    return rank_view(view, compare_view(view, options, ranking=True), options)

@@ -1,0 +1,70 @@
+"""The ``bayeserr`` command group and its entry point; the commands register
+themselves on ``main`` from their own modules."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from bayeserr.base.errors import InputError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+        except MemoryError as exc:  # what the estimates before loading did not foresee
+            click.echo(f"error: {_out_of_memory(ctx, exc)}", err=True)
+            ctx.exit(2)
+
+
+def _out_of_memory(ctx, exc: MemoryError) -> str:
+    """One line for a MemoryError: the command, what could not be allocated
+    (numpy and pyarrow name the size) and what to do."""
+    detail = " ".join(str(exc).split())[:200]
+    command = " ".join(["bayeserr", *([ctx.invoked_subcommand] if ctx.invoked_subcommand else [])])
+    return (f"{command} ran out of memory{f' ({detail})' if detail else ''}. Load fewer models "
+            "(--models), fewer rows (--where, e.g. --where task=NAME) or fewer samples per question, "
+            "or run on a machine with more memory (or raise the limit: ulimit -v, the container's "
+            "memory limit).")
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="bayeserr", prog_name="bayeserr")
+@click.pass_context
+def main(ctx):
+    """Honest error bars for language-model evals (Miller 2024, exact tests, Bayesian models).
+
+    Defaults can come from bayeserr.toml or [tool.bayeserr] in pyproject.toml
+    (see 'bayeserr config'). Shell completion: eval "$(_BAYESERR_COMPLETE=bash_source bayeserr)".
+    """
+    from bayeserr.cli.defaults import apply
+    apply(ctx)  # configuration files -> the defaults of report, compare, plot, power, config
+
+
+
+def join_multi_values(argv: list[str], options=("--pass-k",)) -> list[str]:
+    """Let an option take several space-separated whole numbers, as in
+    ``--pass-k 1 10``: click options take a fixed number of values, so the
+    numbers after such an option are joined into ``1,10`` before parsing."""
+    out, i = [], 0
+    while i < len(argv):
+        out.append(argv[i])
+        if argv[i] in options:
+            values = []
+            while i + 1 < len(argv) and argv[i + 1].replace(",", "").isdigit():
+                values.append(argv[i + 1])
+                i += 1
+            if values:
+                out.append(",".join(values))
+        i += 1
+    return out
+
+
+def run():
+    """Console entry point: ``main`` with multi-value options joined."""
+    return main(args=join_multi_values(sys.argv[1:]), prog_name="bayeserr")

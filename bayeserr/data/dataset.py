@@ -1,0 +1,328 @@
+"""The validated dataset: which column holds each field, the row accounting,
+the checks of SPEC §1 on a working table, and the ``xarray.Dataset`` they build
+(``docs/methods.md`` §1)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayeserr.base.errors import InputError, _row_list, suggest
+from bayeserr.data.memory import _check_cube_size
+
+DEFAULT_COLUMNS = {
+    "model": "model",
+    "question": "question_id",
+    "score": "score",
+    "cluster": "cluster_id",
+    "sample": "sample",
+    "n_samples": "n_samples",
+    "n_correct": "n_correct",
+}
+REQUIRED = ("model", "question", "score")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which input column holds each field (``None``: not used)."""
+
+    model: str = "model"
+    question: str = "question_id"
+    score: str = "score"
+    cluster: str | None = None
+    sample: str | None = None
+    n_samples: str | None = None  #: per-problem sample count (pass@k), optional
+    n_correct: str | None = None  #: per-problem correct count (pass@k), optional
+
+    def to_dict(self) -> dict:
+        """The SPEC §6 ``columns`` object (the pass@k count columns are not part of it)."""
+        d = asdict(self)
+        d.pop("n_samples")
+        d.pop("n_correct")
+        return d
+
+
+@dataclass(frozen=True)
+class RowAccount:
+    """Rows read from the source, rows used, and rows dropped with a reason.
+
+    With several inputs, ``inputs`` holds ``(input, RowAccount)`` for each of
+    them (the totals are their sums); it is empty for one input, and then
+    absent from :meth:`to_dict`.
+    """
+
+    read: int
+    used: int
+    dropped: tuple[tuple[str, int], ...] = field(default=())
+    inputs: tuple = field(default=())
+
+    def to_dict(self) -> dict:
+        out = {
+            "read": self.read,
+            "used": self.used,
+            "dropped": [{"reason": r, "count": c} for r, c in self.dropped],
+        }
+        if self.inputs:
+            out["inputs"] = [{"input": name, **acc.to_dict()} for name, acc in self.inputs]
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RowAccount":
+        return cls(d["read"], d["used"], tuple((x["reason"], x["count"]) for x in d["dropped"]),
+                   tuple((x["input"], cls.from_dict(x)) for x in d.get("inputs", ())))
+
+    def drop(self, reason: str, count: int) -> "RowAccount":
+        """A new account with ``count`` more rows dropped for ``reason``
+        (a reason already listed adds to its count)."""
+        if count == 0:
+            return self
+        dropped = dict(self.dropped)
+        dropped[reason] = dropped.get(reason, 0) + count
+        return RowAccount(self.read, self.used - count, tuple(dropped.items()), self.inputs)
+
+# ------------------------------------------------------------------ validation
+class _Rows:
+    """Where each row of the working table came from, for error messages:
+    source row numbers (kept through ``models=`` selection) or, for eval
+    logs, the file and member of each row."""
+
+    def __init__(self, where: str, n: int, *, numbers=None, unit="data rows",
+                 note=", counting from 1 after the header", origin=None):
+        self.where = where
+        self.numbers = np.arange(1, n + 1) if numbers is None else np.asarray(numbers)
+        self.origin = None if origin is None else np.asarray(origin, dtype=object)
+        self.unit, self.note = unit, note
+
+    def keep(self, mask: np.ndarray) -> None:
+        self.numbers = self.numbers[mask]
+        if self.origin is not None:
+            self.origin = self.origin[mask]
+
+    def describe(self, positions: np.ndarray) -> str:
+        if self.origin is not None:
+            return _row_list(self.origin[positions])
+        return f"{self.unit} {_row_list(self.numbers[positions])}{self.note}"
+
+
+class _MultiRows:
+    """Where each row of a table combined from several inputs came from: the
+    input, and the place in it (as that input's :class:`_Rows` describes it)."""
+
+    def __init__(self, where: str, parts: list, part_of_row: np.ndarray, local: np.ndarray):
+        self.where = where
+        self.parts = parts
+        self.part_of_row = part_of_row
+        self.local = local
+
+    def keep(self, mask: np.ndarray) -> None:
+        self.part_of_row = self.part_of_row[mask]
+        self.local = self.local[mask]
+
+    def describe(self, positions: np.ndarray) -> str:
+        positions = np.asarray(positions)
+        out = []
+        for i in dict.fromkeys(self.part_of_row[positions].tolist()):
+            rows = self.parts[i]
+            text = rows.describe(self.local[positions[self.part_of_row[positions] == i]])
+            out.append(text if rows.origin is not None else f"{rows.where} {text}")
+        return "; ".join(out)
+
+
+def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_col=None,
+                    score_col=None, cluster_col=None, sample_col=None,
+                    no_cluster: bool = False) -> Columns:
+    """Map fields to columns: explicit names first, then the SPEC §1 defaults.
+
+    Optional fields (cluster, sample) are used when their default column is
+    present; ``no_cluster`` ignores a cluster column.
+    """
+    given = {"model": model_col, "question": question_col, "score": score_col,
+             "cluster": cluster_col, "sample": sample_col, "n_samples": None, "n_correct": None}
+    flags = {"model": "--model-col", "question": "--question-col", "score": "--score-col",
+             "cluster": "--cluster-col", "sample": "--sample-col", "n_samples": "n_samples",
+             "n_correct": "n_correct"}
+    present = [str(c) for c in df.columns]
+    if not present:
+        raise InputError(f"{where}: no columns at all. A results table needs the columns "
+                         "model, question_id and score (one row per graded answer).")
+    chosen = {}
+    for key, default in DEFAULT_COLUMNS.items():
+        name = given[key]
+        if name is not None:
+            if name not in present:
+                raise InputError(
+                    f"{where}: column '{name}' (from {flags[key]}) is not in the file."
+                    f"{suggest(name, present)} Columns present: {', '.join(present)}."
+                )
+            chosen[key] = name
+        elif default in present:
+            chosen[key] = default
+        elif key in REQUIRED:
+            raise InputError(
+                f"{where}: no '{default}' column for the {key}. Name the column with "
+                f"{flags[key]}.{suggest(default, present)} Columns present: {', '.join(present)}."
+            )
+        else:
+            chosen[key] = None
+    if no_cluster:
+        chosen["cluster"] = None
+    return Columns(**chosen)
+
+
+def _fail_rows(rows: _Rows, mask: np.ndarray, problem: str, fix: str) -> None:
+    """Raise an InputError naming the source rows where ``mask`` holds."""
+    if mask.any():
+        positions = np.flatnonzero(mask)
+        raise InputError(f"{rows.where}: {problem} in {len(positions)} row(s) "
+                         f"({rows.describe(positions)}). {fix}")
+
+
+def _check_ids(df: pd.DataFrame, cols: Columns, rows: _Rows) -> None:
+    for key in ("model", "question", "cluster", "sample"):
+        name = getattr(cols, key)
+        if name is not None:
+            _fail_rows(rows, df[name].isna().to_numpy(), f"the {key} column '{name}' is empty",
+                       f"Fill in the {key} for those rows or remove them.")
+
+
+def _validated_scores(df: pd.DataFrame, cols: Columns, rows: _Rows) -> np.ndarray:
+    """The score column as float64, after the SPEC §1 score checks."""
+    raw = df[cols.score]
+    if raw.dtype == bool:
+        raw = raw.astype(np.float64)
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    missing = raw.isna().to_numpy()
+    _fail_rows(rows, missing, f"the score column '{cols.score}' is missing",
+               "Every answer needs a score in [0, 1]; fill them in or remove the rows.")
+    _fail_rows(rows, np.isnan(values), f"the score column '{cols.score}' is not a number",
+               "Scores must be numbers in [0, 1] (for example 0, 1 or 0.75).")
+    _fail_rows(rows, np.isinf(values), f"the score column '{cols.score}' is infinite",
+               "Scores must be finite numbers in [0, 1].")
+    _fail_rows(rows, (values < 0) | (values > 1), f"the score column '{cols.score}' is outside [0, 1]",
+               "Rescale scores to [0, 1] (for example divide percentages by 100).")
+    return values
+
+
+def _codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes (order of first appearance) and the labels as strings.
+
+    Ids are compared as text: values that print the same (the number ``1``
+    and the string ``"1"``) get one code.
+    """
+    codes, uniques = pd.factorize(series, sort=False)
+    labels = np.asarray(pd.Index(uniques).astype(str), dtype=object)
+    if not pd.Index(labels).is_unique:
+        merged, labels = pd.factorize(labels, sort=False)
+        codes = merged[codes]
+        labels = np.asarray(labels, dtype=object)
+    return codes.astype(np.int64, copy=False), labels
+
+
+def _question_clusters(rows, cols, q_codes, n_questions, df) -> np.ndarray | None:
+    """The cluster label of each question; error if a question has two."""
+    if cols.cluster is None:
+        return None
+    c_codes, c_labels = _codes(df[cols.cluster])
+    of_question = np.empty(n_questions, dtype=np.int64)
+    of_question[q_codes] = c_codes  # any one row's cluster per question
+    _fail_rows(rows, of_question[q_codes] != c_codes,
+               f"a question is assigned to two different clusters ('{cols.cluster}')",
+               "Each question must belong to exactly one cluster; fix the cluster column "
+               "or pass --no-cluster.")
+    return c_labels[of_question]
+
+
+def _check_min_questions(where, model_labels, n_answered) -> None:
+    few = [f"'{m}' ({k})" for m, k in zip(model_labels, n_answered) if k < 2]
+    if few:
+        raise InputError(
+            f"{where}: fewer than 2 questions for model(s) {', '.join(few[:5])}"
+            f"{' and more' if len(few) > 5 else ''}. A standard error needs at least two "
+            "questions per model; add questions or leave those models out (--models)."
+        )
+
+
+def _select_models(df, cols, models, rows) -> np.ndarray | None:
+    """Which rows belong to ``models`` (compared as text); ``None``: all."""
+    if not models:
+        return None
+    codes, uniques = pd.factorize(df[cols.model], sort=False)
+    labels = pd.Index(uniques).astype(str)
+    present = list(dict.fromkeys(labels))
+    for m in models:
+        if m not in present:
+            raise InputError(f"{rows.where}: model '{m}' is not in the data.{suggest(m, present)} "
+                             f"Models present: {', '.join(present[:20])}"
+                             f"{' and more' if len(present) > 20 else ''}.")
+    return np.append(np.asarray(labels.isin(list(models))), False)[codes]  # code -1 (empty): not kept
+
+def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
+    where = rows.where
+    m_codes, m_labels = _codes(df[cols.model])
+    q_codes, q_labels = _codes(df[cols.question])
+    if cols.sample is not None:
+        s_codes, s_labels = _codes(df[cols.sample])
+    else:
+        s_codes, s_labels = np.zeros(len(df), dtype=np.int64), np.array(["0"], dtype=object)
+    shape = (len(m_labels), len(q_labels), len(s_labels))
+    _check_cube_size(where, shape)
+    flat = (m_codes * shape[1] + q_codes) * shape[2] + s_codes
+    cube = np.full(int(np.prod(shape)), np.nan)
+    # duplicate cells: write each row's position, and see which rows were overwritten
+    position = np.arange(len(flat), dtype=np.float64)
+    cube[flat] = position
+    lost = cube[flat] != position
+    if lost.any():
+        fields = f"({cols.model}, {cols.question}{', ' + cols.sample if cols.sample else ''})"
+        fix = ("Give repeated answers distinct sample numbers with --sample-col, or remove the "
+               "duplicates." if cols.sample is None else "Remove the duplicated rows.")
+        _fail_rows(rows, np.isin(flat, flat[lost]), f"duplicate {fields} rows", fix)
+    del position, lost
+    clusters = _question_clusters(rows, cols, q_codes, shape[1], df)
+    cube[flat] = scores
+    cube = cube.reshape(shape)
+    _check_min_questions(where, m_labels, (~np.isnan(cube)).any(axis=2).sum(axis=1))
+    coords = {"model": m_labels, "question": q_labels, "sample": s_labels}
+    if clusters is not None:
+        coords["cluster"] = ("question", clusters)
+    ds = xr.Dataset({"score": (("model", "question", "sample"), cube)}, coords=coords)
+    if cols.n_samples and cols.n_correct:
+        for key in ("n_samples", "n_correct"):
+            grid = np.full(shape[:2], np.nan)
+            grid[m_codes, q_codes] = pd.to_numeric(df[getattr(cols, key)], errors="coerce").to_numpy(float)
+            ds[key] = (("model", "question"), grid)
+        bad = (ds["n_correct"] > ds["n_samples"]) | (ds["n_correct"] < 0)
+        if bool(bad.any()):
+            raise InputError(f"{where}: n_correct is above n_samples or negative for some problems; "
+                             "fix the counts.")
+    ds.attrs.update(source=where, columns=cols.to_dict(), rows=account.to_dict(),
+                    binary=bool(np.isin(scores, (0.0, 1.0)).all()))
+    return ds
+
+
+def rows_of(ds: xr.Dataset) -> RowAccount:
+    """The row accounting carried by a loaded dataset."""
+    return RowAccount.from_dict(ds.attrs["rows"])
+
+
+def question_means(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """Per-question means ``s_i`` over samples (SPEC §2) and answer counts ``K_i``.
+
+    Returns arrays of shape ``(model, question)``; NaN / 0 where unanswered.
+    """
+    cube = ds["score"].values
+    answered = ~np.isnan(cube)
+    k = answered.sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(answered, cube, 0.0).sum(axis=2) / k
+    return s, k
+
+
+def cluster_codes(ds: xr.Dataset) -> np.ndarray | None:
+    """Integer cluster code per question, or ``None`` when unclustered."""
+    if "cluster" not in ds.coords:
+        return None
+    return pd.factorize(ds["cluster"].values)[0].astype(np.int64)

@@ -1,0 +1,537 @@
+"""Loading and validating per-question results (SPEC §1).
+
+A results table has one row per graded answer (``model``, ``question_id``,
+``score`` and optionally ``cluster_id`` and ``sample``).  :func:`load` reads it
+from CSV, TSV, JSONL or Parquet (gzip or not; a file, a pipe, or ``-`` for
+standard input) or takes a DataFrame, checks every rule of SPEC §1 and returns
+an :class:`xarray.Dataset`::
+
+    score    (model, question, sample)  float, NaN where there is no answer
+    cluster  (question)                 coordinate, when clusters are given
+
+Several inputs (a list of paths, a glob pattern, ``{model: path}``) are read
+one by one and combined into one table, as if their rows were one file;
+``where=`` filters rows (:mod:`bayeserr.data.filters`) with the rows removed
+counted as dropped.
+
+Nothing is fixed silently: each rule that fails raises
+:class:`~bayeserr.base.errors.InputError` naming the file, the rows and the fix.
+Row numbers always refer to the rows of the source (data rows counting from 1
+after the header; lines for JSONL; file and member for eval logs), also after
+``models=`` has left rows out.  Row accounting (read / used / dropped with the
+reason) travels in ``ds.attrs["rows"]`` and is printed by every report.
+
+Identifiers (model, question, cluster, sample) are compared as text: the
+number ``1`` and the string ``"1"`` (JSONL, Parquet, a DataFrame) are one id,
+and ``007`` stays ``007`` (CSV/TSV identifier columns are read as text).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayeserr.base.errors import InputError, describe
+from bayeserr.data.readers import TABLE_FORMATS, UnscoredLog
+from bayeserr.data.dataset import DEFAULT_COLUMNS
+from bayeserr.data.dataset import RowAccount
+from bayeserr.data.dataset import _MultiRows
+from bayeserr.data.dataset import _Rows
+from bayeserr.data.dataset import _build_dataset
+from bayeserr.data.dataset import _check_ids
+from bayeserr.data.memory import _check_load_memory
+from bayeserr.data.tables import STDIN, _check_unique_columns
+from bayeserr.data.dataset import _codes
+from bayeserr.data.tables import _read_table
+from bayeserr.data.dataset import _select_models
+from bayeserr.data.dataset import _validated_scores
+from bayeserr.data.dataset import resolve_columns
+
+# ---------------------------------------------------------------------- public
+_COLUMN_ARGS = {"model_col": "--model-col", "question_col": "--question-col", "score_col": "--score-col",
+                "cluster_col": "--cluster-col", "sample_col": "--sample-col", "scorer": "--scorer",
+                "cluster_field": "--cluster-field", "metric": "--metric", "filt": "--filter",
+                "name": "name"}
+
+
+def _check_arguments(args: dict) -> None:
+    for key, flag in _COLUMN_ARGS.items():
+        value = args[key]
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise InputError(f"{flag} takes a non-empty name (text); got {describe(value)}.")
+
+
+def _model_list(models) -> list[str] | None:
+    if models is None:
+        return None
+    if isinstance(models, str):
+        return [models]
+    try:
+        items = list(models)
+    except TypeError:
+        raise InputError(f"models takes a list of model names; got {describe(models)}.") from None
+    bad = [m for m in items if m is None or not isinstance(m, (str, int, np.integer))]
+    if bad:
+        raise InputError(f"models takes model names (text); got {describe(bad[0])} in the list.")
+    return [str(m) for m in items]
+
+
+def _dropped_list(dropped) -> list[tuple[str, int]]:
+    try:
+        out = [(str(r), int(c)) for r, c in dropped]
+    except (TypeError, ValueError):
+        raise InputError("dropped takes (reason, count) pairs, e.g. [('filtered out', 3)]; "
+                         f"got {describe(dropped)}.") from None
+    if any(c < 0 for _, c in out):
+        raise InputError("dropped: a row count is negative.")
+    return out
+
+
+def _as_frame(source: pd.DataFrame, where: str) -> pd.DataFrame:
+    """A DataFrame source with text column names (its own rows, untouched)."""
+    if not all(isinstance(c, str) for c in source.columns):
+        source = source.set_axis([str(c) for c in source.columns], axis=1)
+    return source
+
+
+def load(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
+         sample_col=None, no_cluster: bool = False, models=None, name: str | None = None,
+         dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
+         filt=None, duplicate_runs: str = "error", where=None) -> xr.Dataset:
+    """Read and validate per-answer results into an ``xarray.Dataset`` (SPEC §1).
+
+    Parameters
+    ----------
+    source : path, ``"-"``, pandas.DataFrame, a list of them, or ``{model: path}``
+        CSV, TSV, JSONL or Parquet file (``.gz`` allowed; a pipe works too),
+        ``"-"`` for standard input, a file or folder of eval logs, or a
+        DataFrame.  Every input is read once.  A path with ``*``, ``?`` or
+        ``[`` that does not exist as written is a glob pattern (``**``
+        recurses); it stands for the files it matches, in sorted order.
+        **Several inputs** (a list, a pattern matching several files, a
+        dict) are read one by one, each by its own reader, and combined
+        into one table, exactly as if their rows were one file: questions
+        pair by id (``task/id`` for eval logs, the question id for tables).
+        A ``(model, question, sample)`` found in two inputs is an error
+        naming both.  A dict ``{model: path}`` (or an item ``{model: path}``
+        of a list) names the model of every row of that input: it supplies
+        the model of a table with no model column and **overrides** the
+        model an eval log names (an input holding several models cannot be
+        named).  Column options apply to every table input; eval logs have
+        their own columns.  The row accounting is kept per input too.
+    model_col, question_col, score_col, cluster_col, sample_col : str, optional
+        Column names; default to ``model``, ``question_id``, ``score``,
+        ``cluster_id``, ``sample`` (the optional ones are used when present).
+    no_cluster : bool
+        Ignore a cluster column even when present.
+    models : list of str, optional
+        Keep only these models (the other rows are counted as dropped).
+        Row numbers in error messages still refer to the source rows.
+    name : str, optional
+        What to call the input in messages and reports (default: its path).
+    where : str or list of str, optional
+        Row filters, all of which must hold (:mod:`bayeserr.data.filters`:
+        ``col=value``, ``col=a,b``, ``col!=value``, ``col<N``, ``col<=N``,
+        ``col>N``, ``col>=N``), applied before ``models``; the rows removed
+        are counted as dropped under ``--where EXPR``.  Columns of tables,
+        and for eval logs ``task``, ``model``, ``score``, ``sample`` and any
+        Inspect sample metadata field (``subject`` or ``metadata.subject``).
+    input_format : {"auto", "table", "inspect", "lm-eval", "csv", "tsv", "jsonl", "parquet"}
+        Reader for eval logs (:mod:`bayeserr.data.readers`); ``auto`` picks from
+        the path.  ``csv``/``tsv``/``jsonl``/``parquet`` name a table format
+        (for ``"-"``, which is otherwise sniffed: Parquet, JSONL, TSV, else
+        CSV).  ``scorer`` and ``cluster_field`` (Inspect), ``metric`` and
+        ``filt`` (lm-eval) are passed to the reader.
+    duplicate_runs : {"error", "latest"}
+        Eval logs only: two runs of one task with the same model on the same
+        samples (within one input, e.g. a folder) are an error naming the
+        files, or (``"latest"``) the newest run is used and the older ones
+        are counted as dropped.
+    dropped : list of (reason, count)
+        Rows a caller already removed, for the row accounting.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``score`` on ``(model, question, sample)``, NaN where a model has no
+        answer; ``cluster`` coordinate on ``question`` when clustered; attrs
+        ``source``, ``inputs`` (the paths read), ``columns`` and ``rows``
+        (the row accounting; with several inputs, ``rows["inputs"]`` holds
+        each input's).
+
+    Raises
+    ------
+    InputError
+        For every problem with the input or the arguments (what, where, fix).
+    """
+    from bayeserr.data.filters import apply_where, parse_where_list
+
+    args = dict(model_col=model_col, question_col=question_col, score_col=score_col,
+                cluster_col=cluster_col, sample_col=sample_col, scorer=scorer,
+                cluster_field=cluster_field, metric=metric, filt=filt, name=name)
+    _check_arguments(args)
+    models = _model_list(models)
+    dropped = _dropped_list(dropped)
+    conditions = parse_where_list(where)
+    fields = tuple(dict.fromkeys(c.column for c in conditions))
+    inputs = _inputs(source)
+    several = len(inputs) > 1
+    parts, accounts = [], []  # accounts: (label, RowAccount or the index of its part), input order
+    for i, inp in enumerate(inputs):
+        try:
+            parts.append(_read_input(inp, args, input_format, no_cluster, duplicate_runs, fields,
+                                     None if several else name, several, i))
+            accounts.append((parts[-1].label, len(parts) - 1))
+        except UnscoredLog as exc:  # among several inputs, skipped and counted, as in a folder
+            if not several:
+                raise
+            where = os.fspath(inp.source)
+            accounts.append((where, RowAccount(exc.n_samples, 0, ((f"unscored log {Path(where).name}",
+                                                                   exc.n_samples),))))
+    if not parts:
+        raise InputError(f"{_combined_label([a for a, _ in accounts])}: no scored samples in any "
+                         "input. Score the logs (inspect score) first.")
+    if several:
+        label = name or _combined_label([a for a, _ in accounts])
+        df, rows = _combine(parts, args, no_cluster, label)
+        book = _Book(parts, accounts, rows.part_of_row, dropped)
+    else:
+        part = parts[0]
+        df, rows, label = part.df, part.rows, part.label
+        book = _Book(parts, accounts, None, dropped)
+    cols = resolve_columns(df, label, model_col=model_col, question_col=question_col,
+                           score_col=score_col, cluster_col=cluster_col,
+                           sample_col=sample_col, no_cluster=no_cluster)
+    _check_unique_columns(df, label, {c for c in asdict(cols).values() if c})
+    if len(df) == 0:
+        what = ("the DataFrame has no rows" if isinstance(parts[0].source, pd.DataFrame) and not several
+                else "no data rows")
+        raise InputError(f"{label}: {what}. A results table needs one row per graded answer.")
+    if conditions:
+        available = [f for p in parts for f in p.fields]
+        _, drops = apply_where(df, conditions, where=label, available=available)
+        keep = np.ones(len(df), dtype=bool)
+        for reason, removed in drops:
+            book.drop(reason, removed)
+            keep &= ~removed
+        df = _keep(df, keep, rows, book)
+    keep = _select_models(df, cols, models, rows)
+    if keep is not None:
+        book.drop("model not selected", ~keep)
+        df = _keep(df, keep, rows, book)
+    df = df.reset_index(drop=True)
+    _check_load_memory(label, len(df), "index")
+    _check_ids(df, cols, rows)
+    scores = _validated_scores(df, cols, rows)
+    ds = _build_dataset(df, cols, scores, rows, book.account())
+    ds.attrs["inputs"] = [os.fspath(i.source) for i in inputs if not isinstance(i.source, pd.DataFrame)]
+    return ds
+
+
+#: the columns every eval-log row has (others named by ``where`` are metadata fields)
+_LOG_COLUMNS = frozenset({"model", "question_id", "score", "sample", "cluster_id", "task"})
+_GLOB_CHARS = "*?["
+
+
+def _keep(df, keep, rows, book):
+    if keep.all():
+        return df
+    rows.keep(keep)
+    book.keep(keep)
+    return df[keep]
+
+
+@dataclass
+class _Input:
+    source: object  #: a path (text or PathLike) or a DataFrame
+    model: str | None = None  #: NAME of NAME=PATH: the model of every row
+
+
+@dataclass
+class _Part:
+    """One input, read."""
+
+    source: object
+    df: pd.DataFrame
+    rows: _Rows
+    dropped: list
+    label: str
+    log: bool  #: read by an eval-log reader (fixed column names)
+    path: str | None  #: the path read (None: a DataFrame)
+    fields: list  #: eval logs: the metadata fields seen (for messages)
+
+    def account(self) -> RowAccount:
+        return RowAccount(len(self.df) + sum(c for _, c in self.dropped), len(self.df),
+                          tuple(_merged(self.dropped)))
+
+
+def _merged(dropped) -> list[tuple[str, int]]:
+    out: dict = {}
+    for reason, count in dropped:
+        if count:
+            out[reason] = out.get(reason, 0) + count
+    return list(out.items())
+
+
+class _Book:
+    """The row accounting as rows are dropped: the total and, with several
+    inputs, each input's (in the order given, inputs skipped included)."""
+
+    def __init__(self, parts: list, accounts: list, part_of_row, dropped):
+        self.labels = [label for label, _ in accounts]
+        self.accounts = [parts[a].account() if isinstance(a, int) else a for _, a in accounts]
+        self.index = np.array([i for i, (_, a) in enumerate(accounts) if isinstance(a, int)])
+        self.part_of_row = part_of_row
+        self.extra = list(dropped)  # rows the caller removed before load()
+
+    def drop(self, reason: str, removed: np.ndarray) -> None:
+        if self.part_of_row is None:
+            self.accounts[0] = self.accounts[0].drop(reason, int(np.count_nonzero(removed)))
+            return
+        counts = np.bincount(self.part_of_row[removed], minlength=len(self.index))
+        for i, c in zip(self.index, counts):
+            self.accounts[i] = self.accounts[i].drop(reason, int(c))
+
+    def keep(self, mask: np.ndarray) -> None:
+        if self.part_of_row is not None:
+            self.part_of_row = self.part_of_row[mask]
+
+    def account(self) -> RowAccount:
+        extra = sum(c for _, c in self.extra)
+        dropped = _merged(self.extra + [d for a in self.accounts for d in a.dropped])
+        total = RowAccount(sum(a.read for a in self.accounts) + extra,
+                           sum(a.used for a in self.accounts), tuple(dropped))
+        if self.part_of_row is None:
+            return total
+        return RowAccount(total.read, total.used, total.dropped, tuple(zip(self.labels, self.accounts)))
+
+
+def _expand(source) -> list:
+    """``source``, or the files a glob pattern matches (sorted)."""
+    if isinstance(source, pd.DataFrame) or not isinstance(source, (str, os.PathLike)):
+        return [source]
+    text = os.fspath(source)
+    if not isinstance(text, str) or text == STDIN or not any(ch in text for ch in _GLOB_CHARS) \
+            or Path(text).exists():
+        return [source]
+    import glob
+    matches = sorted(glob.glob(os.path.expanduser(text), recursive=True))
+    if not matches:
+        raise InputError(f"{text}: no file or folder matches this pattern. Check the path (quoted "
+                         "patterns are expanded by bayeserr, unquoted ones by the shell).")
+    return matches
+
+
+def _inputs(source) -> list[_Input]:
+    """The inputs named by ``source`` (see :func:`load`)."""
+    def one(item, model=None):
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise InputError(f"a model name for an input must be non-empty text; got {describe(model)}.")
+        if not isinstance(item, (str, os.PathLike, pd.DataFrame)):
+            raise InputError(f"load() takes the path of a results file or folder of logs, '-' for "
+                             f"standard input, a pandas DataFrame, a list of them or a dict "
+                             f"{{model: path}}; got {describe(item)}.")
+        return [_Input(s, model) for s in _expand(item)]
+
+    if isinstance(source, dict):
+        items = [one(path, model) for model, path in source.items()]
+    elif isinstance(source, (list, tuple)):
+        items = []
+        for item in source:
+            if isinstance(item, dict):
+                items += [one(path, model) for model, path in item.items()]
+            else:
+                items.append(one(item))
+    else:
+        items = [one(source)]
+    out = [inp for group in items for inp in group]
+    if not out:
+        raise InputError("load() needs at least one input (got an empty list).")
+    seen: dict = {}
+    for inp in out:
+        if isinstance(inp.source, pd.DataFrame):
+            continue
+        text = os.fspath(inp.source)
+        key = text if text == STDIN else os.path.realpath(text)
+        if key in seen:
+            raise InputError(f"{text}: given twice (also as {seen[key]}); every input is read once. "
+                             "Remove the repeat (a pattern may already match it).")
+        seen[key] = text
+    return out
+
+
+def _combined_label(labels: list[str]) -> str:
+    if len(labels) <= 3:
+        return " + ".join(labels)
+    return f"{labels[0]} + {labels[1]} + … ({len(labels)} inputs)"
+
+
+def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fields, name,
+                several: bool, index: int) -> _Part:
+    source = inp.source
+    if isinstance(source, pd.DataFrame):
+        label = name or (f"DataFrame {index + 1}" if several else "DataFrame")
+        df = _as_frame(source, label)
+        part = _Part(source, df, _Rows(label, len(df), unit="rows", note=", positions counting from 1"),
+                     [], label, False, None, [])
+    else:
+        path = os.fspath(source)
+        if not isinstance(path, str) or not path.strip():
+            raise InputError(f"load() needs the path of a results file (or '-' for standard input); "
+                             f"got {describe(source)}.")
+        df, rows, more, log, seen = _read_source(path, name, args, input_format, no_cluster,
+                                                 duplicate_runs, fields)
+        part = _Part(source, df, rows, more, rows.where, log, path, seen)
+    if inp.model is not None:
+        part.df = _name_model(part, inp.model, args)
+    return part
+
+
+def _name_model(part: _Part, model: str, args) -> pd.DataFrame:
+    """The input's rows with ``model`` as the model of every row."""
+    col = "model" if part.log else (args["model_col"] or DEFAULT_COLUMNS["model"])
+    df = part.df
+    if col in df.columns:
+        present = [str(m) for m in pd.unique(df[col].dropna())]
+        if len(present) > 1:
+            shown = ", ".join(present[:5]) + (" and more" if len(present) > 5 else "")
+            raise InputError(f"{part.label}: {model}={part.label} names the model of every row, but "
+                             f"the input holds {len(present)} models ({shown}). Name only inputs of "
+                             "one model, or drop the name and select models with --models.")
+    df = df.copy(deep=False)
+    df[col] = model
+    return df
+
+
+def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fields=()):
+    """``(DataFrame, _Rows, dropped, read by a log reader, metadata fields seen)`` from a path or ``-``."""
+    from bayeserr.data.readers import read_logs
+
+    logs = read_logs(path, input_format, scorer=args["scorer"], cluster_field=args["cluster_field"],
+                     metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs,
+                     fields=[f for f in fields if f not in _LOG_COLUMNS])
+    if logs is not None:
+        df, dropped = logs
+        origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation
+        seen = df.attrs.pop("fields", [])
+        where = name or path
+        return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen)
+    ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
+           (("model_col", "model"), ("question_col", "question"), ("cluster_col", "cluster"))]
+    used = set(ids) | {args["score_col"] or "score", args["sample_col"] or "sample",
+                       DEFAULT_COLUMNS["n_samples"], DEFAULT_COLUMNS["n_correct"]} | set(fields)
+    if no_cluster and not args["cluster_col"]:
+        used.discard(DEFAULT_COLUMNS["cluster"])
+    fmt = input_format if input_format in TABLE_FORMATS else None
+    df, lines, fmt, where = _read_table(path, ids, fmt=fmt, check_columns=used, categorical=True)
+    where = name or where
+    if fmt == "jsonl":
+        rows = _Rows(where, len(df), numbers=lines, unit="lines", note="")
+    elif fmt == "parquet":
+        rows = _Rows(where, len(df), note=", counting from 1")
+    else:
+        rows = _Rows(where, len(df))
+    return df, rows, [], False, []
+
+
+_FIELDS = ("model", "question", "score", "cluster", "sample")
+
+
+def _combine(parts: list[_Part], args, no_cluster: bool, label: str):
+    """One table from several inputs, as if their rows were one file.
+
+    Each input's columns are resolved on their own (table inputs with the
+    column options, eval logs with their fixed names) and renamed to the
+    names the combined table uses (the column options, or the defaults).
+    Inputs without a sample column get the first sample id of the others;
+    inputs without clusters get each question's cluster from the other
+    inputs.  A ``(model, question, sample)`` in two inputs is an error.
+    """
+    targets = {f: args[f"{f}_col"] or DEFAULT_COLUMNS[f] for f in _FIELDS}
+    frames, resolved = [], []
+    for p in parts:
+        flags = {} if p.log else {f"{f}_col": args[f"{f}_col"] for f in _FIELDS}
+        cols = resolve_columns(p.df, p.label, no_cluster=no_cluster, **flags)
+        _check_unique_columns(p.df, p.label, {c for c in asdict(cols).values() if c})
+        rename = {}
+        for f in _FIELDS:
+            c = getattr(cols, f)
+            if c is not None and c != targets[f]:
+                if targets[f] in p.df.columns:
+                    raise InputError(f"{p.label}: the column '{c}' holds the {f}, and the column "
+                                     f"'{targets[f]}' (the {f} of the other inputs) is there too; "
+                                     "rename or remove one of them.")
+                rename[c] = targets[f]
+        frames.append(p.df.rename(columns=rename) if rename else p.df)
+        resolved.append(cols)
+    with_sample = [df[targets["sample"]] for df, c in zip(frames, resolved) if c.sample is not None]
+    if with_sample and len(with_sample) < len(frames):
+        fill = _first_sample(with_sample)
+        frames = [df if c.sample is not None else df.assign(**{targets["sample"]: fill})
+                  for df, c in zip(frames, resolved)]
+    part_of_row = np.concatenate([np.full(len(df), i, dtype=np.int64) for i, df in enumerate(frames)])
+    local = np.concatenate([np.arange(len(df), dtype=np.int64) for df in frames])
+    rows = _MultiRows(label, [p.rows for p in parts], part_of_row, local)
+    df = pd.concat(frames, ignore_index=True, sort=False)
+    has_cluster = [c.cluster is not None for c in resolved]
+    if any(has_cluster) and not all(has_cluster):
+        df = _fill_clusters(df, targets, np.asarray(has_cluster)[part_of_row])
+    _check_across_inputs(df, targets, bool(with_sample), rows, [p.label for p in parts])
+    return df, rows
+
+
+def _first_sample(columns):
+    """The sample id inputs without a sample column get: the smallest of the others'."""
+    values = pd.concat([c.dropna() for c in columns], ignore_index=True)
+    numbers = pd.to_numeric(values, errors="coerce")
+    if len(values) and numbers.notna().all():
+        low = numbers.min()
+        return int(low) if float(low).is_integer() else float(low)
+    return values.iloc[0] if len(values) else 0
+
+
+def _fill_clusters(df, targets, clustered_row: np.ndarray) -> pd.DataFrame:
+    """Rows of inputs without clusters take their question's cluster from the other inputs."""
+    cluster, question = targets["cluster"], targets["question"]
+    values = df[cluster].astype(object)
+    q_text = df[question].astype(str)
+    known = clustered_row & values.notna().to_numpy()
+    of_question = pd.Series(values[known].to_numpy(), index=q_text[known].to_numpy())
+    of_question = of_question[~of_question.index.duplicated()]
+    need = ~clustered_row
+    values[need] = q_text[need].map(of_question).to_numpy()
+    return df.assign(**{cluster: values})
+
+
+def _check_across_inputs(df, targets, has_sample: bool, rows: _MultiRows, labels) -> None:
+    """A ``(model, question, sample)`` in two inputs would count twice: an error naming both."""
+    m, m_labels = _codes(df[targets["model"]])
+    q, q_labels = _codes(df[targets["question"]])
+    if has_sample:
+        s, s_labels = _codes(df[targets["sample"]])
+    else:
+        s, s_labels = np.zeros(len(df), dtype=np.int64), np.array(["0"], dtype=object)
+    valid = (m >= 0) & (q >= 0) & (s >= 0)
+    key = (m * len(q_labels) + q) * max(len(s_labels), 1) + s
+    part = rows.part_of_row
+    idx = np.flatnonzero(valid)
+    order = idx[np.lexsort((part[idx], key[idx]))]
+    k, p = key[order], part[order]
+    clash = np.flatnonzero((k[1:] == k[:-1]) & (p[1:] != p[:-1]))
+    if not len(clash):
+        return
+    pick = clash[np.argmin(np.minimum(order[clash], order[clash + 1]))]  # the earliest row
+    first, second = sorted((order[pick], order[pick + 1]))
+    a, b = labels[part[first]], labels[part[second]]
+    sample = f", sample {s_labels[s[first]]}" if has_sample else ""
+    raise InputError(
+        f"{a} and {b} both hold model '{m_labels[m[first]]}' on question '{q_labels[q[first]]}'"
+        f"{sample} ({rows.describe(np.array([first, second]))}); {len(clash)} answer(s) are in two "
+        "inputs and would count twice. Give each answer once: leave one input out. For re-runs of "
+        "one evaluation, give their folder as one input (not a pattern of its files) with "
+        "--duplicate-runs latest, which keeps the newest run.")

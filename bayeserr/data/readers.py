@@ -1,0 +1,688 @@
+"""Readers for real evaluation logs, so nobody converts by hand.
+
+Each reader turns logs into the long results table of SPEC §1 (``model``,
+``question_id``, ``score``, optional ``cluster_id`` and ``sample``) which
+:func:`bayeserr.load` then validates like any other file.  Registered by
+name in :data:`READERS`; :func:`detect` picks one from the path.
+
+* ``inspect`` — Inspect AI logs: ``.eval`` archives (zip; deflate or the
+  zstd compression newer Inspect writes) and ``.json`` logs, a file or a
+  folder of them.  One row per sample and epoch (epoch = sample index);
+  model from the log header; score from one scorer (default the first),
+  with Inspect's value mapping (C = 1, I = 0, P = 0.5, N = 0, yes/true = 1,
+  no/false = 0, numbers as they are); an optional metadata field as cluster.
+  Every row carries the ``task``; sample metadata fields asked for by name
+  (``fields``, e.g. the columns of ``--where``; ``metadata.x`` or ``x``, dotted
+  paths into nested objects) become columns of their own.
+
+  **Question ids are always ``"<task>/<sample id>"``** (the task is the
+  log header's ``eval.task``, e.g. ``popularity/3`` or
+  ``inspect_evals/mmlu_0_shot/17``).  Inspect numbers the samples of every
+  task from 1, so bare ids would "pair" sample 3 of one task with sample 3
+  of another; namespaced ids pair models only on the same task, and models
+  that share no task share no questions.  The ids do not depend on what
+  else is in the folder.
+* ``lm-eval`` — lm-evaluation-harness ``--log_samples`` output
+  (``samples_<task>_<date>.jsonl``), a file or an output folder with one
+  subfolder per model; question ids ``"<task>/<doc_id>"``, rows keyed on
+  ``(doc_id, filter)``; one metric; every row carries the ``task``.
+* ``table`` — CSV / TSV / JSONL / Parquet results tables (the default);
+  ``csv``, ``tsv``, ``jsonl`` and ``parquet`` name the table format
+  explicitly (needed for standard input, ``-``, when sniffing is not enough).
+
+**Re-runs.**  Two logs of the same task with the same model whose samples
+overlap (same question and epoch) are two runs of one evaluation.  With
+``duplicate_runs="error"`` (default) that is an error naming the files;
+with ``duplicate_runs="latest"`` the newest run is kept (Inspect: header
+``eval.created``; lm-eval: the date in the file name; ties broken by file
+name), and every older run that overlaps a kept one is dropped whole and
+counted in the row accounting with a reason naming its file.  Logs of the
+same task and model on disjoint samples (a run split in parts) are simply
+read together.  Unscored logs are set aside first, so a crashed re-run
+never hides a finished one.
+
+**Limits.**  Archive members are stream-decompressed and never inflate past
+the size their zip entry declares, nor past :data:`MAX_MEMBER_BYTES` each or
+:data:`MAX_ARCHIVE_BYTES` per archive (a zstd frame header that claims more
+is ignored); damaged, encrypted or oddly compressed members, and malformed
+samples, are :class:`~bayeserr.base.errors.InputError` naming the file and the
+member (or line), never tracebacks.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import struct
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from bayeserr.base.errors import InputError, describe, human_bytes, suggest
+
+ZSTD_METHOD = 93  # zip compression method id of Zstandard
+ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", ZSTD_METHOD: "zstd"}
+#: Largest decompressed size of one archive member (a header or one sample).
+MAX_MEMBER_BYTES = 1 << 30
+#: Largest total decompressed size read from one archive.
+MAX_ARCHIVE_BYTES = 8 << 30
+_CHUNK = 1 << 20
+DUPLICATE_RUNS = ("error", "latest")
+
+# ------------------------------------------------------------------ Inspect AI
+INSPECT_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+INSPECT_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+
+
+def inspect_value_to_float(value, where: str) -> float:
+    """Inspect's ``value_to_float``: letters C/I/P/N, yes/no, true/false,
+    numbers and numeric strings.  Anything else is an error, not a silent 0."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text in INSPECT_LETTERS:
+            return INSPECT_LETTERS[text]
+        if text.lower() in INSPECT_WORDS:
+            return INSPECT_WORDS[text.lower()]
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    raise InputError(f"{where}: score value {value!r} is not one Inspect maps to a number "
+                     "(C, I, P, N, yes/no, true/false or a number). Pick another --scorer.")
+
+
+def id_text(value) -> str | None:
+    """An identifier as text, the form in which ids are compared.
+
+    Strings stay as they are; numbers are written as JSON writes them (``1``,
+    ``1.5``), so the number ``1`` and the string ``"1"`` are one id; ``None``
+    and NaN are missing (``None``); anything else is its JSON text.
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return None if value != value else repr(value)
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _parse_json(data, where: str, fix: str):
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else "not valid JSON"
+        raise InputError(f"{where}: {reason} ({str(exc)[:200]}). {fix}") from None
+
+
+class _EvalArchive:
+    """A ``.eval`` zip whose members are read with hard size bounds."""
+
+    DAMAGED = "The archive is damaged (truncated or corrupted): copy it again or re-run the evaluation."
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.total = 0
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError,
+                NotImplementedError, struct.error, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: not a readable .eval archive (zip: {exc}). "
+                             "Check the file; an .eval log is a zip archive.") from None
+
+    def close(self):
+        self.zip.close()
+
+    def read(self, info: zipfile.ZipInfo) -> bytearray:
+        """The member's bytes, at most its declared size and the module limits."""
+        where = f"{self.path}, member {info.filename}"
+        if info.flag_bits & 0x1:
+            raise InputError(f"{where}: the member is encrypted; bayeserr reads unencrypted logs "
+                             "only. Write the log without a password.")
+        if info.compress_type not in ZIP_METHODS:
+            raise InputError(
+                f"{where}: compression method {info.compress_type} is not supported (Inspect "
+                f"writes {', '.join(ZIP_METHODS.values())}). Rewrite the log with Inspect, e.g. "
+                "`inspect log convert`.")
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise InputError(
+                f"{where}: declares {human_bytes(info.file_size)} uncompressed, above the limit of "
+                f"{human_bytes(MAX_MEMBER_BYTES)} per member (bayeserr.data.readers.MAX_MEMBER_BYTES). "
+                "No log sample is this large: check the file; raise the limit only if it is genuine.")
+        if self.total + info.file_size > MAX_ARCHIVE_BYTES:
+            raise InputError(
+                f"{where}: the archive inflates past {human_bytes(MAX_ARCHIVE_BYTES)} in total "
+                "(bayeserr.data.readers.MAX_ARCHIVE_BYTES). Check the file; raise the limit only if it "
+                "is genuine.")
+        try:
+            data = self._zstd(info, where) if info.compress_type == ZSTD_METHOD else self._plain(info, where)
+        except InputError:
+            raise
+        except Exception as exc:  # zlib.error, BadZipFile (bad CRC), EOFError, ZstdError, OSError ...
+            raise InputError(f"{where}: cannot be decompressed ({type(exc).__name__}: "
+                             f"{str(exc)[:200]}). {self.DAMAGED}") from None
+        if len(data) != info.file_size:
+            raise InputError(f"{where}: inflates to {len(data)} bytes, not the {info.file_size} its "
+                             f"entry declares. {self.DAMAGED}")
+        self.total += len(data)
+        return data
+
+    def _too_big(self, info, where):
+        return InputError(f"{where}: inflates past the {info.file_size} bytes its entry declares "
+                          f"(a damaged archive or a decompression bomb); stopped reading. {self.DAMAGED}")
+
+    def _plain(self, info, where) -> bytearray:
+        buf = bytearray()
+        with self.zip.open(info) as fh:  # deflate output per read is bounded; CRC checked at the end
+            while chunk := fh.read(_CHUNK):
+                buf += chunk
+                if len(buf) > info.file_size:
+                    raise self._too_big(info, where)
+        return buf
+
+    def _zstd(self, info, where) -> bytearray:
+        """zstd members are read raw and decompressed here (Python's zipfile
+        reads them only from 3.14 on), with the declared size as a hard cap:
+        a frame header that claims more content is not trusted."""
+        import zstandard
+        with open(self.path, "rb") as fh:
+            fh.seek(info.header_offset)
+            header = fh.read(30)
+            if len(header) < 30 or header[:4] != b"PK\x03\x04":
+                raise InputError(f"{where}: bad local header. {self.DAMAGED}")
+            name_len, extra_len = struct.unpack("<HH", header[26:30])
+            fh.seek(info.header_offset + 30 + name_len + extra_len)
+            raw = fh.read(info.compress_size)
+        if len(raw) < info.compress_size:
+            raise InputError(f"{where}: the compressed data is cut short. {self.DAMAGED}")
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
+        buf = bytearray()
+        while chunk := reader.read(_CHUNK):
+            buf += chunk
+            if len(buf) > info.file_size:
+                raise self._too_big(info, where)
+        if len(buf) == info.file_size and zlib.crc32(buf) != info.CRC:
+            raise InputError(f"{where}: bad CRC-32 (the data does not match its checksum). {self.DAMAGED}")
+        return buf
+
+
+def _is_sample_member(name: str) -> bool:
+    return name.startswith("samples/") and name.endswith(".json")
+
+
+def _eval_members(archive: _EvalArchive) -> tuple[dict, list]:
+    """``{name: info}`` of the members used, and drops of identical duplicate
+    sample members; duplicates that differ are an error."""
+    groups: dict[str, list] = {}
+    for info in archive.zip.infolist():
+        groups.setdefault(info.filename, []).append(info)
+    used, dropped = {}, []
+    for name, infos in groups.items():
+        if name != "header.json" and not _is_sample_member(name):
+            continue
+        if len({(i.CRC, i.file_size) for i in infos}) > 1:
+            raise InputError(
+                f"{archive.path}: the archive holds {len(infos)} different members named '{name}' "
+                "(an interrupted rewrite or an append); which one is right cannot be told. "
+                "Rebuild the log (e.g. `inspect log convert`) or remove the extra copy.")
+        used[name] = infos[-1]
+        if len(infos) > 1 and _is_sample_member(name):
+            dropped.append((f"duplicate archive member {name} in {archive.path.name} (identical copy)",
+                            len(infos) - 1))
+    return used, dropped
+
+
+@dataclass
+class _Sample:
+    """The few fields of an Inspect sample that are used."""
+
+    id: object
+    epoch: int
+    scores: dict
+    cluster: object
+    origin: str
+    extra: dict = field(default_factory=dict)  #: the metadata fields asked for (present ones)
+
+
+#: at most this many metadata field names are collected for messages
+MAX_FIELD_NAMES = 500
+
+
+class _Fields:
+    """Sample metadata fields asked for by column name (``x`` or ``metadata.x``,
+    dotted paths into nested objects), and the names seen, for messages."""
+
+    def __init__(self, names=()):
+        self.names = tuple(names)
+        self.paths = {n: n.removeprefix("metadata.") for n in self.names}
+        self.seen: set = set()
+
+    def read(self, meta) -> dict:
+        if not self.names or not isinstance(meta, dict):
+            return {}
+        _flat_keys(meta, "", self.seen)
+        out = {}
+        for name, path in self.paths.items():
+            value = _field(meta, path)
+            if value is not None:
+                out[name] = value if isinstance(value, (str, int, float, bool)) else id_text(value)
+        return out
+
+
+def _flat_keys(obj: dict, prefix: str, out: set) -> None:
+    for k, v in obj.items():
+        if len(out) >= MAX_FIELD_NAMES:
+            return
+        name = f"{prefix}{k}"
+        out.add(name)
+        if isinstance(v, dict):
+            _flat_keys(v, name + ".", out)
+
+
+def _sample(obj, where: str, origin: str, cluster_field, fields: _Fields | None = None) -> _Sample:
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: the sample is {describe(obj)}, not a JSON object. "
+                         "The log is damaged; re-run the evaluation or leave this log out.")
+    sid = obj.get("id")
+    if isinstance(sid, bool) or not isinstance(sid, (int, str)) or sid == "":
+        raise InputError(f"{where}: the sample id is {describe(sid)}; Inspect sample ids are "
+                         "numbers or text. The log is damaged; re-run or leave it out.")
+    epoch = obj.get("epoch", 1)
+    if isinstance(epoch, bool) or not isinstance(epoch, int):
+        raise InputError(f"{where}: sample {sid} has epoch {describe(epoch)}; an epoch is a whole "
+                         "number (1, 2, ...). The log is damaged; re-run or leave it out.")
+    scores = obj.get("scores")
+    if scores is not None and not isinstance(scores, dict):
+        raise InputError(f"{where}: sample {sid} has 'scores' of {describe(scores)}, not an object "
+                         "of scorer results. The log is damaged; re-run or leave it out.")
+    cluster = _field(obj.get("metadata") or {}, cluster_field) if cluster_field else None
+    extra = fields.read(obj.get("metadata")) if fields is not None else {}
+    return _Sample(sid, epoch, scores or {}, cluster, origin, extra)
+
+
+def _read_eval_archive(path: Path, label: str, cluster_field, fields=None) -> tuple[dict, list, list]:
+    archive = _EvalArchive(path)
+    try:
+        infos, dropped = _eval_members(archive)
+        if "header.json" not in infos:
+            raise InputError(f"{path}: no header.json in the archive: the run did not finish "
+                             "writing its log. Re-run or finish the evaluation first.")
+        fix = "The log is damaged; re-run the evaluation or leave this log out."
+        header = _parse_json(archive.read(infos["header.json"]), f"{path}, member header.json", fix)
+        samples = []
+        for name in sorted(n for n in infos if _is_sample_member(n)):
+            where = f"{path}, member {name}"
+            obj = _parse_json(archive.read(infos[name]), where, fix)
+            samples.append(_sample(obj, where, f"{label} {name}", cluster_field, fields))
+    finally:
+        archive.close()
+    return header, samples, dropped
+
+
+def _read_json_log(path: Path, label: str, cluster_field, fields=None) -> tuple[dict, list, list]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc}).") from None
+    log = _parse_json(data, str(path), "Check the file; an Inspect .json log is one JSON object.")
+    if not isinstance(log, dict) or "eval" not in log:
+        raise InputError(f"{path}: not an Inspect log (no 'eval' header).")
+    raw = log.get("samples") or []
+    if not isinstance(raw, list):
+        raise InputError(f"{path}: 'samples' is {describe(raw)}, not a list of samples. "
+                         "The log is damaged; re-run the evaluation or leave it out.")
+    samples = [_sample(s, f"{path}, samples[{i}]", f"{label} samples[{i}]", cluster_field, fields)
+               for i, s in enumerate(raw)]
+    return log, samples, []
+
+
+def _field(obj, dotted: str):
+    for part in dotted.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return None
+        obj = obj[part]
+    return obj
+
+
+def _text(value, default: str) -> str:
+    return default if value is None or value == "" else str(value)
+
+
+@dataclass
+class _Run:
+    """One log file read: its rows, where each came from, and what identifies the run."""
+
+    file: Path
+    task: str
+    model: str
+    when: object
+    rows: list = field(default_factory=list)
+    origin: list = field(default_factory=list)
+    n_read: int = 0  # rows of the source this file accounts for
+    dropped: list = field(default_factory=list)
+
+    def keys(self) -> set:
+        return {(r["question_id"], r.get("sample", 0)) for r in self.rows}
+
+
+def _created(value, path: Path):
+    """A sortable time from Inspect's ``eval.created``; the file's mtime if missing."""
+    try:
+        t = datetime.fromisoformat(str(value))
+        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+
+
+def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None) -> _Run:
+    reader = _read_eval_archive if path.suffix == ".eval" else _read_json_log
+    header, samples, dropped = reader(path, label, cluster_field, fields)
+    if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
+        raise InputError(f"{path}: the log header has no 'eval' object; not an Inspect log, or a "
+                         "damaged one. Re-run the evaluation or leave this log out.")
+    status = header.get("status")
+    model = _text(header["eval"].get("model"), "unknown-model")
+    task = _text(header["eval"].get("task"), path.stem)
+    if not samples:
+        raise InputError(f"{path}: the log has no samples (status: {status}). "
+                         "The run may be unfinished; re-run it or drop this log.")
+    scored = [s for s in samples if s.scores]
+    if not scored:
+        raise UnscoredLog(f"{path}: none of its {len(samples)} samples has a score (status: "
+                          f"{status}): the run looks unfinished or was never scored. "
+                          "Score it (inspect score) or leave this log out.", len(samples))
+    names = list(scored[0].scores)
+    name = scorer or names[0]
+    run = _Run(path, task, model, _created(header["eval"].get("created"), path),
+               n_read=len(samples) + sum(c for _, c in dropped), dropped=dropped)
+    for s in samples:
+        if name not in s.scores:
+            raise InputError(f"{s.origin}: sample {s.id} (epoch {s.epoch}) has no score "
+                             f"from scorer '{name}'.{suggest(name, names)} Scorers: {', '.join(names)}.")
+        result = s.scores[name]
+        value = result.get("value") if isinstance(result, dict) else result
+        row = {"model": model, "question_id": f"{task}/{id_text(s.id)}", "sample": s.epoch,
+               "score": inspect_value_to_float(value, f"{s.origin}: sample {s.id}"), "task": task,
+               **s.extra}
+        if cluster_field:
+            if s.cluster is None:
+                raise InputError(f"{s.origin}: sample {s.id} has no metadata field "
+                                 f"'{cluster_field}' for --cluster-field.")
+            row["cluster_id"] = id_text(s.cluster)
+        run.rows.append(row)
+        run.origin.append(s.origin)
+    return run
+
+
+def _log_files(path: Path, patterns) -> list[Path]:
+    if path.is_dir():
+        files = sorted({p for pat in patterns for p in path.rglob(pat) if not p.is_dir()})
+        if not files:
+            raise InputError(f"{path}: no {' or '.join(patterns)} files in this folder. "
+                             "Pass a folder of logs, or a results file.")
+        return files
+    if not path.exists():
+        raise InputError(f"{path}: no such file or folder. Check the path.")
+    return [path]
+
+
+def _label(f: Path, root: Path) -> str:
+    return str(f.relative_to(root)) if root.is_dir() else f.name
+
+
+def _check_duplicate_runs(mode: str) -> None:
+    if mode not in DUPLICATE_RUNS:
+        raise InputError(f"duplicate_runs must be one of {', '.join(DUPLICATE_RUNS)} (got {describe(mode)}).")
+
+
+def _when(value) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value or "unknown")
+
+
+def _dedupe_runs(runs: list[_Run], mode: str, root: Path, what: str) -> tuple[list, list]:
+    """Runs kept and ``[(reason, rows)]`` dropped, by the ``duplicate_runs`` rule."""
+    groups: dict[tuple, list] = {}
+    for run in runs:
+        groups.setdefault((run.task, run.model), []).append(run)
+    kept, dropped = [], []
+    for (task, model), group in groups.items():
+        group.sort(key=lambda r: (r.when, str(r.file)), reverse=True)  # newest first
+        chosen, seen = [], set()
+        for run in group:
+            keys = run.keys()
+            if not keys & seen:
+                chosen.append(run)
+                seen |= keys
+                continue
+            if mode == "error":
+                clash = [r for r in chosen if r.keys() & keys][0]
+                raise InputError(
+                    f"{root}: {clash.file.name} ({what} {_when(clash.when)}) and {run.file.name} "
+                    f"({what} {_when(run.when)}) are two runs of task '{task}' with model '{model}' on the same "
+                    f"samples, so every answer they share would count twice. Keep one of them, or "
+                    f"pass duplicate_runs='latest' (CLI --duplicate-runs latest) to use the newest "
+                    f"run and count the older ones as dropped.")
+            newer = ", ".join(r.file.name for r in chosen if r.keys() & keys)
+            dropped.append((f"older run of {task} with {model}: {run.file.name} (kept {newer})", run.n_read))
+        kept += chosen
+    kept.sort(key=lambda r: str(r.file))  # file order, as read
+    return kept, dropped
+
+
+def _frame(runs: list[_Run], fields: _Fields | None = None) -> pd.DataFrame:
+    rows = [r for run in runs for r in run.rows]
+    df = pd.DataFrame(rows)
+    df.attrs["row_origin"] = [o for run in runs for o in run.origin]
+    if fields is not None and fields.names:
+        df.attrs["fields"] = sorted(fields.seen)  # metadata field names, for messages
+    return df
+
+
+class UnscoredLog(InputError):
+    """A log with no scored samples (an unfinished or unscored run)."""
+
+    def __init__(self, message: str, n_samples: int):
+        super().__init__(message)
+        self.n_samples = n_samples
+
+
+def read_inspect(path, scorer: str | None = None, cluster_field: str | None = None, *,
+                 duplicate_runs: str = "error", fields=()):
+    """Inspect AI log(s) as a results table, and the rows skipped.
+
+    Question ids are ``"<task>/<sample id>"`` (see the module docstring).  A
+    single unfinished log is an error; in a folder such logs are skipped and
+    their samples counted as dropped (``[(reason, count)]``).  Re-runs of a
+    task with the same model: ``duplicate_runs`` is ``"error"`` or
+    ``"latest"`` (module docstring).  ``df.attrs["row_origin"]`` names the
+    file and member of each row, for error messages.  Every row has its
+    ``task``; ``fields`` names sample metadata fields to add as columns
+    (``"x"`` or ``"metadata.x"``; dotted paths; a field no sample has gives
+    no column, and ``df.attrs["fields"]`` lists the metadata fields seen).
+    """
+    _check_duplicate_runs(duplicate_runs)
+    root = Path(path)
+    runs, dropped = [], []
+    files = _log_files(root, ("*.eval", "*.json"))
+    wanted = _Fields(fields)
+    for f in files:
+        try:
+            runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field, wanted))
+        except UnscoredLog as exc:
+            if len(files) == 1:
+                raise
+            dropped.append((f"unscored log {f.name}", exc.n_samples))
+    if not runs:
+        raise InputError(f"{path}: no scored samples in any log. Score the logs (inspect score) first.")
+    runs, older = _dedupe_runs(runs, duplicate_runs, root, "created")
+    for run in runs:
+        dropped += run.dropped
+    return _frame(runs, wanted), dropped + older
+
+
+# ------------------------------------------------------------------ lm-evaluation-harness
+SAMPLES_NAME = re.compile(r"samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
+LMEVAL_KEYS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+               "doc_hash", "prompt_hash", "target_hash"}
+
+
+def _lmeval_model(samples_file: Path) -> str:
+    """Model name from the sibling ``results_*.json`` (``model_name`` or
+    ``config.model_args``), else the folder name."""
+    for res in sorted(samples_file.parent.glob("results_*.json")):
+        try:
+            data = json.loads(res.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        name = data.get("model_name") or _field(data, "config.model_args")
+        if name:
+            return str(name)
+    return samples_file.parent.name
+
+
+def _lmeval_records(path: Path) -> list[tuple[int, dict]]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc}).") from None
+    records = []
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {lineno}"
+        fix = ("Each line of a samples file is one JSON object; a partly written file means the "
+               "run did not finish: re-run the task or remove the line.")
+        r = _parse_json(line, where, fix)
+        if not isinstance(r, dict):
+            raise InputError(f"{where}: {describe(r)} rather than a JSON object. {fix}")
+        if "doc_id" not in r:
+            if not records:
+                raise InputError(f"{path}: not an lm-evaluation-harness samples file (no 'doc_id' "
+                                 f"in its first record, line {lineno}).")
+            raise InputError(f"{where}: the record has no 'doc_id', so its question is unknown. "
+                             "Fix or remove that line.")
+        records.append((lineno, r))
+    if not records:
+        raise InputError(f"{path}: an empty lm-evaluation-harness samples file (no records). "
+                         "Re-run the task or leave the file out.")
+    return records
+
+
+def _lmeval_run(path: Path, label: str, metric: str | None, filt: str | None) -> _Run:
+    m = SAMPLES_NAME.search(path.name)
+    task = m.group("task") if m else path.stem
+    records = _lmeval_records(path)
+    filter_of = [_text(id_text(r.get("filter", "none")), "none") for _, r in records]
+    filters = sorted(set(filter_of))
+    chosen = filt or (filters[0] if len(filters) == 1 else None)
+    if chosen is None:
+        raise InputError(f"{path}: several filters ({', '.join(filters)}); choose one with --filter.")
+    if chosen not in filters:
+        raise InputError(f"{path}: no filter '{chosen}'.{suggest(chosen, filters)} Filters: {', '.join(filters)}.")
+    first = records[0][1]
+    metrics = [k for k, v in first.items() if k not in LMEVAL_KEYS and isinstance(v, (int, float, bool))]
+    name = metric or ("acc" if "acc" in metrics else (metrics[0] if metrics else None))
+    if name is None or name not in first:
+        raise InputError(f"{path}: no metric '{name}'.{suggest(str(name), metrics)} Metrics: "
+                         f"{', '.join(metrics) or 'none'}; choose with --metric.")
+    run = _Run(path, task, _lmeval_model(path), m.group("date") if m else "", n_read=len(records))
+    for (lineno, r), f in zip(records, filter_of):
+        if f != chosen:
+            continue
+        run.rows.append({"model": run.model, "question_id": f"{task}/{id_text(r['doc_id'])}",
+                         "score": r.get(name), "cluster_id": task, "task": task})
+        run.origin.append(f"{label} line {lineno}")
+    if len(records) > len(run.rows):
+        run.dropped.append(("other lm-eval filter", len(records) - len(run.rows)))
+    return run
+
+
+def read_lmeval(path, metric: str | None = None, filt: str | None = None, *,
+                duplicate_runs: str = "error"):
+    """lm-evaluation-harness ``--log_samples`` output as a results table
+    (the task is the cluster when several tasks are read together), and the
+    rows of other filters, counted as dropped.  ``duplicate_runs`` as for
+    :func:`read_inspect` (runs ordered by the date in the file name)."""
+    _check_duplicate_runs(duplicate_runs)
+    root = Path(path)
+    runs = [_lmeval_run(f, _label(f, root), metric, filt) for f in _log_files(root, ("samples_*.jsonl",))]
+    runs, older = _dedupe_runs(runs, duplicate_runs, root, "dated")
+    other = sum(c for run in runs for _, c in run.dropped)
+    df = _frame(runs)
+    if df["cluster_id"].nunique() == 1:
+        origin = df.attrs.pop("row_origin")  # popped first: pandas copies attrs on every operation
+        df = df.drop(columns="cluster_id")
+        df.attrs["row_origin"] = origin
+    return df, ([("other lm-eval filter", other)] if other else []) + older
+
+
+# ------------------------------------------------------------------ choosing a reader
+#: the readers ``--input-format`` names (``auto`` picks one with :func:`detect`)
+READERS = ("table", "inspect", "lm-eval")
+#: table formats ``--input-format`` names (otherwise chosen by file extension)
+TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+STDIN = "-"
+
+
+def detect(path) -> str:
+    """The reader for a path: by extension, name, or (folders) contents."""
+    if str(path) == STDIN:
+        return "table"
+    p = Path(path)
+    if p.is_dir():
+        if any(p.rglob("*.eval")):
+            return "inspect"
+        if any(p.rglob("samples_*.jsonl")):
+            return "lm-eval"
+        if any(p.rglob("*.json")):
+            return "inspect"
+        raise InputError(f"{p}: a folder with no Inspect logs (.eval, .json) or lm-eval samples "
+                         "(samples_*.jsonl); pass a results file or a folder of logs.")
+    if p.suffix == ".eval":
+        return "inspect"
+    if SAMPLES_NAME.search(p.name):
+        return "lm-eval"
+    if p.suffix == ".json":
+        return "inspect"
+    return "table"
+
+
+def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=None, metric=None,
+              filt=None, duplicate_runs: str = "error", fields=()):
+    """``(DataFrame, dropped rows)`` from an eval-log reader, or ``None`` for plain tables.
+
+    ``input_format`` is ``auto``, a reader of :data:`READERS` or a table
+    format of :data:`TABLE_FORMATS`; ``duplicate_runs`` (``"error"`` or
+    ``"latest"``) decides what re-runs of a task with the same model do;
+    ``fields`` (Inspect) names metadata fields to add as columns.
+    """
+    choices = ("auto",) + READERS + TABLE_FORMATS
+    if not isinstance(input_format, str) or input_format not in choices:
+        raise InputError(f"--input-format {describe(input_format)} is unknown."
+                         f"{suggest(input_format, choices)} Use one of {', '.join(choices)}.")
+    _check_duplicate_runs(duplicate_runs)
+    fmt = detect(path) if input_format == "auto" else input_format
+    if fmt in ("inspect", "lm-eval") and str(path) == STDIN:
+        raise InputError(f"{fmt} logs are read from a file or a folder, not standard input ('-'). "
+                         "Pass the path of the log(s).")
+    if fmt == "inspect":
+        return read_inspect(path, scorer, cluster_field, duplicate_runs=duplicate_runs, fields=fields)
+    if fmt == "lm-eval":
+        return read_lmeval(path, metric, filt, duplicate_runs=duplicate_runs)
+    return None

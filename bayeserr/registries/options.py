@@ -1,0 +1,120 @@
+"""Analysis options, validated in one place for the Python API and the CLI.
+
+:class:`Options` carries what every analysis takes (level, cluster
+correction, multiplicity adjustment, unpaired handling, Bayesian settings);
+building one checks every value and raises :class:`~bayeserr.base.errors.InputError`
+naming the option, the value and the allowed range.  The numeric checks
+(:func:`check_range`) are shared by every command, so ``--level 1.5`` fails
+the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from bayeserr.base.errors import InputError, describe, suggest
+from bayeserr.base.registry import Registry, check_level, check_range  # noqa: F401 (re-exported)
+
+CLUSTER_CORRECTIONS = Registry("cluster correction", "--cluster-correction", {
+    "paper": "the paper's clustered SE (M4)",
+    "cr1": "CR1 finite-cluster correction (Inspect AI, statsmodels)",
+})
+ADJUSTMENTS = Registry("multiplicity adjustment", "--adjust", {
+    # value: the statsmodels multipletests method, where statsmodels does it
+    "romano-wolf": "Romano–Wolf step-down from the joint bootstrap (docs/methods.md §3.9)",
+    "holm": "holm",
+    "bh": "fdr_bh",
+    "none": "no adjustment",
+})
+ON_UNPAIRED = Registry("unpaired handling", "--on-unpaired", {
+    "error": "stop when two models have different question sets",
+    "drop": "compare each pair on the questions both answered (reported)",
+})
+
+
+@dataclass(frozen=True)
+class Options:
+    """What an analysis is asked to do (the same for the API and the CLI)."""
+
+    level: float = 0.95
+    cluster_correction: str = "paper"
+    adjust: str = "romano-wolf"
+    on_unpaired: str = "error"
+    bayes: object = "fast"  #: "off" | "fast" | "mcmc" or a BayesSettings
+    prior_sensitivity: bool = False
+    pass_k: tuple = field(default_factory=tuple)
+    seed: int = 0  #: seed of the frequentist resampling (wild cluster bootstrap)
+    #: interval columns shown in text formats: "recommended", "all" or method keys (JSON keeps all)
+    methods: object = "recommended"
+    #: comparisons shown: "auto" (all up to 45 pairs, else adjacent in the ranking; JSON: all),
+    #: "all", "adjacent" or "vs=MODEL"
+    pairs: str = "auto"
+    #: size of the top-k confidence set of the ranking
+    top_k: int = 3
+
+    def __post_init__(self):
+        from bayeserr.bayes.settings import BayesSettings
+        object.__setattr__(self, "level", check_level(self.level))
+        CLUSTER_CORRECTIONS.check(self.cluster_correction)
+        ADJUSTMENTS.check(self.adjust)
+        ON_UNPAIRED.check(self.on_unpaired)
+        object.__setattr__(self, "bayes", BayesSettings.coerce(self.bayes))
+        if isinstance(self.prior_sensitivity, (str, bytes)) or self.prior_sensitivity not in (True, False):
+            raise InputError(f"prior_sensitivity takes True or False; got {describe(self.prior_sensitivity)}.")
+        object.__setattr__(self, "prior_sensitivity", bool(self.prior_sensitivity))
+        object.__setattr__(self, "pass_k", _pass_k(self.pass_k))
+        object.__setattr__(self, "seed", check_range("--seed", self.seed, 0, integer=True))
+        object.__setattr__(self, "methods", _methods(self.methods))
+        object.__setattr__(self, "top_k", check_range("--top-k", self.top_k, 1, integer=True))
+        if not (self.pairs in ("auto", "all", "adjacent") or str(self.pairs).startswith("vs=")):
+            raise InputError(f"--pairs must be auto, all, adjacent or vs=MODEL (got '{self.pairs}').")
+
+    @classmethod
+    def coerce(cls, options=None, **kwargs) -> "Options":
+        """``options`` if given (with ``kwargs`` overriding), else ``Options(**kwargs)``."""
+        unknown = [k for k in kwargs if k not in _FIELDS]
+        if unknown:
+            name = unknown[0]
+            hint = _HINTS.get(name, f"{suggest(name, _FIELDS)} Options: {', '.join(_FIELDS)}.")
+            raise InputError(f"'{name}' is not an option of bayeserr analyses.{hint}")
+        if options is None:
+            return cls(**kwargs)
+        if not isinstance(options, Options):
+            raise InputError("options must be a bayeserr Options object.")
+        if kwargs:
+            from dataclasses import replace
+            return replace(options, **kwargs)
+        return options
+
+
+_FIELDS = tuple(f.name for f in fields(Options))
+_HINTS = {"models": " Choose the models with the models= argument of score / compare_all, or when "
+                    "loading: bayeserr.load(path, models=['A', 'B'])."}
+
+
+def _pass_k(value) -> tuple:
+    """A list of whole k ≥ 1 (``"1,5"`` as on the command line)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v for v in value.split(",") if v.strip()]
+    elif not isinstance(value, (list, tuple, set, frozenset, range)):
+        raise InputError(f"pass_k takes a list of whole numbers, e.g. pass_k=[1, 5]; got {describe(value)}.")
+    return tuple(check_range("--pass-k", k, 1, integer=True) for k in value)
+
+
+def _methods(value):
+    """``recommended``, ``all`` or a tuple of registered interval-method keys."""
+    from bayeserr.registries.methods import INTERVALS
+    if isinstance(value, str) and value in ("recommended", "all"):
+        return value
+    if isinstance(value, str):
+        keys = [k.strip() for k in value.split(",")]
+    elif isinstance(value, (list, tuple)):
+        keys = list(value)
+    else:
+        raise InputError(f"methods takes 'recommended', 'all' or a list of interval method names; got "
+                         f"{describe(value)}. Choose from: {', '.join(INTERVALS)}.")
+    for k in keys:
+        INTERVALS.get_checked(k)
+    return tuple(keys)

@@ -1,0 +1,12 @@
+"""Layer 8, the renderers: write the report's neutral blocks and tables
+(:mod:`bayeserr.reporting`) as Markdown, LaTeX and HTML, and draw the
+figures.  No statistics are computed here.
+
+* :mod:`.markdown`, :mod:`.latex`, :mod:`.html` — one module per format;
+* :mod:`.plots` — the figures (matplotlib);
+* :mod:`.arena` — the arena ratings page in each format.
+
+May import: every layer below.  A new output format is a module here that
+renders :mod:`bayeserr.reporting.document` blocks, registered in
+``bayeserr.reporting.build.FORMATS``.
+"""

@@ -1,0 +1,61 @@
+"""Markdown: the terminal default.  Writes out the neutral blocks of
+:mod:`bayeserr.reporting.document`; scores in percentage points, the SE in
+parentheses beside the mean as in the paper's reporting tables.
+
+User text (model names, paths, warnings) is data: control characters are
+removed and Markdown's table and markup characters escaped.
+"""
+
+from __future__ import annotations
+
+
+from bayeserr.reporting import document as doc
+from bayeserr.reporting.tables import Table
+from bayeserr.reporting.text import cell_text, esc
+from bayeserr.reporting.text import plain
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def render_table(t: Table, notes: bool = True) -> str:
+    header = [plain(c.head) + ("†" if c.mark else "") for c in t.columns]
+    text = table(header, [[cell_text(c) for c in row] for row in t.rows])
+    if notes and t.notes:
+        text += "\n\n" + " ".join(t.notes)
+    return text
+
+
+def render_blocks(blocks) -> str:
+    parts = []
+    for b in blocks:
+        if isinstance(b, doc.Heading):
+            parts.append("#" * b.level + " " + esc(b.text))
+        elif isinstance(b, Table):
+            parts.append(render_table(b))
+        elif isinstance(b, doc.Para):
+            parts.append(esc(b.text) if b.user_text else plain(b.text))
+        elif isinstance(b, doc.Bullets):
+            parts.append("\n".join(f"- [{esc(code)}] {esc(text)}" if code else f"- {esc(text)}"
+                                   for code, text in b.items))
+    return "\n\n".join(parts) + "\n"
+
+
+def render_report(rep) -> str:
+    return render_blocks(doc.report_blocks(rep))

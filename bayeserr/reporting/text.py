@@ -1,0 +1,79 @@
+"""Plain-text pieces every renderer shares: control characters removed from
+user text, Markdown escaping, numbers, p-values and intervals in percentage
+points, and one table cell as text."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from bayeserr.reporting.tables import Cell
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+_MARKUP = re.compile(r"([\\|`]|<(?=[A-Za-z/!?]))")
+
+
+def plain(text) -> str:
+    """Text with control characters (ANSI/OSC escapes, newlines) removed."""
+    return _CONTROL.sub(" ", str(text).replace("\n", " ").replace("\r", " "))
+
+
+def esc(text) -> str:
+    """User text safe inside a Markdown table cell or line."""
+    return _MARKUP.sub(r"\\\1", plain(text))
+
+
+def number(x, digits: int = 2) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def pval(p) -> str:
+    if p is None or not math.isfinite(p):
+        return "–"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def interval(ci, digits: int = 1) -> str:
+    if ci is None:
+        return "–"
+    return f"[{pct(ci[0], digits)}, {pct(ci[1], digits)}]"
+
+
+def cell_text(c: Cell, escape=esc) -> str:
+    """A cell as plain text (escaped user text); shared by the HTML renderer."""
+    v = c.value
+    if c.kind == "text":
+        return escape(v)
+    if c.kind == "pair":
+        return f"{escape(v[0])} − {escape(v[1])}"
+    if c.missing:
+        return "–"
+    if c.kind == "pct":
+        return pct(v, c.digits)
+    if c.kind == "pct_se":
+        return f"{pct(v, c.digits)} ({pct(c.se, c.digits)})"
+    if c.kind == "interval":
+        return interval(v, c.digits)
+    if c.kind == "p":
+        return pval(v)
+    if c.kind == "pvalues":
+        return f"{pval(v[0])} ({pval(v[1])})"
+    if c.kind == "int":
+        return str(int(v))
+    if c.kind == "num":
+        return number(v, c.digits)
+    if c.kind == "range":
+        return f"[{number(v[0], c.digits)}, {number(v[1], c.digits)}]"
+    if c.kind == "span":
+        return f"{int(v[0])}–{int(v[1])}"
+    raise ValueError(f"unknown cell kind {c.kind!r}")
+
+
+def pct(x, digits: int = 1) -> str:
+    """A score in percentage points."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    return f"{100 * x:.{digits}f}"

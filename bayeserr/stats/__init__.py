@@ -1,0 +1,17 @@
+"""Layer 2, the formulas: pure functions of arrays, each citing its equation
+in ``docs/methods.md``.  No I/O, no report, no sampler.
+
+* :mod:`.estimators` — means, CLT and clustered SEs, variance components (§2);
+* :mod:`.fewclusters` — CR2, Bell–McCaffrey df, the wild cluster bootstrap (§2.9);
+* :mod:`.exact` — Clopper–Pearson, Wilson, Jeffreys through statsmodels (§2.4);
+* :mod:`.pairs` — all-pairs paired moments, McNemar, pair cluster totals (§3);
+* :mod:`.passk` — the unbiased pass@k estimator (§6);
+* :mod:`.planning` — power, sample size, tie zone (§4);
+* :mod:`.ranking` — letter groups, and rank intervals (§3.9);
+* :mod:`.view` — a dataset's arrays with their statistics cached
+  (``DataView``, ``ScoreBatch``), the bridge from the data layer to the
+  formulas.
+
+May import: :mod:`bayeserr.base`, :mod:`bayeserr.data`.  A new estimator is a
+function here, tested against an independent computation.
+"""
