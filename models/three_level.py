@@ -74,9 +74,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import special
-
 from bayeserr.models import hierarchical as _h
+from scipy import special
 
 #: z nodes of μ = E[expit(η + τ Z)]: trapezoid on [−9.5, 9.5], step 1/8 (error below
 #: exp(−2π²/(τ/8)), < 3e-9 for τ ≤ 8: expit's poles lie π/τ off the real z axis)

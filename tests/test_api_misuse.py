@@ -28,9 +28,9 @@ import xarray as xr
 
 import bayeserr
 from bayeserr.analyses import arena
-from bayeserr.stats import passk
 from bayeserr.base.errors import InputError
 from bayeserr.lab import simulate as lab
+from bayeserr.stats import passk
 
 from .test_arena_hostile import simulate as simulate_votes
 

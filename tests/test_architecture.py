@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import bayeserr
-from bayeserr.registries import methods
 from bayeserr.examples import example_path
+from bayeserr.registries import methods
 
 from .conftest import real_file
 

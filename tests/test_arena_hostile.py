@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bayeserr.analyses import arena
-from bayeserr.renderers import arena as pages
 from bayeserr.base.errors import InputError
+from bayeserr.renderers import arena as pages
 
 
 def simulate(models, n, seed=0, ties=0.1, clusters=None, spread=1.0):

@@ -160,6 +160,7 @@ def test_pass_at_k_from_per_sample_rows():
 def test_pass_k_takes_space_separated_values():
     import subprocess
     import sys
+
     from bayeserr.cli import join_multi_values
     assert join_multi_values(["report", "f.csv", "--pass-k", "1", "10", "--format", "json"]) == \
         ["report", "f.csv", "--pass-k", "1,10", "--format", "json"]

@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from bayeserr.models import bayesian_bootstrap as bb
+from bayeserr.models import beta_binomial, hierarchical, paired_dirichlet
 from scipy import special, stats
 
 import bayeserr
 from bayeserr.bayes import BayesSettings
-from bayeserr.models import bayesian_bootstrap as bb
-from bayeserr.models import beta_binomial, hierarchical, paired_dirichlet
 
 from .conftest import binary_frame, real_file
 
@@ -262,6 +262,7 @@ def test_fractional_bayesian_bootstrap_on_alpacaeval_against_dirichlet_weights()
     Carlo error of both draws (4 SE of the quantiles)."""
     import bayeserr
     from bayeserr.bayes import BayesSettings
+
     from .conftest import real_file
     df = pd.read_csv(real_file("alpacaeval2_per_instruction.csv.gz"))
     models = sorted(df["model"].unique())[:3]

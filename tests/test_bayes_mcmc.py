@@ -10,10 +10,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import special
-
 from bayeserr.models import hierarchical, paired_latent, three_level
 from bayeserr.models.diagnostics import ESS_MIN, RHAT_MAX, diagnose, import_arviz
+from scipy import special
 
 from .conftest import real_file
 
@@ -174,7 +173,6 @@ def test_nuts_compiles_with_its_flags_and_restores_the_users(monkeypatch):
     own PyTensor compiler flags, and the user's flags are back afterwards."""
     import pymc as pm
     import pytensor
-
     from bayeserr.models import nuts
     seen = {}
     monkeypatch.setattr(pm, "sample", lambda **kw: seen.update(flags=pytensor.config.gcc__cxxflags, kw=kw))

@@ -7,11 +7,11 @@ its coverage under few clusters next to the Bayesian bootstrap over clusters
 import numpy as np
 import pandas as pd
 import pytest
+from bayeserr.models import bayesian_bootstrap as bb
+from bayeserr.models import paired_clustered as pc
 from scipy import special, stats
 
 import bayeserr
-from bayeserr.models import bayesian_bootstrap as bb
-from bayeserr.models import paired_clustered as pc
 
 from .conftest import real_file
 

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 import bayeserr
-from bayeserr.renderers import plots
 from bayeserr.examples import example_path
+from bayeserr.renderers import plots
 
 from .conftest import real_file
 

@@ -4,9 +4,9 @@ mean of these clusters); μ, the mean rate of a new cluster, is its own key."""
 import numpy as np
 import pandas as pd
 import pytest
+from bayeserr.models import hierarchical
 
 import bayeserr
-from bayeserr.models import hierarchical
 
 from .conftest import real_file
 

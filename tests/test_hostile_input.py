@@ -26,9 +26,8 @@ import pytest
 
 import bayeserr
 from bayeserr import data
-from bayeserr.data import memory
-from bayeserr.data import readers
 from bayeserr.base.errors import InputError
+from bayeserr.data import memory, readers
 from bayeserr.data.readers import read_inspect, read_lmeval, read_logs
 
 from .test_validation import GOOD, _write  # noqa: F401  (shared fixtures)

@@ -254,6 +254,7 @@ def test_recomputed_from_log_samples(inspect_logs):
     the logged values again."""
     from inspect_ai.log import read_eval_log
     from inspect_ai.scorer import SampleScore
+
     import bayeserr.integrations.inspect_metrics as im
     log = read_eval_log(inspect_logs["epochs"])
     scores = [SampleScore(score=s.scores["match"], sample_id=s.id, sample_metadata=s.metadata)
@@ -321,9 +322,10 @@ def test_epochs_are_averaged_per_question_first(im):
 
 
 def test_exact_beta_hierarchical_match_bayeserr_functions(im):
-    from bayeserr.stats.exact import proportion_interval
     from bayeserr.models.beta_binomial import beta_posterior
     from bayeserr.models.hierarchical import fit_exact
+
+    from bayeserr.stats.exact import proportion_interval
     rng = np.random.default_rng(3)
     x = (rng.random(30) < 0.7).astype(int)
     clusters = [f"c{i % 6}" for i in range(30)]

@@ -20,9 +20,9 @@ import pytest
 from click.testing import CliRunner
 
 import bayeserr
-from bayeserr.data import loading, memory
-from bayeserr.cli import main
 from bayeserr.base.errors import InputError
+from bayeserr.cli import main
+from bayeserr.data import loading, memory
 
 MiB = 1 << 20
 

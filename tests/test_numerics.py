@@ -11,7 +11,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import bayeserr

@@ -24,10 +24,10 @@ import dataclasses
 
 import numpy as np
 import pytest
+from bayeserr.models import paired_clustered as pc
 from scipy import optimize, special, stats
 
 from bayeserr.stats.fewclusters import cluster_totals
-from bayeserr.models import paired_clustered as pc
 
 SWE = np.array([231, 75, 44, 34, 32, 22, 22, 19, 10, 8, 2, 1])
 SWE_CODES = np.repeat(np.arange(SWE.size), SWE)

@@ -16,7 +16,6 @@ from scipy.optimize import brentq
 import bayeserr
 from bayeserr.stats.planning import mde_binary, omega2_binary, rho_range
 
-
 POINTS = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], float)  # (s_A, s_B): cells 11, 10, 01, 00
 
 

@@ -12,7 +12,12 @@ import numpy as np
 import pytest
 
 import bayeserr
-from bayeserr.data.readers import detect, inspect_value_to_float, read_inspect, read_lmeval
+from bayeserr.data.readers import (
+    detect,
+    inspect_value_to_float,
+    read_inspect,
+    read_lmeval,
+)
 
 from .conftest import SHARED
 

@@ -11,8 +11,15 @@ import pytest
 from scipy import stats
 
 from bayeserr.stats.fewclusters import bm_df, cr2_from_sums, wild_cluster_bootstrap
-from bayeserr.stats.simultaneous import (benjamini_hochberg, from_z, gaussian_draws, holm, joint_inference,
-                                         to_z, wild_draws)
+from bayeserr.stats.simultaneous import (
+    benjamini_hochberg,
+    from_z,
+    gaussian_draws,
+    holm,
+    joint_inference,
+    to_z,
+    wild_draws,
+)
 
 TOL = 1e-5  # the tie tolerance of the step-down (relative; it runs in single precision)
 

@@ -17,10 +17,9 @@ computed in the tests.
 
 import numpy as np
 import pytest
-from scipy import integrate, interpolate, optimize, special, stats
-
 from bayeserr.models import bayesian_bootstrap as bb
 from bayeserr.models import hierarchical
+from scipy import integrate, interpolate, optimize, special, stats
 
 PRIOR = hierarchical.HierarchicalPrior()
 

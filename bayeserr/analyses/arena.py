@@ -50,9 +50,9 @@ import numpy as np
 import pandas as pd
 
 from bayeserr.base.caveat import Caveat
+from bayeserr.base.errors import InputError, _row_list, suggest
 from bayeserr.data.dataset import RowAccount
 from bayeserr.data.tables import read_table
-from bayeserr.base.errors import InputError, _row_list, suggest
 
 ELO_SCALE = 400 / math.log(10)
 ELO_BASE = 1000.0
@@ -154,6 +154,7 @@ class _Text:
 def _check_votes_arguments(source, where, **names) -> None:
     """The arguments of :func:`load_votes`, checked before anything is read."""
     import os
+
     from bayeserr.base.errors import describe
     if not isinstance(source, (pd.DataFrame, str, os.PathLike)):
         raise InputError(f"load_votes takes the path of a votes file (CSV, TSV, JSONL, Parquet) or a pandas "

@@ -20,14 +20,20 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from bayeserr.registries import caveats
-from bayeserr.base.errors import InputError
-from bayeserr.registries.options import Options
-from bayeserr.stats.pairs import (correlation, discordant_counts, mcnemar_pvalues, pair_moments,
-                    paired_standard_errors)
-from bayeserr.base.results import ResultList, finite_or_none, frame_value
-from bayeserr.stats.pairs import pair_cluster_totals
+
 from bayeserr.analyses.families import decide, family_rows, model_families
+from bayeserr.base.errors import InputError
+from bayeserr.base.results import ResultList, finite_or_none, frame_value
+from bayeserr.registries import caveats
+from bayeserr.registries.options import Options
+from bayeserr.stats.pairs import (
+    correlation,
+    discordant_counts,
+    mcnemar_pvalues,
+    pair_cluster_totals,
+    pair_moments,
+    paired_standard_errors,
+)
 
 
 @dataclass(frozen=True)
@@ -259,8 +265,8 @@ BYTES_PER_MATRIX_CELL = 8 * 16
 
 def check_pair_memory(n_models: int) -> None:
     """Refuse, before allocating, an all-pairs comparison that cannot fit in memory."""
-    from bayeserr.data.memory import MAX_CUBE_BYTES, _available_memory
     from bayeserr.base.errors import InputError
+    from bayeserr.data.memory import MAX_CUBE_BYTES, _available_memory
     n_pairs = n_models * (n_models - 1) // 2
     need = n_pairs * BYTES_PER_PAIR + n_models**2 * BYTES_PER_MATRIX_CELL
     limit = min(MAX_CUBE_BYTES, _available_memory() or MAX_CUBE_BYTES)

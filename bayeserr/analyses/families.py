@@ -19,9 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from bayeserr.base.errors import InputError
-from bayeserr.stats.simultaneous import (JointDraws, benjamini_hochberg, gaussian_draws, holm, joint_inference,
-                                         wild_draws)
+from bayeserr.stats.simultaneous import (
+    JointDraws,
+    benjamini_hochberg,
+    gaussian_draws,
+    holm,
+    joint_inference,
+    wild_draws,
+)
 
 
 def family_rows(pairs: str, names, ia, ib) -> tuple[str, np.ndarray]:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from bayeserr.stats import planning as pw
 from bayeserr.base.errors import InputError, describe
+from bayeserr.stats import planning as pw
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from bayeserr.base.results import ResultList, frame_value
 from bayeserr.registries import caveats
-from bayeserr.stats.estimators import VarianceComponents, variance_components
 from bayeserr.registries.methods import recommended, report_methods
 from bayeserr.registries.options import Options
-from bayeserr.base.results import ResultList, frame_value
+from bayeserr.stats.estimators import VarianceComponents, variance_components
 
 
 @dataclass(frozen=True)

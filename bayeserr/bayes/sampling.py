@@ -16,6 +16,7 @@ import sys
 def sampling_output(progress: bool):
     import logging
     import warnings
+
     import pymc  # noqa: F401 - imported first: its import sets this logger's level
     logger = logging.getLogger("pymc")
     level = logger.level

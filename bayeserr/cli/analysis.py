@@ -7,12 +7,30 @@ import json
 import click
 
 from bayeserr.base.errors import InputError
-from bayeserr.reporting.build import COMPARE_FORMATS, FORMATS
-from bayeserr.renderers.plots import FIGURES
 from bayeserr.cli.app import main
-from bayeserr.cli.common import command_line, emit, ints, load, model_list, output_format
-from bayeserr.cli.options import (LEVEL, PROBABILITY, adjust_option, analysis_options, bayes_options,
-                      bayes_settings, choice, load_options, pop_load, ranged, where_option)
+from bayeserr.cli.common import (
+    command_line,
+    emit,
+    ints,
+    load,
+    model_list,
+    output_format,
+)
+from bayeserr.cli.options import (
+    LEVEL,
+    PROBABILITY,
+    adjust_option,
+    analysis_options,
+    bayes_options,
+    bayes_settings,
+    choice,
+    load_options,
+    pop_load,
+    ranged,
+    where_option,
+)
+from bayeserr.renderers.plots import FIGURES
+from bayeserr.reporting.build import COMPARE_FORMATS, FORMATS
 
 
 def _write_report(rep, fmt, output, save_posterior=None, seed=0):
@@ -194,10 +212,10 @@ def demo(fmt, level, output):
               help="Figure file: .svg, .png or .pdf.")
 def plot(file, kind, output, level, cluster_correction, on_unpaired, save_posterior, **kw):
     """Draw one figure of the report for FILE."""
-    from bayeserr.registries.options import Options
     from bayeserr.base.output import check_writable
-    from bayeserr.reporting import build_report
+    from bayeserr.registries.options import Options
     from bayeserr.renderers import plots
+    from bayeserr.reporting import build_report
     bayes = bayes_settings(kw, "json")
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
                       bayes=bayes)

@@ -44,11 +44,11 @@ def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_t
     models that never met, a model that won or lost every vote, all votes tied.
     The same votes in any row order give the same output for the same --seed."""
     from bayeserr.analyses import arena as ar
-    from bayeserr.renderers import arena as pages
-    from bayeserr.bayes.sampling import sampling_output
-    from bayeserr.base.output import protect
     from bayeserr.base.jsonable import to_jsonable
+    from bayeserr.base.output import protect
+    from bayeserr.bayes.sampling import sampling_output
     from bayeserr.data.filters import parse_where
+    from bayeserr.renderers import arena as pages
     where = {}
     for item in where_text:
         cond = parse_where(item)  # the syntax of report's --where; the arena takes = (any of the values)

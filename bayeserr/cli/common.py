@@ -31,8 +31,8 @@ def inputs(files) -> list:
 def load(files, models=None, where=None, **cols):
     """Load results from one or several inputs (see :func:`inputs`), and
     protect every input from being overwritten."""
-    from bayeserr.data.loading import load as _load
     from bayeserr.base.output import protect
+    from bayeserr.data.loading import load as _load
     source = inputs(files)
     protect(*(s for s in source if isinstance(s, str)))
     try:

@@ -13,22 +13,9 @@ import json
 
 import click
 
-from bayeserr.data.config import KEYS
 from bayeserr.cli.app import main
 from bayeserr.cli.defaults import option_of
-
-
-
-
-
-
-
-
-
-
-
-
-
+from bayeserr.data.config import KEYS
 
 
 def _config_params() -> list:

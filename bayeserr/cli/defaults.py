@@ -10,7 +10,6 @@ import click
 
 from bayeserr.base.errors import InputError
 
-
 #: the commands whose options take their defaults from the configuration files
 CONFIG_COMMANDS = ("report", "compare", "plot", "power", "config")
 

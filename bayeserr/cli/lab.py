@@ -150,7 +150,8 @@ def _fewcluster_options(f):
 
 def _run_fewclusters(reps, seed, designs_text="all", icc_diff_text="0,0.02,0.05,0.1", gap=0.05,
                      accuracy=0.6, icc=0.2, rho=0.7, wild_draws=999, alpha=0.05):
-    from bayeserr.lab import publish, simulate as sim
+    from bayeserr.lab import publish
+    from bayeserr.lab import simulate as sim
     presets = _presets(designs_text)
     icc_diffs = floats(icc_diff_text, "icc-diff")
     if not 0 < accuracy < 1 or not 0 < accuracy - gap < 1:
@@ -282,8 +283,10 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, seed):
     coverage study, tests of A − B, the few-cluster study and the Bayesian
     pair model's calibration with the truth from its prior)."""
     from pathlib import Path
-    from bayeserr.lab import publish, simulate as sim
+
     from bayeserr.base.output import write_atomic
+    from bayeserr.lab import publish
+    from bayeserr.lab import simulate as sim
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     cov = _run(_designs("10,20,50,100,300,1000", "0.05,0.5,0.8,0.95", "1,10", 0.3, "1", 1.0, False),

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import click
 
+from bayeserr.base.registry import check_range
 from bayeserr.bayes.settings import MODES
 from bayeserr.registries.options import ADJUSTMENTS, CLUSTER_CORRECTIONS, ON_UNPAIRED
-from bayeserr.base.registry import check_range
 
 
 def ranged(low=None, high=None, *, low_open=False, high_open=False, integer=False):

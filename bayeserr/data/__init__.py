@@ -15,7 +15,13 @@ May import: :mod:`bayeserr.base`.  A new input format is a reader in
 :mod:`.readers` (registered in ``READERS``).
 """
 
-from bayeserr.data.dataset import Columns, RowAccount, cluster_codes, question_means, rows_of
+from bayeserr.data.dataset import (
+           Columns,
+           RowAccount,
+           cluster_codes,
+           question_means,
+           rows_of,
+)
 from bayeserr.data.loading import load
 from bayeserr.data.memory import MAX_CUBE_BYTES, load_memory_estimate
 from bayeserr.data.tables import read_table

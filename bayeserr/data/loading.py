@@ -37,20 +37,21 @@ import pandas as pd
 import xarray as xr
 
 from bayeserr.base.errors import InputError, describe
-from bayeserr.data.readers import TABLE_FORMATS, UnscoredLog
-from bayeserr.data.dataset import DEFAULT_COLUMNS
-from bayeserr.data.dataset import RowAccount
-from bayeserr.data.dataset import _MultiRows
-from bayeserr.data.dataset import _Rows
-from bayeserr.data.dataset import _build_dataset
-from bayeserr.data.dataset import _check_ids
+from bayeserr.data.dataset import (
+    DEFAULT_COLUMNS,
+    RowAccount,
+    _build_dataset,
+    _check_ids,
+    _codes,
+    _MultiRows,
+    _Rows,
+    _select_models,
+    _validated_scores,
+    resolve_columns,
+)
 from bayeserr.data.memory import _check_load_memory
-from bayeserr.data.tables import STDIN, _check_unique_columns
-from bayeserr.data.dataset import _codes
-from bayeserr.data.tables import _read_table
-from bayeserr.data.dataset import _select_models
-from bayeserr.data.dataset import _validated_scores
-from bayeserr.data.dataset import resolve_columns
+from bayeserr.data.readers import TABLE_FORMATS, UnscoredLog
+from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 
 # ---------------------------------------------------------------------- public
 _COLUMN_ARGS = {"model_col": "--model-col", "question_col": "--question-col", "score_col": "--score-col",

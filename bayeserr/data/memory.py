@@ -4,8 +4,6 @@ input is one clear error rather than a crash."""
 
 from __future__ import annotations
 
-
-
 from bayeserr.base.errors import InputError, human_bytes
 
 #: Largest dense score array ``models × questions × samples × 8 bytes`` that

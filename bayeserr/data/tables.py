@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from bayeserr.base.errors import InputError, describe
-from bayeserr.data.readers import TABLE_FORMATS, id_text
 from bayeserr.data.memory import _check_load_memory
+from bayeserr.data.readers import TABLE_FORMATS, id_text
 
 # --------------------------------------------------------------------- reading
 _READERS = {".csv": "csv", ".tsv": "tsv", ".txt": "tsv", ".jsonl": "jsonl",

@@ -1,5 +1,5 @@
-"""The ranking lab (``docs/methods.md`` §8.5): leaderboards with known truth,
-to measure what §3.9–§3.10 promise.
+"""The ranking lab (``docs/methods.md`` §8, "The ranking study"): leaderboards
+with known truth, to measure what §3.9–§3.10 promise.
 
 Each replicate draws M models on the same n questions: 0/1 answers with
 ``P(correct) = logistic(θ_m + a_i + u_mc)``, a question difficulty ``a_i``
@@ -121,6 +121,7 @@ def rank_calibration(design: RankDesign, reps: int, seed: int = 0, adjusts=("rom
     """Seeded replicates of ``design``; one cell per adjustment (the
     replicates are shared, so the adjustments are compared on the same data)."""
     from dataclasses import replace
+
     from bayeserr.analyses.comparison import Comparisons, compare_view
     from bayeserr.analyses.ranking import rank_view
     from bayeserr.registries.options import Options
@@ -244,6 +245,7 @@ def publish_ranking(df, folder, command: str) -> None:
     """Write ``calibration_ranking.csv`` and the ranking section of
     ``calibration.md`` in ``folder`` (the section is replaced, or appended)."""
     from pathlib import Path
+
     from bayeserr.base.output import write_atomic
     folder = Path(folder)
     write_atomic(folder / "calibration_ranking.csv", df.to_csv(index=False))

@@ -45,9 +45,9 @@ import numpy as np
 from scipy import special, stats
 
 from bayeserr.base.errors import InputError, describe
+from bayeserr.base.registry import Registry, check_range
 from bayeserr.stats.estimators import normal_interval, se_bernoulli
 from bayeserr.stats.planning import check_number
-from bayeserr.base.registry import Registry, check_range
 
 
 def _check_field(name: str, value, low=None, high=None, **bounds):
@@ -208,6 +208,7 @@ def preset(name: str, **fields) -> Design:
     """A preset cluster structure with other Design fields set; an unknown
     preset or field is an :class:`InputError` naming the choices."""
     from dataclasses import fields as design_fields
+
     from bayeserr.base.errors import suggest
     design = PRESETS.get_checked(name)
     known = [f.name for f in design_fields(Design)]

@@ -6,9 +6,8 @@ and print them after the tables (JSON: the ``warnings`` list).
 
 from __future__ import annotations
 
-
-from bayeserr.registries.methods import hierarchical_misses_score
 from bayeserr.base.caveat import Caveat
+from bayeserr.registries.methods import hierarchical_misses_score
 
 SMALL_N = 100
 FEW_DF = 10  #: Bell–McCaffrey df below which the clustered SE is itself noisy (§2.9)

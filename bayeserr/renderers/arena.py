@@ -19,8 +19,8 @@ def to_markdown(r: Ratings) -> str:
 def to_latex(r: Ratings) -> str:
     """The ratings table, then the rows, the neighbours the votes cannot order
     and every warning as comments."""
-    from bayeserr.reporting import document as doc
     from bayeserr.renderers.latex import render_blocks
+    from bayeserr.reporting import document as doc
     blocks = [_ratings_table(r)]
     if r.rows is not None:
         blocks.append(doc.Para(doc.rows_text(r.rows.to_dict()), "rows"))

@@ -37,8 +37,8 @@ import html as _html
 import re
 
 from bayeserr.reporting import document as doc
-from bayeserr.reporting.text import cell_text, pct, plain
 from bayeserr.reporting.tables import Cell, Table
+from bayeserr.reporting.text import cell_text, pct, plain
 
 #: tables with more rows than this (except the per-model table) start collapsed
 COLLAPSE_ROWS = 40

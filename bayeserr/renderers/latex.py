@@ -47,8 +47,8 @@ import math
 import re
 
 from bayeserr.reporting import document as doc
-from bayeserr.reporting.text import cell_text, pct, plain
 from bayeserr.reporting.tables import Cell, Table
+from bayeserr.reporting.text import cell_text, pct, plain
 
 SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
            "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",

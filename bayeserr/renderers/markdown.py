@@ -8,24 +8,9 @@ removed and Markdown's table and markup characters escaped.
 
 from __future__ import annotations
 
-
 from bayeserr.reporting import document as doc
 from bayeserr.reporting.tables import Table
-from bayeserr.reporting.text import cell_text, esc
-from bayeserr.reporting.text import plain
-
-
-
-
-
-
-
-
-
-
-
-
-
+from bayeserr.reporting.text import cell_text, esc, plain
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:

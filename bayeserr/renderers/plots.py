@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bayeserr.registries.methods import INTERVALS, report_methods
 from bayeserr.base.registry import Registry
+from bayeserr.registries.methods import INTERVALS, report_methods
 
 MAX_PAIRS = 40
 #: no figure is taller than this (inches): at 100 models rows get closer and
@@ -205,6 +205,8 @@ def ranks(rep):
            fontsize=_label_size(m, fig.get_figheight()))
     ax.set_ylim(m - 0.5, -0.5)
     ax.set_xlim(0.3, m + 0.7)
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ax.set_xlabel(f"rank (1 = best), {r.level:.0%} rank intervals; blue: tied with the best")
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)

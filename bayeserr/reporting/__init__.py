@@ -8,8 +8,14 @@ its siblings import a renderer when called (a result's display methods).
 """
 
 from bayeserr.base.jsonable import to_jsonable
-from bayeserr.reporting.build import (FORMATS, ComparisonReport, Report, build_comparison, build_report,
-                                      build_report_view)
+from bayeserr.reporting.build import (
+                                      FORMATS,
+                                      ComparisonReport,
+                                      Report,
+                                      build_comparison,
+                                      build_report,
+                                      build_report_view,
+)
 
 __all__ = ["FORMATS", "ComparisonReport", "Report", "build_comparison", "build_report",
            "build_report_view", "to_jsonable"]

@@ -9,23 +9,28 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
-from pathlib import Path
 
-from bayeserr.registries import caveats as _caveats
-from bayeserr.analyses.comparison import Comparisons, check_pair_memory, compare_view, pair_caveats
-from bayeserr.stats.estimators import z_value
-from bayeserr.registries.options import Options
-from bayeserr.stats.planning import tie_zone
-from bayeserr.base.registry import Registry
-from bayeserr.analyses.scoring import Scores, score_view
-from bayeserr.stats.ranking import report_groups
+from bayeserr.analyses.comparison import (
+    Comparisons,
+    check_pair_memory,
+    compare_view,
+    pair_caveats,
+)
 from bayeserr.analyses.ranking import rank_view
-from bayeserr.stats.view import DataView
-from bayeserr.reporting.tables import select_pairs
+from bayeserr.analyses.scoring import Scores, score_view
 from bayeserr.base.jsonable import to_jsonable
+from bayeserr.base.registry import Registry
+from bayeserr.registries import caveats as _caveats
+from bayeserr.registries.options import Options
+from bayeserr.reporting.tables import select_pairs
+from bayeserr.stats.estimators import z_value
+from bayeserr.stats.planning import tie_zone
+from bayeserr.stats.ranking import report_groups
+from bayeserr.stats.view import DataView
 
 SCHEMA = "bayeserr.report/2"
 COMPACT_ABOVE = 300  # pairs
@@ -156,6 +161,7 @@ def _ranked(view: DataView, options: Options, keep_fits: bool):
 def _pass_at_k(view: DataView, options: Options) -> dict:
     """Per-problem pass@k scored and compared like any other score (§6)."""
     from dataclasses import replace
+
     from bayeserr.stats.passk import pass_at_k
     plain = replace(options, bayes="off")
     n, c = view.pass_counts()
@@ -183,6 +189,7 @@ def provenance(inputs=(), command: str | None = None, seed: int | None = None) -
     """What made a report: bayeserr version, time (UTC, ISO 8601), the command
     line, each input file with its SHA-256, and the seed."""
     from datetime import datetime, timezone
+
     from bayeserr.base.version import __version__
     files = []
     for item in inputs:
@@ -207,6 +214,7 @@ def _check_inputs(inputs) -> list:
     """Files (or folders) hashed into the provenance: a list of paths that exist
     (``-``, standard input, is recorded without a hash)."""
     import os
+
     from bayeserr.base.errors import InputError, describe
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
@@ -342,8 +350,8 @@ class ComparisonReport:
 
     def _repr_html_(self) -> str:
         """Jupyter: the comparison's tables as a self-scoped fragment."""
-        from bayeserr.reporting.document import comparison_blocks
         from bayeserr.renderers.html import render_blocks
+        from bayeserr.reporting.document import comparison_blocks
         return render_blocks(comparison_blocks(self), fragment=True)
 
     def __repr__(self) -> str:
@@ -373,8 +381,9 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, **kw
     post = None
     if options.bayes.on:
         from dataclasses import replace
-        from bayeserr.models.diagnostics import problems
+
         from bayeserr.bayes.pairs import pair_posterior
+        from bayeserr.models.diagnostics import problems
         post = pair_posterior(view, c, options.bayes, options.level)
         c = replace(c, prob_a_better=post.prob_a_better, prob_tie=post.prob_tie)
         if post.diagnostics:

@@ -9,7 +9,6 @@ import re
 
 from bayeserr.reporting.tables import Cell
 
-
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 

@@ -27,7 +27,6 @@ import xarray as xr
 
 from bayeserr.base.errors import InputError
 
-
 #: largest total length of the running products (sum of the distinct n)
 #: computed by the product form; beyond it the log-gamma form is used.
 PRODUCT_BUDGET = 5_000_000

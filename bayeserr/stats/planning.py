@@ -15,10 +15,10 @@ import xarray as xr
 from scipy import stats
 from scipy.optimize import brentq
 
-from bayeserr.data.dataset import cluster_codes, question_means
 from bayeserr.base.errors import InputError, _row_list, describe, suggest
-from bayeserr.stats.estimators import se_clt, variance_components, z_value
 from bayeserr.base.registry import check_level
+from bayeserr.data.dataset import cluster_codes, question_means
+from bayeserr.stats.estimators import se_clt, variance_components, z_value
 
 #: An example value of each planning input, for messages.
 _EXAMPLES = {"delta": "0.03 for a 3-point difference", "n": "500 questions", "alpha": "0.05",

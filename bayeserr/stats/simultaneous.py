@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayeserr.stats.fewclusters import _choose_weights, _p_q, _RADEMACHER, _WEBB
+from bayeserr.stats.fewclusters import _RADEMACHER, _WEBB, _choose_weights, _p_q
 
 #: bootstrap draws when the weight vectors are not enumerated (and of the
 #: parametric bootstrap); the Monte Carlo SE of a p-value near 0.05 is 0.003
