@@ -22,9 +22,8 @@ the same numbers as the command line.
 
 from importlib import import_module
 
-from bayeserr.base.version import __version__  # noqa: E402
-
-from bayeserr._compat import install as _install_old_paths  # noqa: E402
+from bayeserr._compat import install as _install_old_paths
+from bayeserr.base.version import __version__
 
 _install_old_paths()  # old module paths (bayeserr.methods, …) for one release
 

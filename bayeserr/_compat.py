@@ -31,6 +31,11 @@ MOVED = {
     **{f"bayeserr.reporting.{m}": f"bayeserr.renderers.{m}" for m in ("markdown", "latex", "html", "plots")},
     "bayeserr.inspect_metrics": "bayeserr.integrations.inspect_metrics",
 }
+#: names that moved out of an old module into a second one: old module -> further homes
+ALSO = {"bayeserr.arena": ("bayeserr.renderers.arena", "bayeserr.reporting.arena"),
+        "bayeserr.reporting.markdown": ("bayeserr.reporting.text",),
+        "bayeserr.comparison": ("bayeserr.stats.pairs",),
+        "bayeserr.caveats": ("bayeserr.base.caveat",)}
 
 
 class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -48,10 +53,17 @@ class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         new = MOVED[module.__name__]
         warnings.warn(f"{module.__name__} is now {new}; the old path is removed in bayeserr 0.3.",
                       DeprecationWarning, stacklevel=2)
-        real = importlib.import_module(new)
-        module.__doc__ = real.__doc__
-        module.__getattr__ = lambda name: getattr(real, name)
-        module.__dir__ = lambda: dir(real)
+        homes = [importlib.import_module(m) for m in (new, *ALSO.get(module.__name__, ()))]
+        module.__doc__ = homes[0].__doc__
+
+        def find(name):
+            for home in homes:
+                if hasattr(home, name):
+                    return getattr(home, name)
+            raise AttributeError(f"module {module.__name__!r} (now {new}) has no attribute {name!r}")
+
+        module.__getattr__ = find
+        module.__dir__ = lambda: sorted({n for home in homes for n in dir(home)})
 
 
 def install() -> None:

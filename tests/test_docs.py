@@ -85,3 +85,4 @@ def test_modules_page_covers_every_module_in_layer_order():
     order = [layer(pkg) for _, pkgs in conf.LAYERS for pkg in pkgs]
     assert order == sorted(order)
     assert {p for p in LAYERS if p != "bayeserr"} == {pkg for _, pkgs in conf.LAYERS for pkg in pkgs}
+

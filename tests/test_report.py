@@ -1,6 +1,7 @@
 """The report: SPEC §6 JSON schema, Markdown contents, demo, compare."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,9 @@ PAIR_KEYS = {"a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_cl
              "se_clustered_paired_paper", "n_clusters", "effective_clusters", "test", "statistic",
              "df", "ci", "p_value", "p_holm", "p_bh", "wild_bootstrap", "correlation", "mcnemar",
              "prob_a_better", "prob_tie", "p_romano_wolf", "p_adjusted", "different", "ci_adjusted"}
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _check_schema(rep):
@@ -153,3 +157,19 @@ def test_output_extension_chooses_the_format_unless_format_is_given(cli, tmp_pat
     assert res.exit_code == 0 and (tmp_path / "explicit.html").read_text().startswith("# ")
     res = cli("report", example_path(), "--format", "html")
     assert res.exit_code == 2 and "--output" in res.output
+
+
+def test_demo_excerpts_are_the_demo(cli):
+    """The abridged `bayeserr demo` shown in the README and in Getting started
+    is the demo's own output, line for line (tables and sentences)."""
+    out = set(cli("demo").stdout.splitlines())
+    for page in (ROOT / "README.md", ROOT / "docs" / "getting-started.md"):
+        text = page.read_text()
+        block = text[text.index("```", text.index("bayeserr demo` (abridged)")):]
+        block = block[3:block.index("```", 3)]
+        shown = [line for line in block.splitlines()[1:]
+                 if line.strip() and line.strip() != "..." and not line.startswith("```")]
+        # table rows verbatim; a sentence may be cut short ("abridged")
+        missing = [line for line in shown if line not in out
+                   and (line.startswith("|") or not any(o.startswith(line) for o in out))]
+        assert shown and not missing, (page.name, missing)

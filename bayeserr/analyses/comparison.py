@@ -144,7 +144,7 @@ class Comparisons(ResultList):
         self.skipped = tuple(skipped)
         #: the family the adjustment covers (:class:`~bayeserr.analyses.families.Decisions`)
         self.family = family
-        #: (all pairs, one family per model) for the rank intervals, when asked for
+        #: (the report's family, then one family per model within it) for the rank intervals
         self.rank_decisions = rank_decisions
         return self
 
@@ -336,14 +336,17 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
     p-values are adjusted over the family of ``options.pairs``
     (:func:`~bayeserr.analyses.families.family_rows`); ``ranking`` also
     decides the all-pairs family and each model's family, for the rank
-    intervals, from the same joint draws.  ``second_opinion=False`` skips the
+    intervals, from the same joint draws (the report's family for the
+    intervals of every model at once, each model's pairs within it for its
+    own).  ``second_opinion=False`` skips the
     per-pair wild bootstrap (the lab, which does not report it)."""
     arr = _pair_arrays(view, options, second_opinion)
     names = view.models
     families = [family_rows(options.pairs, names, arr.ia, arr.ib)]
-    if ranking:
-        families += [("all", np.arange(len(arr.ia)))]
-        families += [(f"vs={m}", rows) for m, rows in zip(names, model_families(len(names), arr.ia, arr.ib))]
+    if ranking:  # each model's own pairs within the report's family (its marginal rank interval)
+        within = families[0][1]
+        families += [(f"vs={m}", np.intersect1d(rows, within))
+                     for m, rows in zip(names, model_families(len(names), arr.ia, arr.ib))]
     decided = decide(arr, options, families, names)
     fam = decided[0]
     p_holm, p_bh, p_rw = fam.p["holm"], fam.p["bh"], fam.p["romano-wolf"]
@@ -379,7 +382,7 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
             ci_adjusted=(tuple(float(x) for x in fam.ci_adjusted[k]) if k in set_rows
                          and np.isfinite(fam.ci_adjusted[k]).all() else None),
         ))
-    return Comparisons(pairs, arr.skipped, fam, decided[1:] if ranking else None)
+    return Comparisons(pairs, arr.skipped, fam, decided if ranking else None)
 
 
 # ------------------------------------------------------------------- public

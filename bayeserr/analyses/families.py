@@ -132,7 +132,10 @@ def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -
     Bonferroni interval at α/m (simultaneous; Holm's first step); BH, the
     Benjamini–Yekutieli (2005) false-coverage-rate interval at R·α/m (R pairs
     declared; it excludes 0 exactly for them); none, the pair's own interval.
-    NaN outside the family."""
+    Scores lie in [0, 1], so a difference of two means lies in [−1, 1]: the
+    intervals are cut there (with few clusters a simultaneous t can be
+    enormous — EvalPerf's 2 clusters give ±10⁵ points — and the cut only
+    removes impossible values).  NaN outside the family."""
     from scipy import stats
     alpha, m = 1 - level, max(len(rows), 1)
     if adjust == "romano-wolf":
@@ -146,4 +149,4 @@ def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -
     inside[rows] = True
     with np.errstate(invalid="ignore"):  # no critical value (empty family) or no SE: NaN
         half = np.where(inside, crit * arr.se_head, np.nan)
-        return np.stack([arr.diff - half, arr.diff + half], axis=-1)
+        return np.clip(np.stack([arr.diff - half, arr.diff + half], axis=-1), -1.0, 1.0)

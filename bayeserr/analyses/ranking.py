@@ -59,7 +59,7 @@ class Ranking(ResultList):
         self = super().__new__(cls, rows)
         self.level = level
         self.top_k = top_k
-        #: the all-pairs family the simultaneous intervals come from (Decisions.to_dict())
+        #: the family the intervals for all models come from (the report's; Decisions.to_dict())
         self.family = family or {}
         #: description of the posterior behind P(best), or None
         self.bayes = bayes
@@ -110,7 +110,8 @@ def _better(n: int, pos: dict, comps, different) -> np.ndarray:
 def _mean_covariance(view):
     """Covariance of the model means: clustered (CR2 cross-products of the
     cluster sums of residuals, ``V_ab = Σ_c √(q_ac q_bc) S_ac S_bc / (n_a n_b)``)
-    with the smallest Bell–McCaffrey df, or question-level (``cov/n``, df ∞)."""
+    with the median of the models' Bell–McCaffrey df, or question-level
+    (``cov/n``, df ∞)."""
     from bayeserr.stats.estimators import cluster_sums
     from bayeserr.stats.fewclusters import bm_df
     s, answered = view.s, view.answered
@@ -126,8 +127,10 @@ def _mean_covariance(view):
         p = sizes / n[:, None]
         q = np.where((sizes > 0) & (p < 1), 1.0 / (1.0 - p), 0.0)
     W = S * np.sqrt(q)
+    # one scale for all (a multivariate t): the median df, so that a few partly covered models
+    # (LiveBench: df 1.5) do not widen every model's ranks; one cluster: no df, a normal
     dfs = bm_df(sizes)
-    df = float(np.nanmin(dfs)) if np.isfinite(dfs).any() else np.inf  # one cluster: no df, a normal
+    df = float(np.nanmedian(dfs)) if np.isfinite(dfs).any() else np.inf
     return (W @ W.T) / np.outer(n, n), (df if np.isfinite(df) else np.inf)
 
 
@@ -145,7 +148,7 @@ def _posterior_draws(view, means, seed: int):
     if np.isfinite(df):
         z *= np.sqrt(df / rng.chisquare(df, size=(BAYES_DRAWS, 1)))
     label = ("flat prior; normal likelihood with the CR2 covariance of the means shared through the "
-             f"clusters; multivariate t on {df:.1f} df" if np.isfinite(df) else
+             f"clusters; multivariate t on {df:.1f} df, the models' median" if np.isfinite(df) else
              "flat prior; normal likelihood with the covariance of the means over shared questions")
     return means[None, :] + z, label
 
@@ -165,6 +168,7 @@ def rank_view(view, comps, options: Options) -> Ranking:
     answered = view.answered
     means = np.array([np.nanmean(view.s[i][answered[i]]) for i in range(m)])
     everyone, per_model = comps.rank_decisions[0], comps.rank_decisions[1:]
+    top_k = min(options.top_k, m)
     low, high = rank_bounds(_better(m, pos, comps, everyone.different))
     marginal = []
     for j, dec in enumerate(per_model):
@@ -173,7 +177,7 @@ def rank_view(view, comps, options: Options) -> Ranking:
     # from the simultaneous bounds: with ties at the top (every model is "the best" under
     # the complete null) the set must keep all of them at once (the lab measured 82% with
     # the marginal bounds at 10 models and 5 clusters)
-    tied, top = tau_best(low, 1), tau_best(low, options.top_k)
+    tied, top = tau_best(low, 1), tau_best(low, top_k)
     p_best = exp_rank = cred = None
     bayes = None
     if options.bayes.on:
@@ -186,7 +190,7 @@ def rank_view(view, comps, options: Options) -> Ranking:
                       None if exp_rank is None else float(exp_rank[j]),
                       None if cred is None else (int(cred[j, 0]), int(cred[j, 1])))
             for j in np.lexsort((np.arange(m), -means))]
-    return Ranking(rows, level=options.level, top_k=options.top_k, family=everyone.to_dict(), bayes=bayes)
+    return Ranking(rows, level=options.level, top_k=top_k, family=everyone.to_dict(), bayes=bayes)
 
 
 def rank(ds, models=None, *, options: Options | None = None, **kwargs) -> Ranking:

@@ -43,5 +43,8 @@ def suggest(name: str, choices) -> str:
     """A "did you mean" hint for an unknown name, or an empty string."""
     import difflib
 
-    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1)
+    names = [str(c) for c in choices]
+    close = difflib.get_close_matches(str(name), names, n=1)
+    if not close and len(str(name)) >= 2:  # a short form of a long name: 'o3' for 'o3 (2025-04-16)'
+        close = [c for c in names if c.lower().startswith(str(name).lower())][:1]
     return f" Did you mean '{close[0]}'?" if close else ""

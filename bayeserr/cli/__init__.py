@@ -7,7 +7,9 @@ usage errors use 2 as well); so does running out of memory (a
 :class:`MemoryError` the checks before loading did not foresee).
 """
 
+# isort: off
 from bayeserr.cli.app import join_multi_values, main, run
-from bayeserr.cli import analysis, arena, lab, config  # noqa: E402,F401  (registers the commands; config last)
+from bayeserr.cli import analysis, arena, lab, config  # noqa: F401  (registers the commands; config last)
+# isort: on
 
 __all__ = ["join_multi_values", "main", "run"]

@@ -206,19 +206,29 @@ def demo(fmt, level, output):
 @where_option
 @analysis_options()
 @bayes_options
-@click.option("--kind", type=choice(FIGURES), default="forest",
-              show_default=True, help="Per-model intervals, pairwise differences, P(A > B) heatmap, posteriors.")
+@adjust_option
+@click.option("--pairs", "pairs", default="auto", show_default=True,
+              help="The family of pairs the adjustment covers (as for report): vs=MODEL or all pairs.")
+@click.option("--top-k", "top_k", type=int, default=3, show_default=True, callback=ranged(1, integer=True),
+              help="Size of the ranking's top-k confidence set (≥ 1).")
+@click.option("--kind", type=choice(FIGURES), default="forest", show_default=True,
+              help="forest (per-model intervals), ranks (rank intervals), pairs (pairwise differences), "
+                   "heatmap (P(A > B)) or posterior.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
               help="Figure file: .svg, .png or .pdf.")
-def plot(file, kind, output, level, cluster_correction, on_unpaired, save_posterior, **kw):
+def plot(file, kind, output, level, cluster_correction, on_unpaired, adjust, pairs, top_k, save_posterior, **kw):
     """Draw one figure of the report for FILE."""
+    from pathlib import Path
+
     from bayeserr.base.output import check_writable
     from bayeserr.registries.options import Options
     from bayeserr.renderers import plots
     from bayeserr.reporting import build_report
+    if Path(output).suffix.lower() not in plots.SUFFIXES:  # before any work
+        raise InputError(f"{output}: write figures as .svg, .png or .pdf.")
     bayes = bayes_settings(kw, "json")
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
-                      bayes=bayes)
+                      bayes=bayes, adjust=adjust, pairs=pairs, top_k=top_k)
     ds = load(file, where=kw.pop("where"), **pop_load(kw))
     check_writable(output)
     plots.save(plots.figure(build_report(ds, options=options), kind), output)

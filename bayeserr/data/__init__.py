@@ -15,16 +15,13 @@ May import: :mod:`bayeserr.base`.  A new input format is a reader in
 :mod:`.readers` (registered in ``READERS``).
 """
 
-from bayeserr.data.dataset import (
-           Columns,
-           RowAccount,
-           cluster_codes,
-           question_means,
-           rows_of,
-)
+from bayeserr.data.dataset import (DEFAULT_COLUMNS, REQUIRED, Columns, RowAccount, cluster_codes,
+                                   question_means, resolve_columns, rows_of)
 from bayeserr.data.loading import load
-from bayeserr.data.memory import MAX_CUBE_BYTES, load_memory_estimate
-from bayeserr.data.tables import read_table
+from bayeserr.data.memory import LOAD_BYTES_PER_ROW, MAX_CUBE_BYTES, load_memory_estimate
+from bayeserr.data.tables import STDIN, read_table
 
-__all__ = ["Columns", "MAX_CUBE_BYTES", "RowAccount", "cluster_codes", "load", "load_memory_estimate",
-           "question_means", "read_table", "rows_of"]
+# the public names of the former bayeserr/data.py module, all still here
+__all__ = ["Columns", "DEFAULT_COLUMNS", "LOAD_BYTES_PER_ROW", "MAX_CUBE_BYTES", "REQUIRED", "RowAccount",
+           "STDIN", "cluster_codes", "load", "load_memory_estimate", "question_means", "read_table",
+           "resolve_columns", "rows_of"]

@@ -94,6 +94,15 @@ def pair_estimand_differs(a: str, b: str, diff: float, prob: float) -> Caveat:
                   "per-cluster differences before concluding.")
 
 
+def family_cannot_decide(family: dict) -> Caveat:
+    j = family["joint"]
+    return Caveat("family_cannot_decide", None, (
+        f"with {j['draws']:,} weight vectors of the joint wild cluster bootstrap (too few clusters) the "
+        f"smallest adjusted p-value is {j['min_p']:.2g}, above {1 - family['level']:.2g}: no pair can be "
+        "declared different and every model is tied with the best, whatever the gaps. More clusters (or "
+        "--no-cluster, if the clusters do not matter) would let the data decide."))
+
+
 def identical_scores(a: str, b: str, n: int) -> Caveat:
     """A pair whose every common question has the same score for both models."""
     return Caveat("zero_se", None, f"{a} vs {b}: the same score on each of their {n} common "

@@ -40,7 +40,7 @@ from bayeserr.reporting import document as doc
 from bayeserr.reporting.tables import Cell, Table
 from bayeserr.reporting.text import cell_text, pct, plain
 
-#: tables with more rows than this (except the per-model table) start collapsed
+#: tables with more rows than this (except the per-model and ranking tables) start collapsed
 COLLAPSE_ROWS = 40
 #: tables with more rows than this get a filter box
 FILTER_ROWS = 8
@@ -368,7 +368,7 @@ def render_table(t: Table, table_id: str | None = None) -> str:
     ident = f' id="{esc(table_id)}"' if table_id else ""
     table = (f'<div class="scroll"><table{ident} class="{esc(t.key)} sortable">'
              f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
-    if len(t.rows) > COLLAPSE_ROWS and t.key != "models":
+    if len(t.rows) > COLLAPSE_ROWS and t.key not in ("models", "ranking"):
         table = (f'<details class="rows"><summary>{esc(t.title)}: {len(t.rows)} rows '
                  f"(click to show)</summary>{table}</details>")
     return table + notes

@@ -45,6 +45,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from dataclasses import replace
 
 from bayeserr.reporting import document as doc
 from bayeserr.reporting.tables import Cell, Table
@@ -379,9 +380,10 @@ def render(rep) -> str:
     blocks = [tables.models_table(rep.scores, rep.level, bayes=rep.bayes is not None, **kw)]
     if getattr(rep, "ranking", None) is not None:
         r = rep.ranking
-        blocks += [tables.ranking_table(r),
-                   doc.Para(f"Tied with the best at {r.level:.0%}: {', '.join(r.tied_with_best)}. Top-{r.top_k} "
-                            f"set: {', '.join(r.top_k_set)}. Decisions: {doc.family_text(r.family)}", "note")]
+        table = tables.ranking_table(r)
+        # the answer belongs in the printed caption, not only in a comment
+        table = replace(table, caption=f"{table.caption} {doc.ranking_sentence(r)}")
+        blocks += [table, doc.Para(f"Decisions: {doc.family_text(r.family)}", "note")]
     if len(rep.comparisons):
         shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
         blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, compact=True,

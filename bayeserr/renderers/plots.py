@@ -150,7 +150,9 @@ def _shown_pairs(rep):
         return pairs, ""
     order = {s.model: i for i, s in enumerate(rep.scores)}
     neighbours = [c for c in pairs if abs(order[c.a] - order[c.b]) == 1]
-    return neighbours[:MAX_PAIRS], " (neighbours in the ranking)"
+    shown = neighbours[:MAX_PAIRS]
+    top = "" if len(shown) == len(neighbours) else f"the top {len(shown)} of "
+    return shown, f" ({top}{len(neighbours)} neighbours in the ranking, of {len(pairs):,} pairs)"
 
 
 #: colours of the report's decision: declared different / not
@@ -244,9 +246,11 @@ def heatmap(rep):
                     ax.text(j, i, f"{mat[i, j]:.2f}" + ("*" if different[i, j] else ""), ha="center",
                             va="center", fontsize=7,
                             color="white" if abs(mat[i, j] - 0.5) > 0.35 else "black")
-    else:
+    else:  # a white dot with a dark rim shows on red, blue and white cells alike
         i, j = np.nonzero(different)
-        ax.plot(j, i, "o", color="black", ms=float(np.clip(40 / max(n, 1), 0.8, 3)), ls="none")
+        cell = 72 * side / max(n, 1)  # points per cell
+        ax.plot(j, i, "o", color="white", markeredgecolor="black", markeredgewidth=0.4,
+                ms=float(np.clip(0.45 * cell, 1.5, 5)), ls="none")
     fig.colorbar(im, ax=ax, label="P(row > column)", shrink=0.6)
     ax.set_title("Posterior probability that one model is better; "
                  + ("*" if n <= 15 else "dot") + ": declared different", fontsize=10)

@@ -22,7 +22,7 @@ from bayeserr.analyses.comparison import (
 )
 from bayeserr.analyses.ranking import rank_view
 from bayeserr.analyses.scoring import Scores, score_view
-from bayeserr.base.jsonable import to_jsonable
+from bayeserr.base.jsonable import dumps, to_jsonable  # noqa: F401 (dumps: its former home)
 from bayeserr.base.registry import Registry
 from bayeserr.registries import caveats as _caveats
 from bayeserr.registries.options import Options
@@ -245,6 +245,8 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
             "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull "
             "assume independent questions; with clusters read the 'n_eff' versions."))
     groups, groups_note = _groups(scores, comps)
+    if comps.family is not None and comps.family.draws.min_p >= 1 - options.level:
+        warnings.append(_caveats.family_cannot_decide(comps.family.to_dict()))
     return Report(source=view.source, level=options.level, columns=view.columns, rows=view.rows,
                   scores=scores, comparisons=comps, tie_zone=_tie_zone(scores, comps, options.level),
                   warnings=tuple(warnings), cluster_correction=options.cluster_correction,

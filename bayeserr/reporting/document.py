@@ -100,12 +100,26 @@ ADJUST_NAMES = {"romano-wolf": "Romano–Wolf step-down", "holm": "Holm", "bh": 
                 "none": "no adjustment"}
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+#: the adjusted intervals by adjustment, in words
+INTERVAL_NAMES = {"romano-wolf": "simultaneous intervals (joint max |t|)",
+                  "holm": "simultaneous intervals (Bonferroni)",
+                  "bh": "false-coverage-rate intervals (Benjamini–Yekutieli)",
+                  "none": "unadjusted intervals"}
+#: adjustments that hold the family-wise error (their rank intervals are confidence intervals)
+FWER = ("romano-wolf", "holm")
+
+
 def family_text(fam: dict) -> str:
     """Which family the decisions cover and how its joint distribution was drawn."""
     if not fam:
         return ""
-    size = f"{fam['size']:,} pair{'s' if fam['size'] != 1 else ''}"
-    family = f"all {size}" if fam["pairs"] == "all" else f"the {size} with {fam['pairs'][3:]}"
+    size = plural(fam["size"], "pair")
+    family = (("the only pair" if fam["size"] == 1 else f"all {size}") if fam["pairs"] == "all"
+              else f"the {size} with {fam['pairs'][3:]}")
     j = fam["joint"]
     if j["method"] == "wild_cluster":
         drawn = (f"joint wild cluster bootstrap, {j['weights'].capitalize()} weights, {j['draws']:,} weight "
@@ -113,9 +127,10 @@ def family_text(fam: dict) -> str:
                  f"can give is {j['min_p']:.2g})")
     else:
         drawn = f"{j['draws']:,} joint normal draws of the pair statistics"
+    rw = ("simultaneous intervals and p-values" if fam["adjust"] == "romano-wolf" else
+          f"{INTERVAL_NAMES[fam['adjust']]}; the Romano–Wolf p (JSON) from")
     return (f"{ADJUST_NAMES[fam['adjust']]} over {family} at {fam['level']:.0%} "
-            f"({fam['n_different']:,} declared different); simultaneous intervals and the Romano–Wolf "
-            f"p from {drawn}.")
+            f"({fam['n_different']:,} declared different); {rw} from {drawn}.")
 
 
 def _tie_zone_text(tz, level) -> str:
@@ -130,22 +145,32 @@ def _tie_zone_text(tz, level) -> str:
             parts.append(f"the largest gap not declared different is {pct(big['diff'])} points "
                          f"({big['a']} vs {big['b']})")
         out.append(f"In this report, {' and '.join(parts)}.")
+    paired = (f" or {pct(tz['paired_median'])} paired (median over pairs)"
+              if tz.get("paired_median") is not None else "")
     out.append(f"For one pair alone (no multiplicity), the {level:.0%} half-width of a difference is "
-               f"{pct(tz['unpaired'])} points unpaired or {pct(tz['paired_median'])} paired (median over "
-               "pairs); with clusters, wider.")
+               f"{pct(tz['unpaired'])} points unpaired{paired}; with clusters, wider.")
     return " ".join(out)
+
+
+def ranking_sentence(r) -> str:
+    """The leaderboard's answer in one or two sentences: the models tied with
+    the best and the top-k set, as confidence sets only when the adjustment
+    holds the family-wise error."""
+    k, tied = r.top_k, ", ".join(r.tied_with_best)
+    count = f"({len(r.tied_with_best)} of {plural(len(r), 'model')})"
+    if r.family.get("adjust") in FWER:
+        return (f"Tied with the best at {r.level:.0%}: {tied} {count}. Top-{k} set (every model whose "
+                f"true rank is at most {k} is in it at {r.level:.0%}): {', '.join(r.top_k_set)}.")
+    return (f"Not declared below any model: {tied} {count}; in the top {k} by the decisions: "
+            f"{', '.join(r.top_k_set)}. With --adjust {r.family.get('adjust')} these are descriptive, not "
+            "confidence sets (the adjustment does not hold the family-wise error).")
 
 
 def ranking_blocks(rep, figures: bool = False) -> list:
     r = rep.ranking
     if r is None:
         return []
-    k = r.top_k
-    tied = ", ".join(r.tied_with_best)
-    out = [Heading("Ranking"), tables.ranking_table(r),
-           Para(f"Tied with the best at {r.level:.0%}: {tied} ({len(r.tied_with_best)} of {len(r)} models). "
-                f"Top-{k} set (every one of the true top {k} is in it at {r.level:.0%}): "
-                f"{', '.join(r.top_k_set)}.", "verdict", user_text=True),
+    out = [Heading("Ranking"), tables.ranking_table(r), Para(ranking_sentence(r), "verdict", user_text=True),
            Para("Decisions: " + family_text(r.family), "note")]
     if figures:
         out.append(Figure("ranks"))

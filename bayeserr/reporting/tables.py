@@ -248,7 +248,8 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
              if clustered else "paired SE (M7) with z")
     notes = [f"Differences in points; CI and p use the {basis}, one pair at a time. Verdict: "
              f"the report's one decision per pair, from the {adj} (adjusted over {family_size(family)}); "
-             "every view (ranks, groups, figures) uses it."]
+             "the groups, the rank intervals for all models, the tie-zone sentence and the figures use "
+             "it (a model's own rank interval uses its own pairs, a smaller family)."]
     if adjusted:
         notes.append(ADJUSTED_CI_NOTES[adjust] + " One that excludes 0 is always a pair declared different.")
     if clustered:
@@ -285,13 +286,13 @@ def ranking_table(ranking) -> Table:
     marginal rank intervals, tied with the best, and the Bayesian ranks."""
     bayes = any(r.p_best is not None for r in ranking)
     cols = [Column("rank", "Rank"), Column("model", "Model", numeric=False), Column("rank_score", "Score"),
-            Column("rank_all", "Rank interval (all models)", "Rank interval (all)"),
-            Column("rank_own", "Rank interval (this model)", "Rank interval (own)"),
+            Column("rank_all", "Ranks, all models", "Ranks (all)"),
+            Column("rank_own", "Ranks, this model", "Ranks (own)"),
             Column("tied_best", "Tied with best", "Tied with best", numeric=False)]
     if bayes:
         cols += [Column("p_best", "P(best)", r"$P(\mathrm{best})$"),
-                 Column("rank_expected", "Expected rank"),
-                 Column("rank_credible", "Rank credible interval", "Rank credible int.")]
+                 Column("rank_expected", "E[rank]", r"$E[\mathrm{rank}]$"),
+                 Column("rank_credible", "Rank CrI", "Rank CrI")]
     rows = []
     for r in ranking:
         row = [Cell("int", r.rank), text(r.model), pct(r.mean), Cell("span", r.rank_simultaneous),
@@ -301,11 +302,18 @@ def ranking_table(ranking) -> Table:
                     Cell("span", r.rank_credible)]
         rows.append(tuple(row))
     fam = ranking.family
+    which = ("all" if fam.get("pairs", "all") == "all" else f"with {fam['pairs'][3:]}")
+    confidence = fam.get("adjust") in ("romano-wolf", "holm")
     notes = [f"Rank 1 is the best. A rank interval counts the models declared better and worse than "
-             f"the model (Mogstad, Romano, Shaikh & Wilhelm 2024) at {ranking.level:.0%}: "
-             f"'all models' holds for every model at once (the family of all {fam.get('size', 0):,} "
-             f"pairs), 'this model' for this model alone (its own {max(len(ranking) - 1, 0)} pairs). "
-             "Tied with best: the best model may be this one (its interval for all models contains 1)."]
+             f"the model (Mogstad, Romano, Shaikh & Wilhelm 2024) at {ranking.level:.0%}: 'all models' "
+             f"{'holds for every model at once' if confidence else 'uses'} the decisions of the table "
+             f"(the {fam.get('size', 0):,} pairs {which}); 'this model' those of its own pairs alone, a "
+             "smaller family, so it can place a model where the table's verdicts do not. Tied with best: "
+             "the best model may be this one (its interval for all models contains 1); a model with a "
+             "lower score can be tied while a higher one is not when its comparisons are noisier (fewer "
+             "shared questions, more variation between clusters)."
+             + ("" if confidence else " With this adjustment the intervals are descriptive, not "
+                "confidence intervals.")]
     if bayes:
         notes.append(f"P(best), expected rank and the {ranking.level:.0%} rank credible interval come "
                      f"from joint posterior draws of the scores ({ranking.bayes}).")
