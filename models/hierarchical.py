@@ -9,9 +9,9 @@ answered K > 1 times)::
     k_g ~ Binomial(N_g, θ_g)           right answers of N_g in group g
 
 Why these priors: μ is uniform, as the conjugate model's default; κ is
-weakly informative on the log scale: its central 95% (0.1 to 400) spans
-intra-cluster correlations from 0.002 (clusters barely matter) to 0.9 (a
-cluster is one observation), which covers every benchmark we know, while
+weakly informative on the log scale: its central 95% (κ from 0.64 to 230)
+spans intra-cluster correlations 1/(1 + κ) from 0.004 (clusters barely
+matter) to 0.61 (a cluster is nearly one observation), while
 keeping the posterior proper when there are few groups (the flat prior on
 κ is not).  Change them with :class:`HierarchicalPrior`.
 

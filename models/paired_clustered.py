@@ -3,7 +3,7 @@
 Why.  The Bayesian bootstrap over clusters (§5.4) treats the C observed
 clusters as the whole population, so with few, unequal clusters it is
 overconfident (at SWE-bench's 12 repository sizes, ``P(A>B) > 0.975`` in
-14–19% of null data sets; exactly 0 or 1 with C ≤ 2).  This model carries the
+13.6–17.2% of null data sets in docs/calibration.md; exactly 0 or 1 with C ≤ 2).  This model carries the
 cluster-level uncertainty explicitly, the way the CR2 / Bell–McCaffrey
 headline (M4b) does, and is deterministic: closed forms plus one-dimensional
 quadrature, vectorized over pairs.  No random numbers.

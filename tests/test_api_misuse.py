@@ -201,7 +201,6 @@ case("scores[unknown]", lambda c: c.scores["Z"], "'Z' is not among the results")
 case("scores[99]", lambda c: c.scores[99], "no result 99.*3 results")
 case("scores.get()", lambda c: c.scores.get(), "get takes a model name")
 case("comps[unknown pair]", lambda c: c.comps["A", "Z"], r"\('A', 'Z'\) is not among the results")
-case("comps[reversed pair]", lambda c: c.comps["B", "A"], r"stored as \('A', 'B'\)")
 case("comps.get(one name)", lambda c: c.comps.get("A"), "pair")
 case("report.scores[unknown]", lambda c: c.report.scores["Q"], "'Q' is not among the results")
 

@@ -105,6 +105,23 @@ class Comparison:
     different: bool = False  #: declared different at ``1 − level`` (the report's one decision)
     ci_adjusted: tuple | None = None  #: interval adjusted over the family as the p-values are (§3.9)
 
+    def flipped(self) -> "Comparison":
+        """The same comparison as B − A: signs of the difference, statistic and
+        intervals turned, A's and B's counts swapped, P(B > A) = 1 − P(A > B)."""
+        from dataclasses import replace
+
+        def neg(ci):
+            return None if ci is None else (-ci[1], -ci[0])
+        mc = self.mcnemar
+        wb = self.wild_bootstrap
+        return replace(
+            self, a=self.b, b=self.a, n_only_a=self.n_only_b, n_only_b=self.n_only_a, mean_a=self.mean_b,
+            mean_b=self.mean_a, diff=-self.diff, statistic=-self.statistic, ci=neg(self.ci),
+            ci_adjusted=neg(self.ci_adjusted),
+            mcnemar=None if mc is None else replace(mc, n_a_only=mc.n_b_only, n_b_only=mc.n_a_only),
+            wild_bootstrap=None if wb is None else replace(wb, ci=neg(wb.ci)),
+            prob_a_better=None if self.prob_a_better is None else 1.0 - self.prob_a_better)
+
     @property
     def se(self) -> float:
         """The SE behind the headline test: CR2 on d with clusters, else (M7)."""
@@ -221,13 +238,22 @@ def _wild(totals, df, options) -> dict:
     small = np.flatnonzero(np.isfinite(df) & (df < WILD_DF))
     if not small.size:
         return {}
-    D, sizes = np.concatenate(totals["D"])[small], np.concatenate(totals["sizes"])[small]
-    res = wild_cluster_bootstrap(D, sizes, level=options.level, seed=options.seed)
+    D = np.concatenate(totals["D"])[small]
+    sizes = np.broadcast_to(np.concatenate(totals["sizes"]), (len(np.concatenate(totals["D"])), D.shape[1]))[small]
+    # one call per pattern of clusters present: the weight scheme and the choice between
+    # enumerating and drawing then depend on the pair alone, not on the other pairs of the
+    # file (a pair's p is the same in `report` and in `compare`)
+    patterns = {}
+    for k, row in enumerate(sizes > 0):
+        patterns.setdefault(row.tobytes(), []).append(k)
     out = {}
-    for k, pos in enumerate(small):
-        lo, hi = res.ci[k]
-        ci = (float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else None
-        out[int(pos)] = WildBootstrap(float(res.p_value[k]), ci, res.weights, int(res.draws), bool(res.exact))
+    for ks in patterns.values():
+        ks = np.array(ks)
+        res = wild_cluster_bootstrap(D[ks], sizes[ks], level=options.level, seed=options.seed)
+        for k, lo_hi, p in zip(ks, res.ci, res.p_value):
+            lo, hi = lo_hi
+            ci = (float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else None
+            out[int(small[k])] = WildBootstrap(float(p), ci, res.weights, int(res.draws), bool(res.exact))
     return out
 
 
@@ -387,7 +413,10 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
 
 # ------------------------------------------------------------------- public
 def compare_all(ds, models=None, *, options: Options | None = None, **kwargs) -> Comparisons:
-    """Every pair of the listed ``models`` (default: all), ``models[i] − models[j]`` for ``i < j``.
+    """Every pair of the listed ``models``, ``models[i] − models[j]`` for ``i < j``;
+    by default all models, best first as in the report (score, then name), so
+    that pairs are oriented as in the report's JSON.  Either orientation looks
+    up: ``comps["B", "A"]`` is B − A.
 
     Keyword arguments are those of :class:`~bayeserr.registries.options.Options`
     (``level``, ``cluster_correction``, ``on_unpaired``, ``bayes``, …); the
@@ -400,6 +429,8 @@ def compare_all(ds, models=None, *, options: Options | None = None, **kwargs) ->
     from bayeserr.stats.view import DataView
     options = Options.coerce(options, **kwargs)
     view = DataView.from_dataset(ds).select(models)
+    if models is None:
+        view = view.select(ranked_names(view))
     if len(view.models) < 2:
         raise InputError(f"compare_all needs at least two models (got {len(view.models)}: "
                          f"{', '.join(repr(m) for m in view.models)}). List two or more in models=, or leave "
@@ -415,6 +446,13 @@ def compare(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> 
         raise InputError(f"'{a}' and '{b}' share {comps.skipped[0][2]} question(s); a paired "
                          "comparison needs at least 2.")
     return comps[0]
+
+
+def ranked_names(view) -> list[str]:
+    """The view's models best first, ties by name: the report's order."""
+    means = [float(np.nanmean(view.s[j][view.answered[j]])) if view.answered[j].any() else -np.inf
+             for j in range(len(view.models))]
+    return [view.models[j] for j in sorted(range(len(means)), key=lambda j: (-means[j], view.models[j]))]
 
 
 def pair_names(a, b) -> tuple[str, str]:
@@ -438,6 +476,7 @@ def pair_caveats(comps: Comparisons, clustered: bool) -> list:
             if c.se_paired == 0 and c.diff == 0]
     out += [caveats.pair_single_cluster(c.a, c.b) for c in comps
             if c.n_clusters is not None and c.n_clusters < 2]
+    out += [caveats.pair_few_df(c.a, c.b, c.df) for c in comps if c.different and c.df is not None and c.df < 2]
     if clustered and any(c.mcnemar is not None for c in comps):
         out.append(caveats.mcnemar_clustered())
     out += [caveats.pair_estimand_differs(c.a, c.b, c.diff, c.prob_a_better) for c in comps

@@ -202,7 +202,9 @@ def rank(ds, models=None, *, options: Options | None = None, **kwargs) -> Rankin
     from bayeserr.analyses.comparison import compare_view
     from bayeserr.stats.view import DataView
     options = Options.coerce(options, **kwargs)
+    from bayeserr.analyses.comparison import ranked_names
     view = DataView.from_dataset(ds).select(models)
+    view = view.select(ranked_names(view))  # the report's order: the same draws, the same numbers
     if len(view.models) < 2:
         raise InputError(f"rank needs at least two models (got {len(view.models)}). List two or more in "
                          "models=, or leave models out to rank all the models of the data.")

@@ -51,7 +51,10 @@ class ResultList(tuple):
         keys = [self._key_of(i) for i in self]
         if pairs:
             shown = f"({', '.join(repr(w) for w in wanted)})"
-            if wanted[::-1] in keys:
+            if wanted[::-1] in keys:  # the other orientation: B − A, as asked
+                item = self[wanted[::-1]]
+                if hasattr(item, "flipped"):
+                    return item.flipped()
                 a, b = wanted[::-1]
                 raise InputError(f"{shown} is not among the results: the pair is stored as ('{a}', '{b}'), "
                                  f"estimating {a} − {b}. Look up comps['{a}', '{b}'] and flip the sign of "

@@ -28,7 +28,8 @@ def for_model(score) -> list[Caveat]:
                           "Bayesian intervals do not."))
     if score.n_clusters == 1:
         out.append(Caveat("single_cluster", m, "every answered question is in one cluster: no "
-                          "cluster-level inference is possible, so the clustered columns are empty; "
+                          "cluster-level inference is possible, so the clustered columns (and μ, the mean "
+                          "rate of a new cluster) are empty; "
                           "the CLT and exact intervals treat the questions as independent, which "
                           "understates the uncertainty if questions within the cluster are related."))
     elif score.df is not None and score.df < FEW_DF:
@@ -92,6 +93,13 @@ def pair_estimand_differs(a: str, b: str, diff: float, prob: float) -> Caveat:
                   "mean of cluster means), so one large cluster counts for less. They point "
                   "different ways when cluster effects vary with cluster size: read the "
                   "per-cluster differences before concluding.")
+
+
+def pair_few_df(a: str, b: str, df: float) -> Caveat:
+    return Caveat("pair_few_df", None, (
+        f"{a} vs {b} is declared different on {df:.1f} Bell–McCaffrey df (two or so effective clusters): "
+        "the t reference then rests on normal cluster effects the data cannot check; treat the verdict as "
+        "tentative, and prefer more clusters."))
 
 
 def family_cannot_decide(family: dict) -> Caveat:

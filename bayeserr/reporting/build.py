@@ -19,6 +19,7 @@ from bayeserr.analyses.comparison import (
     check_pair_memory,
     compare_view,
     pair_caveats,
+    ranked_names,
 )
 from bayeserr.analyses.ranking import rank_view
 from bayeserr.analyses.scoring import Scores, score_view
@@ -153,7 +154,8 @@ def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
 def _ranked(view: DataView, options: Options, keep_fits: bool):
     """Scores sorted best first, and the view in that order."""
     scores, batch = score_view(view, options, keep_fits=keep_fits)
-    order = sorted(range(len(scores)), key=lambda j: (-scores[j].mean, scores[j].model))
+    position = {m: j for j, m in enumerate(view.models)}
+    order = [position[m] for m in ranked_names(view)]  # one ordering for the report and compare_all
     fits = {view.models[j]: batch.fits.get(j, {}) for j in order} if keep_fits else None
     return Scores([scores[j] for j in order]), view.select([view.models[j] for j in order]), fits, batch.notes
 

@@ -30,6 +30,24 @@ def _letters(k: int) -> str:
     return (string.ascii_lowercase + string.ascii_uppercase)[k]
 
 
+def _sweep(groups: list, differs: np.ndarray) -> list:
+    """Piepho's (2004) sweeping step: drop a model from a group when every pair
+    the group lets it share is shared through another group too (and it keeps
+    a letter), then drop empty groups.  The display says the same — two models
+    share a letter exactly when their pair is not different — with fewer
+    letters (the audit found 4 of 12 redundant on SWE-bench, 13 of 22 on
+    AlpacaEval)."""
+    groups = [set(g) for g in groups]
+    for g in groups:
+        for i in sorted(g):
+            others = [h for h in groups if h is not g and i in h]
+            if not others:
+                continue  # its only letter
+            if all(any(j in h for h in others) for j in g if j != i and not differs[i, j]):
+                g.discard(i)
+    return [frozenset(g) for g in groups if g]
+
+
 def letter_groups(names, differs: np.ndarray) -> tuple[dict, bool]:
     """Letters per model from a symmetric boolean matrix ``differs[i, j]``
     (True: significantly different).  ``names`` are in ranking order.
@@ -53,9 +71,9 @@ def letter_groups(names, differs: np.ndarray) -> tuple[dict, bool]:
         if len(groups) > MAX_GROUPS:
             complete = False
             break
+    groups = _sweep([frozenset(k for k in range(m) if g >> k & 1) for g in groups], differs)
     if len(groups) > MAX_LETTERS:
         return {}, False
-    groups = [frozenset(k for k in range(m) if g >> k & 1) for g in groups]
     groups.sort(key=lambda g: (min(g), sorted(g)))
     letters = {n: "" for n in names}
     for k, g in enumerate(groups):

@@ -89,11 +89,13 @@ def _weights(C: int, scheme: str, draws: int, seed: int):
     return table[rng.integers(0, k, size=(draws, C))], False
 
 
-def _t_star(U, pq, q, s2, V):
-    """Bootstrap t of every row (P, C) for the weights V (B, C): (B, P)."""
+def _t_star(U, pq, q, s2, V, unit: bool = False):
+    """Bootstrap t of every row (P, C) for the weights V (B, C): (B, P).
+    ``unit``: the weights are ±1 (Rademacher), so Σ v² q U² is the row's
+    constant Σ q U² and needs no product."""
     N = V @ U.T
     K = V @ (pq * U).T
-    Q = (V * V) @ (q * U * U).T
+    Q = (q * U * U).sum(axis=1)[None, :] if unit else (V * V) @ (q * U * U).T
     with np.errstate(invalid="ignore", divide="ignore"):
         return N / np.sqrt(np.maximum(Q - 2 * N * K + s2 * N * N, 0.0))
 
@@ -131,7 +133,7 @@ def wild_draws(D, sizes, *, level: float = 0.95, draws: int = DRAWS, seed: int =
 
     def blocks():
         for start in range(0, B, step):
-            r = _t_star(D, pq, q, s2, V[start:start + step])
+            r = _t_star(D, pq, q, s2, V[start:start + step], unit=scheme == "rademacher")
             r[:, bad] = np.nan
             yield r
 
