@@ -114,7 +114,9 @@ def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None) -> 
     serves them all.  ``names``: the models, whose sorted order fixes the
     parametric draws (the same numbers whatever order the models come in)."""
     blocks, info = _draws(arr, options, None if names is None else np.argsort(np.asarray(names, dtype=object)))
-    joint = joint_inference(arr.statistic, arr.df, blocks, info.draws, [rows for _, rows in families], options.level)
+    # the families after the first (one per model, for the rank intervals) only decide
+    joint = joint_inference(arr.statistic, arr.df, blocks, info.draws, [rows for _, rows in families],
+                            options.level, decide_only=range(1, len(families)))
     out = []
     for (label, rows), res in zip(families, joint):
         p = {m: _stepwise(arr.p, rows, m) for m in ("holm", "bh", "none")}
