@@ -52,6 +52,20 @@ def test_a_pairs_wild_bootstrap_does_not_depend_on_the_other_models():
     assert together.weights == "rademacher" and together.exact and together.draws == 4096
 
 
+def test_a_model_on_a_new_cluster_does_not_move_other_pairs_random_draws():
+    """16 unequal clusters: too many to enumerate, so weights are drawn.  A third
+    model answering only a 17th cluster must not change the pair's draws."""
+    sizes = [200, 30, 25, 20, 18, 16, 14, 12, 10, 9, 8, 7, 6, 5, 4, 3]
+    base = _clustered({"A": (0.6, None), "B": (0.5, None)}, sizes, seed=8)
+    extra = pd.DataFrame({"model": "C", "question_id": np.arange(1000, 1020), "cluster_id": 99,
+                          "score": np.arange(20) % 2})
+    alone = bayeserr.compare_all(bayeserr.load(base), bayes="off")["A", "B"].wild_bootstrap
+    together = bayeserr.compare_all(bayeserr.load(pd.concat([base, extra])), on_unpaired="drop",
+                                    bayes="off")["A", "B"].wild_bootstrap
+    assert alone is not None and not alone.exact
+    assert together == alone
+
+
 def test_livebench_pair_is_the_same_in_report_and_compare():
     path = real_file("livebench_20250113_per_question.csv.gz")
     ds = bayeserr.load(path)

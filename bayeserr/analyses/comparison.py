@@ -249,7 +249,10 @@ def _wild(totals, df, options) -> dict:
     out = {}
     for ks in patterns.values():
         ks = np.array(ks)
-        res = wild_cluster_bootstrap(D[ks], sizes[ks], level=options.level, seed=options.seed)
+        # only the pair's own clusters: the draws then do not depend on the file's other clusters
+        cols = np.flatnonzero(sizes[ks[0]] > 0)
+        res = wild_cluster_bootstrap(D[np.ix_(ks, cols)], sizes[np.ix_(ks, cols)],
+                                     level=options.level, seed=options.seed)
         for k, lo_hi, p in zip(ks, res.ci, res.p_value):
             lo, hi = lo_hi
             ci = (float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else None
@@ -340,7 +343,9 @@ def _pair_arrays(view, options: Options, second_opinion: bool = True) -> _PairAr
         tables = (b, c, pm.n[ia, ib] - b - c)
         mc_p = mcnemar_pvalues(np.nan_to_num(b).astype(np.int64), np.nan_to_num(c).astype(np.int64))
     return _PairArrays(ia, ib, pm, diff, se_un[ia, ib], se_pa[ia, ib], se_paper, se_head, clustered,
-                       np.isfinite(df), head.statistic, df, head.p_value, head.ci, corr[ia, ib], tables,
+                       np.isfinite(df), head.statistic, df, head.p_value,
+                       np.clip(head.ci, -1.0, 1.0),  # a difference of two means of [0, 1] scores
+                       corr[ia, ib], tables,
                        mc_p, skipped, wild, totals)
 
 

@@ -128,7 +128,7 @@ def family_text(fam: dict) -> str:
     else:
         drawn = f"{j['draws']:,} joint normal draws of the pair statistics"
     rw = ("simultaneous intervals and p-values" if fam["adjust"] == "romano-wolf" else
-          f"{INTERVAL_NAMES[fam['adjust']]}; the Romano–Wolf p (JSON) from")
+          f"{INTERVAL_NAMES[fam['adjust']]}; the Romano–Wolf p (JSON)")
     return (f"{ADJUST_NAMES[fam['adjust']]} over {family} at {fam['level']:.0%} "
             f"({fam['n_different']:,} declared different); {rw} from {drawn}.")
 
@@ -163,7 +163,8 @@ def ranking_sentence(r) -> str:
                 f"true rank is at most {k} is in it at {r.level:.0%}): {', '.join(r.top_k_set)}.")
     return (f"Not declared below any model: {tied} {count}; in the top {k} by the decisions: "
             f"{', '.join(r.top_k_set)}. With --adjust {r.family.get('adjust')} these are descriptive, not "
-            "confidence sets (the adjustment does not hold the family-wise error).")
+            + ("confidence sets (no adjustment for the number of pairs)." if r.family.get("adjust") == "none"
+               else "confidence sets (the adjustment does not hold the family-wise error)."))
 
 
 def ranking_blocks(rep, figures: bool = False) -> list:
@@ -202,12 +203,14 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_COD
         shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
         out += [Heading("Pairwise comparisons"), tables.pairs_table(shown, rep.level, rep.adjust,
                                                                     family=rep.comparisons.family)]
-        if rep.comparisons.family is not None:
-            out.append(Para("Decisions: " + family_text(rep.comparisons.family.to_dict()), "note"))
         if len(shown) < len(rep.comparisons):
-            out.append(Para(f"Showing {len(shown)} of {len(rep.comparisons)} pairs "
-                            f"({'neighbours in the ranking' if rep.pairs in ('auto', 'adjacent') else rep.pairs}); "
-                            "--pairs all prints every pair, and the JSON holds them all.", "note"))
+            if str(rep.pairs).startswith("vs="):
+                text = (f"Showing the {len(shown)} pairs of the family ({rep.pairs}), as does the JSON; "
+                        "--pairs all decides and prints every pair.")
+            else:
+                text = (f"Showing {len(shown)} of {len(rep.comparisons)} pairs (neighbours in the ranking); "
+                        "--pairs all prints every pair, and the JSON holds them all.")
+            out.append(Para(text, "note", user_text=True))
         if figures:
             out.append(Figure("pairs"))
             if bayes_on:

@@ -150,8 +150,10 @@ def select_pairs(comps, scores, which: str = "auto", *, for_json: bool = False) 
     ranking); ``vs=MODEL`` (every pair with MODEL); ``auto``: all in JSON and
     up to 45 pairs, else adjacent."""
     comps = list(comps)
+    if for_json and not str(which).startswith("vs="):
+        which = "all"  # the JSON holds every pair of the family
     if which == "auto":
-        which = "all" if for_json or len(comps) <= 45 else "adjacent"
+        which = "all" if len(comps) <= 45 else "adjacent"
     if which == "all":
         return comps
     if which == "adjacent":
@@ -285,7 +287,8 @@ def ranking_table(ranking) -> Table:
     """One row per model: rank by the estimate, the simultaneous and the
     marginal rank intervals, tied with the best, and the Bayesian ranks."""
     bayes = any(r.p_best is not None for r in ranking)
-    cols = [Column("rank", "Rank"), Column("model", "Model", numeric=False), Column("rank_score", "Score"),
+    # the model first: a table split into blocks (LaTeX, narrow pages) repeats its first column
+    cols = [Column("model", "Model", numeric=False), Column("rank", "Rank"), Column("rank_score", "Score"),
             Column("rank_all", "Ranks, all models", "Ranks (all)"),
             Column("rank_own", "Ranks, this model", "Ranks (own)"),
             Column("tied_best", "Tied with best", "Tied with best", numeric=False)]
@@ -295,19 +298,21 @@ def ranking_table(ranking) -> Table:
                  Column("rank_credible", "Rank CrI", "Rank CrI")]
     rows = []
     for r in ranking:
-        row = [Cell("int", r.rank), text(r.model), pct(r.mean), Cell("span", r.rank_simultaneous),
+        row = [text(r.model), Cell("int", r.rank), pct(r.mean), Cell("span", r.rank_simultaneous),
                Cell("span", r.rank_marginal), text("yes" if r.tied_with_best else "")]
         if bayes:
             row += [Cell("num", r.p_best, digits=3), Cell("num", r.expected_rank, digits=1),
                     Cell("span", r.rank_credible)]
         rows.append(tuple(row))
     fam = ranking.family
-    which = ("all" if fam.get("pairs", "all") == "all" else f"with {fam['pairs'][3:]}")
+    size = fam.get("size", 0)
+    which = (f"all {size:,} pairs" if fam.get("pairs", "all") == "all" else
+             f"the {size:,} pairs with {fam['pairs'][3:]}")
     confidence = fam.get("adjust") in ("romano-wolf", "holm")
     notes = [f"Rank 1 is the best. A rank interval counts the models declared better and worse than "
              f"the model (Mogstad, Romano, Shaikh & Wilhelm 2024) at {ranking.level:.0%}: 'all models' "
              f"{'holds for every model at once' if confidence else 'uses'} the decisions of the table "
-             f"(the {fam.get('size', 0):,} pairs {which}); 'this model' those of its own pairs alone, a "
+             f"({which}); 'this model' those of its own pairs alone, a "
              "smaller family, so it can place a model where the table's verdicts do not. Tied with best: "
              "the best model may be this one (its interval for all models contains 1); a model with a "
              "lower score can be tied while a higher one is not when its comparisons are noisier (fewer "

@@ -299,7 +299,10 @@ def _weight_codes(scheme: str, cols: np.ndarray, width: int, draws: int, seed):
     v and −v give the same |t*| (the share is unchanged).  Otherwise ``draws``
     vectors over all ``width`` input columns are drawn i.i.d. with
     ``numpy.random.default_rng(seed)`` and the present columns kept, so that a
-    row's draws do not depend on which other rows are in the call.
+    row's draws do not depend on which other rows are in the call.  (The
+    report passes each pattern of present clusters alone, with only those
+    columns, so that a pair's draws do not depend on the file's other
+    clusters either.)
     """
     c = len(cols)
     k = 2 if scheme == "rademacher" else 6
