@@ -265,7 +265,7 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
                      "not a check of the headline.")
     notes = tuple(notes)
     caption = (f"Pairwise differences in points; the {basis} gives the interval and the two-sided p; "
-               f"ρ is the correlation of per-question scores; {adj} adjusts over the family.")
+               f"ρ is the correlation of per-question scores; {adj} adjusts over {family_size(family)}.")
     return Table("pairs", "Pairwise comparisons", tuple(cols), tuple(rows), notes, caption)
 
 
@@ -277,10 +277,13 @@ def verdict(c) -> str:
 
 
 def family_size(fam) -> str:
+    """The family in words: "all 300 pairs", "the 24 pairs with MODEL"."""
     if fam is None:
         return "the pairs shown"
-    what = "all pairs" if fam.family == "all" else f"the pairs with {fam.family[3:]}"
-    return f"{what}: {len(fam.rows):,}"
+    n = len(fam.rows)
+    if fam.family == "all":
+        return "the only pair" if n == 1 else f"all {n:,} pairs"
+    return f"the {n:,} pair{'' if n == 1 else 's'} with {fam.family[3:]}"
 
 
 def ranking_table(ranking) -> Table:
