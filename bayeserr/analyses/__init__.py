@@ -3,7 +3,8 @@ returns a frozen result with ``to_frame()`` / ``to_dict()``.
 
 * :mod:`.scoring` — ``bayeserr.score``: per-model intervals;
 * :mod:`.comparison` — ``bayeserr.compare`` / ``compare_all``: pairs,
-  adjusted;
+  adjusted over their family (:mod:`.families`: the one set of decisions);
+* :mod:`.ranking` — ``bayeserr.rank``: rank intervals, tied with the best;
 * :mod:`.power` — ``bayeserr.plan``: power and sample size;
 * :mod:`.arena` — Bradley–Terry ratings from pairwise votes.
 

@@ -7,7 +7,9 @@ in ``docs/methods.md``.  No I/O, no report, no sampler.
 * :mod:`.pairs` — all-pairs paired moments, McNemar, pair cluster totals (§3);
 * :mod:`.passk` — the unbiased pass@k estimator (§6);
 * :mod:`.planning` — power, sample size, tie zone (§4);
-* :mod:`.ranking` — letter groups, and rank intervals (§3.9);
+* :mod:`.simultaneous` — joint bootstrap of many pairs, Romano–Wolf step-down,
+  simultaneous intervals, Holm and BH (§3.9);
+* :mod:`.ranking` — rank intervals, letter groups, posterior ranks (§3.10);
 * :mod:`.view` — a dataset's arrays with their statistics cached
   (``DataView``, ``ScoreBatch``), the bridge from the data layer to the
   formulas.
