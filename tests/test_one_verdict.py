@@ -139,6 +139,9 @@ def test_alpacaeval_far_apart_pair_is_different_in_every_view():
     assert c.different and c.ci_adjusted[0] > 0  # ... the joint step-down and its interval do
     assert not rep.ranking[b].tied_with_best and rep.ranking[b].rank_simultaneous[0] >= 2
     assert len(rep.ranking) == 56 and rep.ranking.family["size"] == 1540
+    joint = rep.comparisons.family.draws  # quoted in docs/methods.md §3.9
+    assert joint.weights == "webb" and joint.exact and joint.draws == 7776
+    assert f"{joint.min_p:.2g}" == "0.00077"
     md = rep.to_markdown()
     assert f"| {a} − {b} |" in md or f"| {b} − {a} |" in md or "Showing" in md
 

@@ -167,3 +167,5 @@ def test_wallace_transform_puts_t_on_the_normal_scale(df):
     assert from_z(to_z(z, df), df) == pytest.approx(z, rel=1e-9, abs=1e-12)
     assert np.all(np.diff(to_z(np.linspace(-50, 50, 101), df)) > 0)
     assert to_z(np.array([1.7, -2.0]), np.inf) == pytest.approx([1.7, -2.0])
+    if df == 3:  # quoted in docs/methods.md §3.9
+        assert f"{to_z(np.array([stats.t.ppf(0.975, 3)]), 3)[0]:.3f}" == "1.948"

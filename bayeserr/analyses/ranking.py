@@ -128,7 +128,7 @@ def _mean_covariance(view):
         q = np.where((sizes > 0) & (p < 1), 1.0 / (1.0 - p), 0.0)
     W = S * np.sqrt(q)
     # one scale for all (a multivariate t): the median df, so that a few partly covered models
-    # (LiveBench: df 1.5) do not widen every model's ranks; one cluster: no df, a normal
+    # do not widen every model's ranks; one cluster: no df, a normal
     dfs = bm_df(sizes)
     df = float(np.nanmedian(dfs)) if np.isfinite(dfs).any() else np.inf
     return (W @ W.T) / np.outer(n, n), (df if np.isfinite(df) else np.inf)
@@ -175,8 +175,8 @@ def rank_view(view, comps, options: Options) -> Ranking:
         lo, hi = rank_bounds(_better(m, pos, comps, dec.different))
         marginal.append((int(lo[j]), int(hi[j])))
     # from the simultaneous bounds: with ties at the top (every model is "the best" under
-    # the complete null) the set must keep all of them at once (the lab measured 82% with
-    # the marginal bounds at 10 models and 5 clusters)
+    # the complete null) the set must keep all of them at once, which each model's own
+    # (marginal) family cannot promise
     tied, top = tau_best(low, 1), tau_best(low, top_k)
     p_best = exp_rank = cred = None
     bayes = None
