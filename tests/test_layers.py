@@ -51,27 +51,17 @@ def modules(roots: dict[str, Path]) -> dict[str, Path]:
     return out
 
 
-def _type_checking_lines(tree) -> set[int]:
-    lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for sub in node.body:
-                lines.update(range(sub.lineno, sub.end_lineno + 1))
-    return lines
-
-
 def imports(mods: dict[str, Path], prefix: str = "bayeserr"):
     """Yield ``(importer, imported, enclosing function or None, line)`` for every
-    import of a module in ``mods`` (type-checking-only imports are not run, so
-    they are left out; a package's own ``__init__`` run as a parent is not an edge)."""
+    import of a module in ``mods``, lazy and type-checking-only ones included (a
+    package's own ``__init__`` run as a parent is not an edge)."""
     for name, path in mods.items():
         tree = ast.parse(path.read_text())
-        skip = _type_checking_lines(tree)
         is_pkg = path.name == "__init__.py"
         funcs = [(n.lineno, n.end_lineno, n.name) for n in ast.walk(tree)
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for node in ast.walk(tree):
-            if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno in skip:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]

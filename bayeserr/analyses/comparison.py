@@ -238,8 +238,9 @@ def _wild(totals, df, options) -> dict:
     small = np.flatnonzero(np.isfinite(df) & (df < WILD_DF))
     if not small.size:
         return {}
-    D = np.concatenate(totals["D"])[small]
-    sizes = np.broadcast_to(np.concatenate(totals["sizes"]), (len(np.concatenate(totals["D"])), D.shape[1]))[small]
+    D_all = np.concatenate(totals["D"])
+    D = D_all[small]
+    sizes = np.broadcast_to(np.concatenate(totals["sizes"]), D_all.shape)[small]
     # one call per pattern of clusters present: the weight scheme and the choice between
     # enumerating and drawing then depend on the pair alone, not on the other pairs of the
     # file (a pair's p is the same in `report` and in `compare`)

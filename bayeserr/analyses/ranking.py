@@ -208,4 +208,7 @@ def rank(ds, models=None, *, options: Options | None = None, **kwargs) -> Rankin
     if len(view.models) < 2:
         raise InputError(f"rank needs at least two models (got {len(view.models)}). List two or more in "
                          "models=, or leave models out to rank all the models of the data.")
-    return rank_view(view, compare_view(view, options, ranking=True), options)
+    from dataclasses import replace
+    # the ranking reads the pairs' decisions, not their posterior P(A > B): no Bayesian pairs
+    comps = compare_view(view, replace(options, bayes="off"), ranking=True)
+    return rank_view(view, comps, options)

@@ -3,20 +3,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from bayeserr.analyses.arena import Ratings
 
 from bayeserr.reporting.arena import _neighbour_items, _ratings_table, ratings_blocks
 
 
-def to_markdown(r: Ratings) -> str:
+def to_markdown(r) -> str:
     from bayeserr.renderers.markdown import render_blocks
     return render_blocks(ratings_blocks(r))
 
 
-def to_latex(r: Ratings) -> str:
+def to_latex(r) -> str:
     """The ratings table, then the rows, the neighbours the votes cannot order
     and every warning as comments."""
     from bayeserr.renderers.latex import render_blocks
@@ -31,7 +27,7 @@ def to_latex(r: Ratings) -> str:
     return render_blocks(blocks, f"bayeserr arena: {r.source}")
 
 
-def to_html(r: Ratings) -> str:
+def to_html(r) -> str:
     """The page shows every warning (as the eval report's page does)."""
     from bayeserr.renderers.html import render_blocks
     return render_blocks(ratings_blocks(r, warning_limit=None), title=f"Arena ratings: {r.source}",

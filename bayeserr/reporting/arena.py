@@ -1,17 +1,15 @@
 """The arena ratings as neutral blocks (:mod:`bayeserr.reporting.document`):
 the ratings table, the neighbours the votes cannot order, warnings and rows,
-written out by the same renderers as the eval report."""
+written out by the same renderers as the eval report.  ``r`` is always an
+:class:`~bayeserr.analyses.arena.Ratings` (not imported here: that module
+imports this one to display itself)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from bayeserr.analyses.arena import Ratings
 
 
 # ------------------------------------------------------------------ rendering
-def _ratings_table(r: Ratings):
+def _ratings_table(r):
     from bayeserr.reporting.tables import Cell, Column, Table, text
     df = r.to_frame()
     bayes = r.bayes_interval is not None
@@ -45,14 +43,14 @@ def _ratings_table(r: Ratings):
     return Table("ratings", "Ratings", tuple(cols), tuple(rows), tuple(notes), " ".join(notes))
 
 
-def _neighbour_items(r: Ratings) -> tuple:
+def _neighbour_items(r) -> tuple:
     return tuple(("not_separable", f"{a} vs {b}: P({a} ahead) = {p:.2f}") for a, b, p in r.not_separable)
 
 
 _SHORT = object()
 
 
-def ratings_blocks(r: Ratings, warning_limit=_SHORT) -> list:
+def ratings_blocks(r, warning_limit=_SHORT) -> list:
     """The arena report as neutral blocks (:mod:`bayeserr.reporting.document`),
     written out by the same renderers as the eval report.  ``warning_limit``:
     warnings shown per code (default: as in the Markdown report; ``None``: all)."""
