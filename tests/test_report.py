@@ -13,7 +13,7 @@ from .conftest import validate_report
 MODEL_KEYS = {"model", "n_questions", "n_clusters", "effective_clusters", "df", "k_samples", "k_min",
               "k_max", "mean", "se_clt", "se_bernoulli", "se_clustered", "se_clustered_paper",
               "se_clustered_cr1", "design_effect", "intervals", "hierarchical_mu", "variance",
-              "recommended", "group"}
+              "recommended", "recommended_interval", "recommended_cut", "group"}
 INTERVAL_KEYS = {"clt", "clustered", "clustered_paper", "wilson", "clopper_pearson", "jeffreys",
                  "agresti_coull", "wilson_clustered", "clopper_pearson_clustered", "beta_posterior",
                  "hierarchical_posterior", "bayesian_bootstrap", "cluster_effect_posterior"}

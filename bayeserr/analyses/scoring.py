@@ -18,7 +18,7 @@ import pandas as pd
 
 from bayeserr.base.results import ResultList, frame_value
 from bayeserr.registries import caveats
-from bayeserr.registries.methods import INTERVALS, recommended, report_methods
+from bayeserr.registries.methods import INTERVALS, recommendation, report_methods
 from bayeserr.registries.options import Options
 from bayeserr.stats.estimators import VarianceComponents, variance_components
 
@@ -53,6 +53,12 @@ class ModelScore:
     def caveats(self) -> list:
         return caveats.for_model(self)
 
+    @property
+    def recommended(self):
+        """The :class:`~bayeserr.registries.methods.Recommendation`: the interval the
+        report's table shows for this model, its method and whether it was cut to [0, 1]."""
+        return recommendation(self)
+
     def to_dict(self) -> dict:
         """The model entry of the JSON report (``docs/methods.md`` §7.2)."""
         return {
@@ -65,7 +71,9 @@ class ModelScore:
             "design_effect": self.design_effect,
             "intervals": {m.key: _pair(self.intervals.get(m.key)) for m in report_methods()},
             "hierarchical_mu": _pair(self.hierarchical_mu),
-            "recommended": recommended(self),
+            "recommended": self.recommended.key,
+            "recommended_interval": _pair(self.recommended.interval),
+            "recommended_cut": self.recommended.cut,
             "variance": None if self.variance is None else self.variance.to_dict(),
         }
 
@@ -83,7 +91,8 @@ class Scores(ResultList):
         for m in self:
             d = m.to_dict()
             flat = {k: frame_value(v) for k, v in d.items()
-                    if k not in ("intervals", "variance", "hierarchical_mu", "recommended")}
+                    if k not in ("intervals", "variance", "hierarchical_mu", "recommended_interval")}
+            flat["recommended_low"], flat["recommended_high"] = d["recommended_interval"]
             for key, ci in d["intervals"].items():
                 flat[f"{key}_low"], flat[f"{key}_high"] = (ci if ci is not None else (np.nan, np.nan))
             rows.append(flat)
@@ -97,6 +106,7 @@ def _frame_columns() -> list[str]:
     from dataclasses import fields
     names = [f.name for f in fields(ModelScore)]
     flat = names[:names.index("design_effect") + 1]
+    flat += ["recommended", "recommended_cut", "recommended_low", "recommended_high"]
     return flat + [f"{m.key}_{end}" for m in report_methods() for end in ("low", "high")]
 
 

@@ -7,7 +7,7 @@ and print them after the tables (JSON: the ``warnings`` list).
 from __future__ import annotations
 
 from bayeserr.base.caveat import Caveat
-from bayeserr.registries.methods import hierarchical_misses_score
+from bayeserr.registries.methods import INTERVALS, hierarchical_misses_score, recommendation
 
 SMALL_N = 100
 FEW_DF = 10  #: Bell–McCaffrey df below which the clustered SE is itself noisy (§2.9)
@@ -19,9 +19,11 @@ def for_model(score) -> list[Caveat]:
     """The SPEC §2 warnings that apply to one model's :class:`~bayeserr.analyses.scoring.ModelScore`."""
     out = []
     m = score.model
-    if score.n_questions < SMALL_N:
-        out.append(Caveat("small_n", m, f"only {score.n_questions} questions: CLT intervals are "
-                          "unreliable below 100; prefer the exact or Bayesian intervals."))
+    rec = recommendation(score)
+    if score.n_questions < SMALL_N and rec.key == "clt":  # the table shows a CLT interval
+        out.append(Caveat("small_n", m, f"only {score.n_questions} questions: the table's CLT interval "
+                          "is unreliable below 100 questions; --bayes fast gives the Bayesian "
+                          "interval the table would show instead."))
     if score.mean in (0.0, 1.0):
         out.append(Caveat("degenerate_clt", m, f"every score is {score.mean:g}: the CLT standard "
                           "error collapses to 0 and its interval to a point; the exact and "
@@ -38,11 +40,18 @@ def for_model(score) -> list[Caveat]:
                           f"{score.df:.1f} < {FEW_DF}): the clustered standard error is itself "
                           "noisy, and the clustered interval uses t on that df, so it is wide "
                           "for a reason; the paper's z-based clustered interval is too narrow here."))
-    for key in ("clt", "clustered", "clustered_paper"):
-        ci = score.intervals.get(key)
-        if ci is not None and (ci[0] < 0 or ci[1] > 1):
-            out.append(Caveat("interval_outside_unit", m, f"the {key} interval [{ci[0]:.4f}, "
-                              f"{ci[1]:.4f}] leaves [0, 1]; use an exact or Bayesian interval."))
+    outside = [key for key in ("clt", "clustered", "clustered_paper")
+               if score.intervals.get(key) is not None
+               and (score.intervals[key][0] < 0 or score.intervals[key][1] > 1)]
+    if outside:
+        shown = (f"the table shows the {INTERVALS[rec.key].label} interval cut to [0, 1] (which keeps "
+                 "its coverage, as the mean score cannot leave [0, 1]); --bayes fast gives an interval "
+                 "inside [0, 1] by construction" if rec.cut else
+                 f"the table shows the {rec.label} interval, which stays inside")
+        names = ", ".join(f"{INTERVALS[k].label} [{score.intervals[k][0]:.4f}, {score.intervals[k][1]:.4f}]"
+                          for k in outside)
+        out.append(Caveat("interval_outside_unit", m, f"{names} leave{'s' if len(outside) == 1 else ''} "
+                          f"[0, 1]; {shown}."))
     if hierarchical_misses_score(score):
         hier = score.intervals["hierarchical_posterior"]
         out.append(Caveat("hierarchical_misfit", m, f"the hierarchical posterior [{hier[0]:.4f}, "

@@ -337,7 +337,7 @@ def _bayesian_bootstrap(batch, level):
 
 
 @register("cluster_effect_posterior", "Cluster-effect posterior", "Cluster-effect posterior", "bayes",
-          "fractional scores with clusters (C ≥ 2)", "§5.4", color="#bcbd22", bayes=True, lab=False,
+          "fractional scores or K > 1, with clusters (C ≥ 2)", "§5.4", color="#bcbd22", bayes=True, lab=False,
           meaning="Posterior of the mean score over a population of clusters, with a cluster "
                   "random effect; inside [0, 1] and wide when clusters are few.")
 def _cluster_effect_posterior(batch, level):
@@ -347,7 +347,7 @@ def _cluster_effect_posterior(batch, level):
     Bayesian bootstrap over a handful of clusters is far too short (§5.4);
     this one widens as clusters get fewer.  NaN with one cluster."""
     from bayeserr.models.paired_clustered import mean_from_arrays
-    rows = ~batch.zero_one
+    rows = ~batch.binary  # fractional scores, counts and K > 1 answers (question means)
     out = _nan(batch)
     if batch.codes is None or not rows.any():
         return out
@@ -362,7 +362,25 @@ def label(key: str) -> str:
     return (INTERVALS.get(key) or TESTS[key]).label
 
 
-def recommended(score) -> str:
+#: in-range fallbacks, in order, when the rule's interval leaves [0, 1]
+#: (the Bayesian bootstrap only without clusters: over a few clusters it is far too short, §5.4)
+_INSIDE_FALLBACKS = ("cluster_effect_posterior", "hierarchical_posterior")
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The interval a reader should look at for one model (:func:`recommendation`)."""
+
+    key: str  #: the method's key in ``INTERVALS``
+    interval: tuple  #: (low, high), always inside [0, 1]
+    cut: bool  #: the method's interval left [0, 1] and was cut to it (no in-range method available)
+
+    @property
+    def label(self) -> str:
+        return INTERVALS[self.key].label + (" cut to [0, 1]" if self.cut else "")
+
+
+def recommendation(score) -> Recommendation:
     """The interval a reader should look at for one model (``docs/methods.md``
     §7.1), chosen from the data by a fixed rule:
 
@@ -370,10 +388,11 @@ def recommended(score) -> str:
        Bell–McCaffrey df — unless, for 0/1 scores, every score is 0 or 1
        (that SE collapses) or the interval leaves [0, 1] (few effective
        clusters near 0 or 1): then Clopper–Pearson on the effective sample
-       size, which stays inside [0, 1]; for fractional scores (counts
-       included) whose clustered interval leaves [0, 1], the cluster-effect
-       posterior: the same estimand (the mean over the population of
-       clusters), inside [0, 1] and as wide as few clusters make it;
+       size, which stays inside [0, 1]; for fractional scores (counts and
+       K > 1 answers included) whose clustered interval leaves [0, 1], the
+       cluster-effect posterior: the same estimand (the mean over the
+       population of clusters), inside [0, 1] and as wide as few clusters
+       make it;
     2. 0/1 scores, one answer each, no clusters: Wilson (holds its level from
        n = 10 in the lab, never leaves [0, 1], keeps its width at 0/n and n/n);
     3. otherwise (fractional scores or K > 1) with fewer than 100 questions:
@@ -383,13 +402,19 @@ def recommended(score) -> str:
 
     A method that is unavailable (e.g. ``bayes="off"``) falls through to the
     next rule, and so does a hierarchical posterior that misses the score
-    (warning ``hierarchical_misfit``).
+    (warning ``hierarchical_misfit``).  The recommended interval never leaves
+    [0, 1]: when the rule's interval does, the first available in-range
+    method of the same estimand is taken instead (cluster-effect posterior,
+    hierarchical posterior, and without clusters the Bayesian bootstrap);
+    when none is available (``bayes="off"``) the interval is cut to [0, 1],
+    which keeps its coverage because the mean score cannot leave [0, 1].
     """
     ivs = score.intervals
+    clustered = score.n_clusters is not None and score.n_clusters >= 2
     candidates = []
-    if score.n_clusters is not None and score.n_clusters >= 2:
+    if clustered:
         headline = ivs.get("clustered")
-        outside = headline is not None and (headline[0] < 0 or headline[1] > 1)
+        outside = headline is not None and not _inside(headline)
         if score.mean in (0.0, 1.0) or outside:
             candidates.append("clopper_pearson_clustered")
         if outside:
@@ -401,8 +426,27 @@ def recommended(score) -> str:
         candidates += ["hierarchical_posterior", "bayesian_bootstrap"]
     candidates.append("clt")
     misfit = hierarchical_misses_score(score)  # the hierarchical_misfit warning
-    return next(k for k in candidates
-                if ivs.get(k) is not None and not (misfit and k == "hierarchical_posterior"))
+    usable = [k for k in candidates if ivs.get(k) is not None
+              and not (misfit and k == "hierarchical_posterior")]
+    first = usable[0]
+    if _inside(ivs[first]):
+        return Recommendation(first, tuple(ivs[first]), False)
+    fallbacks = _INSIDE_FALLBACKS + (() if clustered else ("bayesian_bootstrap",))
+    inside = next((k for k in fallbacks if ivs.get(k) is not None and _inside(ivs[k])
+                   and not (misfit and k == "hierarchical_posterior")), None)
+    if inside is not None:
+        return Recommendation(inside, tuple(ivs[inside]), False)
+    lo, hi = ivs[first]
+    return Recommendation(first, (min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)), True)
+
+
+def recommended(score) -> str:
+    """The key of the recommended interval's method (:func:`recommendation`)."""
+    return recommendation(score).key
+
+
+def _inside(ci) -> bool:
+    return 0.0 <= ci[0] and ci[1] <= 1.0
 
 
 def hierarchical_misses_score(score) -> bool:

@@ -77,7 +77,6 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
     per interval method asked for (``methods``: "recommended" for none,
     "all", or keys) that applies to some model; ``groups`` adds the letter
     groups (:mod:`bayeserr.stats.ranking`)."""
-    from bayeserr.registries.methods import recommended
     scores = list(scores)
     clustered = any(s.n_clusters is not None for s in scores)
     keys = _interval_keys(scores, bayes, methods)
@@ -110,15 +109,18 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
             if detail:
                 row += [pct(s.se_clt), Cell("num", s.design_effect, digits=2)]
         row.append(Cell("num", s.k_samples, digits=2 if s.k_samples != int(s.k_samples) else 0))
-        rec = recommended(s)
-        row += [Cell("interval", s.intervals.get(rec)), text(INTERVALS[rec].label)]
+        rec = s.recommended
+        row += [Cell("interval", rec.interval), text(rec.label)]
         row += [Cell("interval", s.intervals.get(k)) for k in keys]
         rows.append(tuple(row))
     notes = [f"Scores and intervals in percentage points; {level:.0%} intervals. The interval "
              "column shows the method recommended for each model's data (clusters: CR2 with t, or "
              "where that leaves [0, 1] Clopper–Pearson on n_eff for 0/1 scores and the "
-             "cluster-effect posterior for fractional ones; 0/1 scores: Wilson; small fractional "
-             "or K > 1 sets: Bayesian; else CLT); "
+             "cluster-effect posterior for fractional ones or K > 1; 0/1 scores: Wilson; small "
+             "fractional or K > 1 sets: Bayesian; else CLT; never outside [0, 1]"
+             + ("; 'cut to [0, 1]': no interval inside [0, 1] by construction is available "
+                "(--bayes off), so the method's is cut to it, which keeps its coverage"
+                if any(s.recommended.cut for s in scores) else "") + "); "
              + ("every other method follows." if methods == "all" else
                 "--methods all shows every method.")]
     if groups is not None:

@@ -1,0 +1,108 @@
+"""The report keeps its own rules (issue 22): the recommended interval never
+leaves [0, 1], and the warnings agree with what the table recommends."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bayeserr
+from tests.conftest import real_file
+
+SHAPES = ("binary", "fractional", "k_samples", "counts")
+
+
+def _frame(shape: str, n: int, clusters: int, p: float, seed: int) -> tuple[pd.DataFrame, dict]:
+    """One model's results of the given input shape, scores near ``p``."""
+    rng = np.random.default_rng(seed)
+    q = [f"q{i}" for i in range(n)]
+    codes = [f"c{i % clusters}" for i in range(n)] if clusters else None
+    kw: dict = {}
+    if shape == "binary":
+        df = pd.DataFrame({"question_id": q, "score": (rng.random(n) < p).astype(int)})
+    elif shape == "fractional":
+        partial = rng.uniform(0, 0.3, n) * (rng.random(n) < 0.3)  # mostly 0 or 1, some fractional
+        df = pd.DataFrame({"question_id": q, "score": np.where(rng.random(n) < p, 1 - partial, partial)})
+    elif shape == "counts":
+        k = rng.binomial(5, p, n)
+        df = pd.DataFrame({"question_id": q, "score": k / 5, "n_correct": k, "n_samples": 5})
+    else:  # K = 4 samples of 0/1 answers per question
+        df = pd.DataFrame({"question_id": np.repeat(q, 4), "run": np.tile(range(4), n),
+                           "score": (rng.random(4 * n) < p).astype(int)})
+        kw["sample_col"] = "run"
+        if codes:
+            codes = list(np.repeat(codes, 4))
+    if codes:
+        df["cluster_id"] = codes
+    df.insert(0, "model", "m")
+    other = df.copy()
+    other["model"] = "ref"
+    return pd.concat([df, other]), kw
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.sampled_from(SHAPES), n=st.integers(4, 140), clusters=st.sampled_from([0, 2, 3, 5, 15]),
+       p=st.sampled_from([0.0, 0.01, 0.03, 0.5, 0.97, 0.99, 1.0]), seed=st.integers(0, 2**16),
+       bayes=st.sampled_from(["off", "fast"]))
+def test_recommended_interval_always_inside_unit(shape, n, clusters, p, seed, bayes):
+    """Property (issue 22 item 1): on every input shape — 0/1, fractional, K
+    samples, counts — with or without clusters, with or without the Bayesian
+    columns, the table's interval lies in [0, 1] and contains the score."""
+    df, kw = _frame(shape, n, clusters, p, seed)
+    scores = bayeserr.score(bayeserr.load(df, **kw), bayes=bayes)
+    for s in scores:
+        rec = s.recommended
+        lo, hi = rec.interval
+        assert 0.0 <= lo <= hi <= 1.0, (s.model, rec)
+        assert rec.key in s.intervals and s.intervals[rec.key] is not None
+        if not rec.cut:
+            assert tuple(s.intervals[rec.key]) == rec.interval
+        frame = scores.to_frame().loc[s.model]
+        assert (frame["recommended_low"], frame["recommended_high"]) == rec.interval
+        assert frame["recommended"] == rec.key
+
+
+def test_matharena_k4_recommended_inside_unit():
+    """The case of the issue: MathArena AIME with K = 4 runs, where the CR2
+    interval of o3-mini (high) reached 101.6 and Claude-3.5-Sonnet's −3.8."""
+    ds = bayeserr.load(real_file("matharena_aime2025_II_per_run.csv.gz"), sample_col="run")
+    for bayes, fallback in (("fast", "cluster_effect_posterior"), ("off", "clustered")):
+        scores = bayeserr.score(ds, bayes=bayes)
+        for name in ("o3-mini (high)", "Claude-3.5-Sonnet", "gpt-4o"):
+            s = scores[name]
+            assert not (0 <= s.intervals["clustered"][0] and s.intervals["clustered"][1] <= 1)
+            rec = s.recommended
+            assert rec.key == fallback and 0 <= rec.interval[0] < s.mean < rec.interval[1] <= 1
+            assert rec.cut == (bayes == "off")
+        assert all(0 <= s.recommended.interval[0] and s.recommended.interval[1] <= 1 for s in scores)
+
+
+def test_cut_interval_is_labelled_in_the_table(cli):
+    res = cli("report", real_file("matharena_aime2025_II_per_run.csv.gz"), "--sample-col", "run",
+              "--bayes", "off")
+    assert res.exit_code == 0, res.output
+    row = next(line for line in res.output.splitlines() if line.startswith("| Claude-3.5-Sonnet |"))
+    assert "[0.0, 10.5]" in row and "cut to [0, 1]" in row
+    assert "-3.8" not in res.output
+
+
+@pytest.mark.parametrize("bayes", ["off", "fast"])
+def test_small_n_warning_agrees_with_the_table(bayes):
+    """Issue 22 item 2: ``small_n`` told readers to prefer the exact or
+    Bayesian intervals for models whose table interval was CR2 or Wilson; it
+    now fires only where the table shows a CLT interval, and says so."""
+    rng = np.random.default_rng(3)
+    n = 40
+    frac = pd.DataFrame({"model": np.repeat(["a", "b"], n), "question_id": np.tile(range(n), 2),
+                         "score": rng.random(2 * n)})
+    binary = frac.assign(score=(frac["score"] > 0.5).astype(int))
+    clustered = binary.assign(cluster_id=np.tile(np.arange(n) % 8, 2))
+    for df in (frac, binary, clustered):
+        rep = bayeserr.report(bayeserr.load(df), bayes=bayes)
+        small = {w.model: w.message for w in rep.warnings if w.code == "small_n"}
+        for s in rep.scores:
+            shows_clt = s.recommended.key == "clt"
+            assert (s.model in small) == shows_clt, (df.columns.tolist(), bayes, s.recommended)
+            if shows_clt:
+                assert "--bayes" in small[s.model]
