@@ -164,7 +164,9 @@ def test_unbeaten_and_winless_models_are_flagged_in_every_format(cli, tmp_path):
     assert ident == {"A": False, "Z": False, "B": True, "C": True, "D": True, "E": True}
     for fmt in ("md", "latex", "html"):
         assert "rating_not_identified" in out[fmt] and "won every one of its 12 votes" in out[fmt]
-    assert "% warning [rating_not_identified] A: won every one" in out["latex"]
+    # one line per kind of warning (issue 22 item 10), naming both models
+    line = next(x for x in out["latex"].splitlines() if x.startswith("% warning [rating_not_identified]"))
+    assert "A: won every one" in line and "Z: lost every one" in line
     # the unidentified models do not move the others: the same ratings as without them
     alone = arena.rate(arena.load_votes(core), bootstrap=20)
     both = {m["model"]: m["rating"] for m in out["json"]["models"]}

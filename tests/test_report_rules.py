@@ -106,3 +106,47 @@ def test_small_n_warning_agrees_with_the_table(bayes):
             assert (s.model in small) == shows_clt, (df.columns.tolist(), bayes, s.recommended)
             if shows_clt:
                 assert "--bayes" in small[s.model]
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "latex"])
+def test_one_warning_line_per_kind_in_every_format(cli, tmp_path, fmt):
+    """Issue 22 item 10: AlpacaEval printed 394 warnings in HTML (56
+    identical few_clusters, 315 unpaired_dropped); every format now prints one
+    line per kind naming what it concerns, and the JSON keeps every warning."""
+    path = real_file("alpacaeval2_per_instruction.csv.gz")
+    out = tmp_path / f"r.{'tex' if fmt == 'latex' else fmt}"
+    res = cli("report", path, "--on-unpaired", "drop", "--bayes", "off", "-o", out)
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    js = cli("report", path, "--on-unpaired", "drop", "--bayes", "off", "--format", "json")
+    import json
+    warnings = json.loads(js.output)["warnings"]
+    codes = {w["code"] for w in warnings}
+    assert len(warnings) > 300 and {"few_clusters", "unpaired_dropped"} <= codes
+    for code in codes:
+        assert text.count(f"[{code}]") == 1 if fmt != "html" else text.count(code) >= 1
+    assert text.count("FuseChat-Gemma-2-9B-Instruct vs") <= 2  # the pairs are counted, not listed
+    unpaired = [w for w in warnings if w["code"] == "unpaired_dropped"]
+    assert f"{len(unpaired)} pairs" in text and all(len(w["pair"]) == 2 for w in unpaired)
+    few = [w for w in warnings if w["code"] == "few_clusters"]
+    assert f"{len(few)} models" in text and "… and 44 more" in text
+
+
+def test_summary_lines():
+    """The grouping itself: one warning reads as itself; a few distinct ones
+    are printed whole on one line; many with a template give the range of
+    their numbers; the list of names stops at NAMES_SHOWN."""
+    from bayeserr.base.caveat import Caveat
+    from bayeserr.registries import caveats
+
+    one = Caveat("small_n", "m", "only 12 questions: ...", facts={"n": 12})
+    assert caveats.summary([one]) == "m: only 12 questions: ..."
+    two = [Caveat("odd", "a", "x"), Caveat("odd", "b", "y")]
+    assert caveats.summary(two) == "a: x b: y"
+    many = [Caveat("few_clusters", f"m{i}", "...", facts={"df": 2.0 + i, "c_eff": 3.0}) for i in range(20)]
+    line = caveats.summary(many)
+    assert line.startswith("20 models (m0, m1,") and "… and 8 more" in line and "m12" not in line
+    assert "df 2.0–21.0" in line and "effective clusters 3.0)" in line
+    assert "m19" in caveats.summary(many, None)
+    same = [Caveat("single_cluster", f"m{i}", "one cluster.") for i in range(5)]
+    assert caveats.summary(same) == "5 models (m0, m1, m2, m3, m4): one cluster."

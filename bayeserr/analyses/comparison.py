@@ -486,14 +486,23 @@ def pair_caveats(comps: Comparisons, clustered: bool) -> list:
     if clustered and any(c.mcnemar is not None for c in comps):
         out.append(caveats.mcnemar_clustered())
     out += [caveats.pair_estimand_differs(c.a, c.b, c.diff, c.prob_a_better) for c in comps
-            if clustered and _points_the_other_way(c.diff, c.prob_a_better)]
+            if clustered and _points_the_other_way(c.diff, c.prob_a_better, bool(c.different))]
     return out
 
 
-#: P(A > B) on the other side of ½ from the difference's sign by more than this is flagged
-ESTIMAND_MARGIN = 0.05
+#: P(A > B) on the other side of ½ from the difference's sign by more than this is flagged: the
+#: posterior must lean clearly the other way (P ≤ 0.2 against a positive difference) — at 0.43
+#: against "+0.0 points" the two agree that the pair is a toss-up, and saying otherwise is noise
+ESTIMAND_MARGIN = 0.3
+#: ... or by more than this when the report declares the pair different (a decision the posterior doubts)
+ESTIMAND_MARGIN_DECIDED = 0.05
 
 
-def _points_the_other_way(diff: float, prob) -> bool:
-    """The pair posterior leans against the sign of the question-weighted difference."""
-    return prob is not None and np.isfinite(prob) and diff != 0 and np.sign(diff) * (prob - 0.5) < -ESTIMAND_MARGIN
+def _points_the_other_way(diff: float, prob, different: bool = False) -> bool:
+    """The pair posterior leans against the sign of the question-weighted
+    difference, and by enough to matter (``docs/methods.md`` §5.3): a difference
+    that shows as ±0.0 points has no direction to contradict."""
+    if prob is None or not np.isfinite(prob) or round(abs(diff) * 100, 1) == 0:
+        return False
+    against = -np.sign(diff) * (prob - 0.5)
+    return bool(against > ESTIMAND_MARGIN or (different and against > ESTIMAND_MARGIN_DECIDED))

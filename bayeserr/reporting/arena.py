@@ -56,7 +56,7 @@ def ratings_blocks(r, warning_limit=_SHORT) -> list:
     warnings shown per code (default: as in the Markdown report; ``None``: all)."""
     from bayeserr.reporting import document as doc
     from bayeserr.reporting.tables import Cell, Column, Table, text
-    limit = doc.MAX_WARNINGS_PER_CODE if warning_limit is _SHORT else warning_limit
+    limit = doc.MAX_NAMES if warning_limit is _SHORT else warning_limit
     out = [doc.Heading(f"Arena ratings: {r.source}", 1), _ratings_table(r),
            doc.Heading("Neighbours the votes cannot order")]
     if r.not_separable:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from bayeserr.registries import caveats
 from bayeserr.reporting import tables
 from bayeserr.reporting.text import interval, number, pct, pval
 
-MAX_WARNINGS_PER_CODE = 5
+MAX_NAMES = caveats.NAMES_SHOWN  #: models or pairs a warning line names before "… and N more"
 
 
 @dataclass(frozen=True)
@@ -60,21 +61,17 @@ def rows_text(rows) -> str:
     return text
 
 
-def warning_items(warnings, limit: int | None = MAX_WARNINGS_PER_CODE) -> tuple:
-    """``(code, text)`` per warning, at most ``limit`` per code (then a count)."""
+def warning_items(warnings, limit: int | None = MAX_NAMES) -> tuple:
+    """``(code, text)``: one line per kind of warning, naming the models or
+    pairs it concerns (at most ``limit`` names, then a count; ``None``: all)
+    — :func:`bayeserr.registries.caveats.summary`.  Every warning is in the JSON."""
     grouped = defaultdict(list)
     for w in warnings:
         grouped[w.code].append(w)
-    items = []
-    for code, ws in grouped.items():
-        shown = ws if limit is None else ws[:limit]
-        items += [(code, f"{w.model + ': ' if w.model else ''}{w.message}") for w in shown]
-        if limit is not None and len(ws) > limit:
-            items.append((code, f"… and {len(ws) - limit} more like this (all are in --format json)."))
-    return tuple(items)
+    return tuple((code, caveats.summary(ws, limit)) for code, ws in grouped.items())
 
 
-def warnings_blocks(warnings, limit=MAX_WARNINGS_PER_CODE) -> list:
+def warnings_blocks(warnings, limit=MAX_NAMES) -> list:
     if not warnings:
         return [Para("No warnings.")]
     return [Bullets(warning_items(warnings, limit))]
@@ -178,7 +175,7 @@ def ranking_blocks(rep, figures: bool = False) -> list:
     return out
 
 
-def report_blocks(rep, figures: bool = False, warning_limit=MAX_WARNINGS_PER_CODE) -> list:
+def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     """The layout of a report (see the module docstring)."""
     bayes_on = rep.bayes is not None
     clustered = any(m.n_clusters is not None for m in rep.scores)
