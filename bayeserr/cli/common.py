@@ -79,13 +79,32 @@ def output_format(fmt: str, output, example: str = "report.html") -> str:
     ctx = click.get_current_context(silent=True)
     if output and ctx is not None and ctx.get_parameter_source("fmt") is click.core.ParameterSource.DEFAULT:
         from pathlib import Path
-        guess = SUFFIX_FORMATS.get(Path(str(output)).suffix.lower())
+        suffix = Path(str(output)).suffix.lower()
         param = next((p for p in ctx.command.params if p.name == "fmt"), None)
-        if guess and param is not None and guess in getattr(param.type, "choices", ()):
+        choices = tuple(getattr(param.type, "choices", ())) if param is not None else ()
+        guess = SUFFIX_FORMATS.get(suffix)
+        if choices and guess not in choices:  # never write one format under another's extension
+            _refuse_inputs(ctx, output)  # "this is an input file" says more than its extension
+            known = ", ".join(f"{s} ({f})" for s, f in SUFFIX_FORMATS.items() if f in choices)
+            raise InputError(f"--output {output}: {'the extension ' + suffix if suffix else 'no extension'} "
+                             f"names no format this command writes. Use one of {known}, or give --format "
+                             f"({', '.join(choices)}) to write that format under any name.")
+        if guess:
             fmt = guess
     if fmt == "html" and not output:
         raise InputError(f"--format html writes a page: give it a file with --output {example}.")
     return fmt
+
+
+def _refuse_inputs(ctx, output) -> None:
+    """Refuse an --output that is one of the command's input files (:func:`bayeserr.base.output.check_writable`)."""
+    from pathlib import Path
+
+    from bayeserr.base.output import check_writable, protect
+    values = [v for name, p in ctx.params.items() if name != "output"
+              for v in (p if isinstance(p, (tuple, list)) else (p,))]
+    protect(*(v for v in values if isinstance(v, str) and Path(v).exists()))
+    check_writable(output)
 
 
 def floats(text: str, name: str) -> list[float]:

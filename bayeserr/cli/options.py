@@ -94,7 +94,8 @@ def analysis_options(formats=None):
         click.option("--level", default=0.95, show_default=True, type=float, callback=LEVEL,
                      help="Confidence level of every interval, in (0, 1)."),
         click.option("--cluster-correction", type=choice(CLUSTER_CORRECTIONS), default="paper",
-                     show_default=True, help="Clustered SE: the paper's (M4) or CR1 (Inspect AI, statsmodels)."),
+                     show_default=True, help="The reference clustered SE shown beside the CR2 headline (which it never changes): "
+                          "the paper's (M4)/(M8), or CR1 (Inspect AI, statsmodels)."),
         click.option("--on-unpaired", type=choice(ON_UNPAIRED), default="error", show_default=True,
                      help="Models with different question sets: stop, or compare each pair on the questions both answered."),
     ]

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+import numpy as np
+
 from bayeserr.registries import caveats
 from bayeserr.reporting import tables
 from bayeserr.reporting.text import interval, number, pct, pval
@@ -45,7 +47,13 @@ class Figure:
 
 
 def _reasons(dropped) -> str:
-    return " (" + "; ".join(f"{d['count']} {d['reason']}" for d in dropped) + ")" if dropped else ""
+    return " (" + "; ".join(f"{d['count']} {_reason(d['reason'])}" for d in dropped) + ")" if dropped else ""
+
+
+def _reason(reason: str) -> str:
+    """A row-accounting reason in a sentence: "500 removed by --where x>1", not "500 --where x>1"
+    (which reads as if those rows matched the filter)."""
+    return f"removed by {reason}" if reason.startswith("--") else reason
 
 
 def rows_text(rows) -> str:
@@ -181,12 +189,10 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     clustered = any(m.n_clusters is not None for m in rep.scores)
     out = [Heading(f"bayeserr report: {rep.source}", 1), Heading("Models"),
            tables.models_table(rep.scores, rep.level, bayes=bayes_on, methods=rep.methods,
-                               groups=rep.groups)]
+                               groups=rep.groups, groups_note=getattr(rep, "groups_note", None))]
     if bayes_on:
         sampled = not any(w.code == "mcmc_not_needed" for w in rep.warnings)
         out.append(Para(bayes_note(rep.bayes, clustered, sampled), "note"))
-    if getattr(rep, "groups_note", None):
-        out.append(Para(rep.groups_note, "note", user_text=True))
     if figures:
         out.append(Figure("forest"))
     out += ranking_blocks(rep, figures)
@@ -236,6 +242,9 @@ def _posterior_table(post, level: float) -> tables.Table:
     cols = (tables.Column("var", "", numeric=False), tables.Column("mean", "mean"),
             tables.Column("sd", "sd"), tables.Column("eti", f"{level:.0%} equal-tailed"),
             tables.Column("hdi", f"{level:.0%} HDI"))
+    if not any(np.isfinite(s["hdi"]).all() for s in post.summary.values()):
+        # a posterior by quadrature has no draws to take an HDI from: no column of dashes
+        cols, rows = cols[:-1], [r[:-1] for r in rows]
     return tables.Table("posterior", f"Posterior ({post.method})", cols, tuple(rows))
 
 

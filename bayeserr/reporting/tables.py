@@ -71,12 +71,14 @@ def _interval_keys(scores, bayes: bool, methods="all") -> list[str]:
             if (wanted is None or m.key in wanted) and any(s.intervals.get(m.key) is not None for s in scores)]
 
 
-def models_table(scores, level: float, *, bayes: bool = True, methods="all", groups=None) -> Table:
+def models_table(scores, level: float, *, bayes: bool = True, methods="all", groups=None,
+                 groups_note: str | None = None) -> Table:
     """Per-model table: score with its headline SE, n, clusters, K, the
     recommended interval (:func:`bayeserr.registries.methods.recommended`) and one column
     per interval method asked for (``methods``: "recommended" for none,
     "all", or keys) that applies to some model; ``groups`` adds the letter
-    groups (:mod:`bayeserr.stats.ranking`)."""
+    groups (:mod:`bayeserr.stats.ranking`), and ``groups_note`` says, first
+    among the notes, why they are not shown when they are not."""
     scores = list(scores)
     clustered = any(s.n_clusters is not None for s in scores)
     keys = _interval_keys(scores, bayes, methods)
@@ -94,8 +96,11 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
     cols.append(Column("K", "K", "$K$"))
     cols += [Column("recommended", f"{level:.0%} interval", f"{level:.0%} interval".replace("%", r"\%")),
              Column("method", "Method", "Method", numeric=False)]
-    cols += [Column(k, INTERVALS[k].label, INTERVALS[k].latex,
-                    mark=mark and not INTERVALS[k].cluster_aware) for k in keys]
+    corr = next((s.cluster_correction for s in scores if s.cluster_correction), "paper")
+    # the reference clustered column is the paper's (M4) or, with --cluster-correction cr1, CR1: its head says which
+    head = {k: INTERVALS["clustered_cr1" if k == "clustered_paper" and corr == "cr1" else k] for k in keys}
+    cols += [Column(k, head[k].label, head[k].latex, mark=mark and not INTERVALS[k].cluster_aware)
+             for k in keys]
     rows = []
     for s in scores:
         se = s.se_clustered if s.se_clustered is not None else s.se_clt
@@ -113,7 +118,8 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
         row += [Cell("interval", rec.interval), text(rec.label)]
         row += [Cell("interval", s.intervals.get(k)) for k in keys]
         rows.append(tuple(row))
-    notes = [f"Scores and intervals in percentage points; {level:.0%} intervals. The interval "
+    notes = [groups_note] if groups_note and groups is None else []
+    notes += [f"Scores and intervals in percentage points; {level:.0%} intervals. The interval "
              "column shows the method recommended for each model's data (clusters: CR2 with t, or "
              "where that leaves [0, 1] Clopper–Pearson on n_eff for 0/1 scores and the "
              "cluster-effect posterior for fractional ones or K > 1; 0/1 scores: Wilson; small "
@@ -123,16 +129,21 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
                 if any(s.recommended.cut for s in scores) else "") + "); "
              + ("every other method follows." if methods == "all" else
                 "--methods all shows every method.")]
+    missing = [k for k in (methods if isinstance(methods, (tuple, list)) else ()) if k not in keys]
+    if missing:  # asked for, applies to no model here: say so rather than drop the column silently
+        notes.append("Not shown, as they apply to no model here: " + "; ".join(
+            f"{INTERVALS[k].label} (--methods {k}: {INTERVALS[k].applies}"
+            + (", with --bayes fast or mcmc" if INTERVALS[k].bayes and not bayes else "") + ")"
+            for k in missing) + ".")
     if groups is not None:
         notes.append("Group: models sharing a letter cannot be told apart at this level after "
                      "the multiplicity adjustment.")
     se_name = "CLT SE"
     if clustered:
-        corr = next(s.cluster_correction for s in scores if s.cluster_correction)
         se_name = "clustered SE (CR2)"
         notes.append("Clustered (CR2, t): CR2 standard error with a t quantile on the "
                      "Bell–McCaffrey df, valid with few or unequal clusters; C_eff = n²/Σn_c² is "
-                     "the effective number of clusters. Clustered (paper, z): the "
+                     f"the effective number of clusters. {head_of_reference(corr)}: the "
                      f"{'paper’s (M4)' if corr == 'paper' else 'CR1'} SE with a normal quantile, "
                      "shown for reference; too narrow when df is small.")
         if mark:
@@ -181,6 +192,16 @@ ADJUSTED_CI_NOTES = {
 ADJUST_HEADS = {"romano-wolf": "RW p", "holm": "Holm p", "bh": "BH p", "none": "p (unadjusted)"}
 
 
+#: the pair table's reference clustered SE column per --cluster-correction: head, LaTeX head, what it is
+_PAIR_REFERENCE = {"paper": ("SE paper (M8)", "Paper's clustered SE", "the paper's clustered paired SE (M8)"),
+                   "cr1": ("SE CR1", "CR1 SE", "the CR1 clustered paired SE (Inspect AI, statsmodels)")}
+
+
+def head_of_reference(corr: str) -> str:
+    """The label of the reference clustered interval (the paper's (M4) or CR1, per --cluster-correction)."""
+    return INTERVALS["clustered_cr1" if corr == "cr1" else "clustered_paper"].label
+
+
 def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bool = False,
                 family=None) -> Table:
     """Pairwise table.  ``compact`` (LaTeX): the headline columns only;
@@ -191,6 +212,7 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
     clustered = any(c.se_clustered_paired is not None for c in comps)
     mcnemar = not compact and any(c.mcnemar is not None for c in comps)
     bayes = any(c.prob_a_better is not None for c in comps)
+    corr = next((c.cluster_correction for c in comps if c.cluster_correction), "paper")
     adj = ADJUST_HEADS[adjust]
     adj_latex = adj.replace(" p", " $p$")
     ci_head = f"{level:.0%} CI"
@@ -204,7 +226,7 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
                 Column("se_paired", "SE paired", "Paired SE")]
         if clustered:
             cols += [Column("se_clustered", "SE CR2", "CR2 SE"),
-                     Column("se_paper", "SE paper (M8)", "Paper's clustered SE")]
+                     Column("se_paper", *_PAIR_REFERENCE[corr][:2])]
     if clustered:
         cols.append(Column("df", "df", "df"))
     cols += [Column("ci", ci_head, ci_head.replace("%", r"\%"))]
@@ -214,7 +236,8 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
         cols.append(Column("ci_adj", head, head))
     cols += [Column("rho", "ρ", r"$\rho$"), Column("p", "p", "$p$"), Column("p_adj", adj, adj_latex),
              Column("verdict", "Verdict", "Verdict", numeric=False)]
-    wild = not compact and any(c.wild_bootstrap is not None for c in comps)
+    wild = not compact and any(c.wild_bootstrap is not None and c.wild_bootstrap.p_value is not None
+                               for c in comps)  # no column of dashes
     if wild:
         cols.append(Column("wild", "Wild bootstrap p", "Wild bootstrap $p$"))
     if mcnemar:
@@ -256,9 +279,10 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
              "it (a model's own rank interval uses its own pairs, a smaller family)."]
     if adjusted:
         notes.append(ADJUSTED_CI_NOTES[adjust] + " One that excludes 0 is always a pair declared different.")
-    if clustered:
-        notes.append("SE paper (M8) is the paper's clustered paired SE, shown for reference; with "
-                     "few effective clusters a z-test on it rejects far too often.")
+    if clustered and not compact:
+        notes.append(f"{_PAIR_REFERENCE[corr][0]} is {_PAIR_REFERENCE[corr][2]}, shown for reference "
+                     "(--cluster-correction picks it; the CI and p always use CR2); with few effective "
+                     "clusters a z-test on it rejects far too often.")
     if wild:
         notes.append("Wild bootstrap p: wild cluster restricted bootstrap-t, a second opinion "
                      "computed where df < 10.")
