@@ -150,3 +150,84 @@ def test_summary_lines():
     assert "m19" in caveats.summary(many, None)
     same = [Caveat("single_cluster", f"m{i}", "one cluster.") for i in range(5)]
     assert caveats.summary(same) == "5 models (m0, m1, m2, m3, m4): one cluster."
+
+
+# ------------------------------------------------------------------ silent no-ops (item 7)
+def test_unknown_output_extension_is_an_error(cli, tmp_path):
+    from bayeserr.examples import example_path
+    out = tmp_path / "out.pdf"
+    res = cli("report", example_path(), "--bayes", "off", "-o", out)
+    assert res.exit_code == 2 and not out.exists()
+    assert ".pdf names no format" in res.output and ".md (md)" in res.output and "--format" in res.output
+    assert "Traceback" not in res.output
+    res = cli("report", example_path(), "--bayes", "off", "-o", out, "--format", "md")
+    assert res.exit_code == 0 and out.read_text().startswith("# bayeserr report")
+    assert cli("report", example_path(), "--bayes", "off", "-o", tmp_path / "noext").exit_code == 2
+
+
+def test_methods_that_apply_to_no_model_are_named(cli):
+    """--methods wilson on fractional scores showed no Wilson column and no note."""
+    res = cli("report", real_file("evalperf_per_task.csv.gz"), "--bayes", "off", "--methods", "wilson,clt")
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "Not shown, as they apply to no model here: Wilson (--methods wilson: 0/1 scores, K = 1)" in text
+    header = next(line for line in res.output.splitlines() if line.startswith("| Model"))
+    assert "| CLT |" in header and "Wilson" not in header
+
+
+# ------------------------------------------------------------------ empty columns (item 11)
+def test_no_column_of_dashes(cli):
+    swe = real_file("swebench_verified_bashonly_per_instance.csv.gz")
+    res = cli("compare", swe, "Claude 4 Opus (20250514)", "Claude 4 Sonnet (20250514)")
+    assert res.exit_code == 0, res.output
+    assert "[–, –]" not in res.output and "HDI" not in res.output  # a quadrature posterior has no draws
+    res = cli("report", real_file("livebench_20250113_per_question.csv.gz"), "--on-unpaired", "drop",
+              "--bayes", "off")
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("| A − B"))
+    cols = lines[head].split("|")
+    rows = [line.split("|") for line in lines[head + 2:] if line.startswith("|")]
+    for j, name in enumerate(cols):
+        if name.strip() and name.strip() != "A − B":
+            assert any(r[j].strip() not in ("–", "") for r in rows), f"column {name.strip()} is all dashes"
+
+
+def test_missing_group_column_is_explained_under_the_table(cli):
+    res = cli("report", real_file("livebench_20250113_per_question.csv.gz"), "--on-unpaired", "drop",
+              "--bayes", "off")
+    after_table = res.output.split("## Models")[1].split("\n\n")[2]  # the first paragraph under the table
+    assert after_table.startswith("Letter groups are not shown")
+
+
+# ------------------------------------------------------------------ words (items 12, 14)
+def test_cluster_correction_says_what_it_changes(cli):
+    from bayeserr.examples import example_path
+    help_text = " ".join(cli("report", "--help").output.split())
+    assert "reference clustered SE" in help_text and "CR2 headline" in help_text
+    for corr, model_head, pair_head in (("paper", "Clustered (paper, z)", "SE paper (M8)"),
+                                        ("cr1", "Clustered (CR1, z)", "SE CR1")):
+        res = cli("report", example_path(), "--bayes", "off", "--methods", "all", "--pairs", "all",
+                  "--cluster-correction", corr)
+        heads = [line for line in res.output.splitlines() if line.startswith("| Model |") or
+                 line.startswith("| A − B |")]
+        assert model_head in heads[0] and pair_head in heads[-1]
+        other = "SE CR1" if corr == "paper" else "SE paper (M8)"
+        assert other not in res.output
+
+
+def test_where_drops_read_as_removed(cli, tmp_path):
+    from bayeserr.examples import example_path
+    res = cli("report", example_path(), "--bayes", "off", "--where", "model!=baseline-v1")
+    text = " ".join(res.output.split())
+    assert "(600 removed by --where model!=baseline-v1)" in text
+
+
+def test_markdown_prose_is_wrapped(cli):
+    from bayeserr.renderers.markdown import WIDTH, wrap
+    res = cli("demo")
+    long = [line for line in res.output.splitlines() if len(line) > WIDTH + 2 and not line.startswith("|")]
+    assert not long
+    # never a line that Markdown would read as a list, heading or quote
+    assert wrap("a " * 60 + "- b " + "c " * 60).count("\n- ") == 0
+    assert wrap("x" * 150) == "x" * 150  # words are never broken

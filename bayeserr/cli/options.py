@@ -62,7 +62,9 @@ def load_options(f):
                      help="Logs: a folder holding two runs of one task and model stops, or keeps the "
                           "latest run (older runs are counted as dropped)."),
         click.option("--scorer", help="Inspect: the scorer whose score is used [default: the first]."),
-        click.option("--cluster-field", help="Inspect: sample metadata field used as cluster (dotted path)."),
+        click.option("--cluster-field", help="Inspect: sample metadata field used as cluster (dotted path); "
+                     "default: the field the logs' own metrics cluster by (ci_clustered, ci_hierarchical, "
+                     "stderr(cluster=...)), else none."),
         click.option("--metric", help="lm-eval: the metric used as score [default: acc]."),
         click.option("--filter", "filt", help="lm-eval: the filter whose rows are used."),
     )(f)

@@ -51,13 +51,16 @@ class RowAccount:
 
     With several inputs, ``inputs`` holds ``(input, RowAccount)`` for each of
     them (the totals are their sums); it is empty for one input, and then
-    absent from :meth:`to_dict`.
+    absent from :meth:`to_dict`.  ``notes`` are sentences about how the rows
+    were read that drop no row (e.g. which metadata field of an Inspect log
+    gave the clusters); absent from :meth:`to_dict` when there are none.
     """
 
     read: int
     used: int
     dropped: tuple[tuple[str, int], ...] = field(default=())
     inputs: tuple = field(default=())
+    notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict:
         out = {
@@ -67,12 +70,15 @@ class RowAccount:
         }
         if self.inputs:
             out["inputs"] = [{"input": name, **acc.to_dict()} for name, acc in self.inputs]
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "RowAccount":
         return cls(d["read"], d["used"], tuple((x["reason"], x["count"]) for x in d["dropped"]),
-                   tuple((x["input"], cls.from_dict(x)) for x in d.get("inputs", ())))
+                   tuple((x["input"], cls.from_dict(x)) for x in d.get("inputs", ())),
+                   tuple(d.get("notes", ())))
 
     def drop(self, reason: str, count: int) -> "RowAccount":
         """A new account with ``count`` more rows dropped for ``reason``
@@ -81,7 +87,7 @@ class RowAccount:
             return self
         dropped = dict(self.dropped)
         dropped[reason] = dropped.get(reason, 0) + count
-        return RowAccount(self.read, self.used - count, tuple(dropped.items()), self.inputs)
+        return RowAccount(self.read, self.used - count, tuple(dropped.items()), self.inputs, self.notes)
 
 # ------------------------------------------------------------------ validation
 class _Rows:
@@ -235,14 +241,27 @@ def _question_clusters(rows, cols, q_codes, n_questions, df) -> np.ndarray | Non
     return c_labels[of_question]
 
 
-def _check_min_questions(where, model_labels, n_answered) -> None:
-    few = [f"'{m}' ({k})" for m, k in zip(model_labels, n_answered) if k < 2]
-    if few:
+def _check_min_questions(where, model_labels, n_answered, model_col: str = "model") -> None:
+    """Every model needs two questions; the error names the models and the
+    ``--where`` that leaves them out (so a folder with one broken run needs one
+    option, not a list of every other model)."""
+    bad = [(str(m), int(k)) for m, k in zip(model_labels, n_answered) if k < 2]
+    if bad:
+        few = [f"'{m}' ({k})" for m, k in bad]
         raise InputError(
             f"{where}: fewer than 2 questions for model(s) {', '.join(few[:5])}"
-            f"{' and more' if len(few) > 5 else ''}. A standard error needs at least two "
-            "questions per model; add questions or leave those models out (--models)."
+            f"{f' and {len(few) - 5} more' if len(few) > 5 else ''}. A standard error needs at least two "
+            f"questions per model; add questions, or leave {'it' if len(bad) == 1 else 'them'} out with "
+            f"{_exclude_models(model_col, [m for m, _ in bad])} (the rows removed are counted in the "
+            "row accounting)."
         )
+
+
+def _exclude_models(model_col: str, models: list[str]) -> str:
+    """The ``--where`` option that removes ``models`` (``COL!=A,B``; commas escaped, shell-quoted)."""
+    import shlex
+    values = ",".join(m.replace(",", "\\,") for m in models)
+    return f"--where {shlex.quote(f'{model_col}!={values}')}"
 
 
 def _select_models(df, cols, models, rows) -> np.ndarray | None:
@@ -284,7 +303,7 @@ def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
     clusters = _question_clusters(rows, cols, q_codes, shape[1], df)
     cube[flat] = scores
     cube = cube.reshape(shape)
-    _check_min_questions(where, m_labels, (~np.isnan(cube)).any(axis=2).sum(axis=1))
+    _check_min_questions(where, m_labels, (~np.isnan(cube)).any(axis=2).sum(axis=1), cols.model)
     coords = {"model": m_labels, "question": q_labels, "sample": s_labels}
     if clusters is not None:
         coords["cluster"] = ("question", clusters)

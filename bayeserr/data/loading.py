@@ -29,7 +29,7 @@ and ``007`` stays ``007`` (CSV/TSV identifier columns are read as text).
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -147,7 +147,10 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         the path.  ``csv``/``tsv``/``jsonl``/``parquet`` name a table format
         (for ``"-"``, which is otherwise sniffed: Parquet, JSONL, TSV, else
         CSV).  ``scorer`` and ``cluster_field`` (Inspect), ``metric`` and
-        ``filt`` (lm-eval) are passed to the reader.
+        ``filt`` (lm-eval) are passed to the reader.  Without
+        ``cluster_field`` (and ``no_cluster``), Inspect logs are clustered by
+        the metadata field their own metrics cluster by (e.g.
+        ``ci_clustered(cluster="repo")``), noted in ``rows["notes"]``.
     duplicate_runs : {"error", "latest"}
         Eval logs only: two runs of one task with the same model on the same
         samples (within one input, e.g. a folder) are an error naming the
@@ -163,7 +166,9 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         answer; ``cluster`` coordinate on ``question`` when clustered; attrs
         ``source``, ``inputs`` (the paths read), ``columns`` and ``rows``
         (the row accounting; with several inputs, ``rows["inputs"]`` holds
-        each input's).
+        each input's; ``rows["notes"]``, when present, says how the rows
+        were read where that drops no row, e.g. the cluster field taken
+        from an Inspect log).
 
     Raises
     ------
@@ -199,6 +204,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
                          "input. Score the logs (inspect score) first.")
     if several:
         label = name or _combined_label([a for a, _ in accounts])
+        _check_log_clusters(parts, label)
         df, rows = _combine(parts, args, no_cluster, label)
         book = _Book(parts, accounts, rows.part_of_row, dropped)
     else:
@@ -265,6 +271,8 @@ class _Part:
     log: bool  #: read by an eval-log reader (fixed column names)
     path: str | None  #: the path read (None: a DataFrame)
     fields: list  #: eval logs: the metadata fields seen (for messages)
+    notes: list = field(default_factory=list)  #: reader notes for the row accounting
+    log_cluster: str | None = None  #: Inspect: the metadata field the clusters came from
 
     def account(self) -> RowAccount:
         return RowAccount(len(self.df) + sum(c for _, c in self.dropped), len(self.df),
@@ -289,6 +297,7 @@ class _Book:
         self.index = np.array([i for i, (_, a) in enumerate(accounts) if isinstance(a, int)])
         self.part_of_row = part_of_row
         self.extra = list(dropped)  # rows the caller removed before load()
+        self.notes = tuple(dict.fromkeys(n for p in parts for n in p.notes))
 
     def drop(self, reason: str, removed: np.ndarray) -> None:
         if self.part_of_row is None:
@@ -306,10 +315,11 @@ class _Book:
         extra = sum(c for _, c in self.extra)
         dropped = _merged(self.extra + [d for a in self.accounts for d in a.dropped])
         total = RowAccount(sum(a.read for a in self.accounts) + extra,
-                           sum(a.used for a in self.accounts), tuple(dropped))
+                           sum(a.used for a in self.accounts), tuple(dropped), notes=self.notes)
         if self.part_of_row is None:
             return total
-        return RowAccount(total.read, total.used, total.dropped, tuple(zip(self.labels, self.accounts)))
+        return RowAccount(total.read, total.used, total.dropped, tuple(zip(self.labels, self.accounts)),
+                          self.notes)
 
 
 def _expand(source) -> list:
@@ -385,9 +395,10 @@ def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fie
         if not isinstance(path, str) or not path.strip():
             raise InputError(f"load() needs the path of a results file (or '-' for standard input); "
                              f"got {describe(source)}.")
-        df, rows, more, log, seen = _read_source(path, name, args, input_format, no_cluster,
-                                                 duplicate_runs, fields)
-        part = _Part(source, df, rows, more, rows.where, log, path, seen)
+        df, rows, more, log, seen, notes = _read_source(path, name, args, input_format, no_cluster,
+                                                        duplicate_runs, fields)
+        part = _Part(source, df, rows, more, rows.where, log, path, seen, notes["notes"],
+                     notes["log_cluster"])
     if inp.model is not None:
         part.df = _name_model(part, inp.model, args)
     return part
@@ -410,18 +421,25 @@ def _name_model(part: _Part, model: str, args) -> pd.DataFrame:
 
 
 def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fields=()):
-    """``(DataFrame, _Rows, dropped, read by a log reader, metadata fields seen)`` from a path or ``-``."""
+    """``(DataFrame, _Rows, dropped, read by a log reader, metadata fields seen, reader notes)``
+    from a path or ``-``; the notes are ``{"notes": [...], "log_cluster": field or None}``.
+
+    Inspect logs without ``--cluster-field`` are clustered by the field their
+    own metrics cluster by (:func:`bayeserr.data.readers.read_inspect`);
+    ``no_cluster`` reads no cluster field at all."""
     from bayeserr.data.readers import read_logs
 
-    logs = read_logs(path, input_format, scorer=args["scorer"], cluster_field=args["cluster_field"],
+    logs = read_logs(path, input_format, scorer=args["scorer"],
+                     cluster_field=None if no_cluster else args["cluster_field"],
                      metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs,
-                     fields=[f for f in fields if f not in _LOG_COLUMNS])
+                     fields=[f for f in fields if f not in _LOG_COLUMNS], cluster_from_log=not no_cluster)
     if logs is not None:
         df, dropped = logs
         origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation
         seen = df.attrs.pop("fields", [])
+        notes = {"notes": list(df.attrs.pop("notes", [])), "log_cluster": df.attrs.pop("log_cluster", None)}
         where = name or path
-        return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen)
+        return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen), notes
     ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
            (("model_col", "model"), ("question_col", "question"), ("cluster_col", "cluster"))]
     used = set(ids) | {args["score_col"] or "score", args["sample_col"] or "sample",
@@ -437,7 +455,7 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
         rows = _Rows(where, len(df), note=", counting from 1")
     else:
         rows = _Rows(where, len(df))
-    return df, rows, [], False, []
+    return df, rows, [], False, [], {"notes": [], "log_cluster": None}
 
 
 _FIELDS = ("model", "question", "score", "cluster", "sample")
@@ -484,6 +502,16 @@ def _combine(parts: list[_Part], args, no_cluster: bool, label: str):
         df = _fill_clusters(df, targets, np.asarray(has_cluster)[part_of_row])
     _check_across_inputs(df, targets, bool(with_sample), rows, [p.label for p in parts])
     return df, rows
+
+
+def _check_log_clusters(parts: list[_Part], label: str) -> None:
+    """Inputs clustered by the fields their logs' metrics name must name one field."""
+    found = {p.log_cluster: p.label for p in parts if p.log_cluster is not None}
+    if len(found) > 1:
+        shown = ", ".join(f"'{f}' ({where})" for f, where in found.items())
+        raise InputError(f"{label}: the logs' metrics cluster by different metadata fields: {shown}; "
+                         "the report uses one cluster for every input. Choose it: --cluster-field FIELD "
+                         "clusters by a metadata field, --no-cluster by none.")
 
 
 def _first_sample(columns):

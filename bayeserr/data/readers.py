@@ -10,10 +10,15 @@ name in :data:`READERS`; :func:`detect` picks one from the path.
   folder of them.  One row per sample and epoch (epoch = sample index);
   model from the log header; score from one scorer (default the first),
   with Inspect's value mapping (C = 1, I = 0, P = 0.5, N = 0, yes/true = 1,
-  no/false = 0, numbers as they are); an optional metadata field as cluster.
-  Every row carries the ``task``; sample metadata fields asked for by name
-  (``fields``, e.g. the columns of ``--where``; ``metadata.x`` or ``x``, dotted
-  paths into nested objects) become columns of their own.
+  no/false = 0, numbers as they are); a metadata field as cluster: the one
+  named (``--cluster-field``), else the one the logs' own metrics cluster by
+  (``ci_clustered(cluster="repo")``, ``ci_hierarchical``, Inspect's
+  ``stderr(cluster=...)``: :data:`CLUSTER_METRICS`, read from the log header),
+  so the report's intervals are the log's; a note says which (see
+  :func:`read_inspect`).  Every row carries the ``task``; sample metadata
+  fields asked for by name (``fields``, e.g. the columns of ``--where``;
+  ``metadata.x`` or ``x``, dotted paths into nested objects) become columns
+  of their own.
 
   **Question ids are always ``"<task>/<sample id>"``** (the task is the
   log header's ``eval.task``, e.g. ``popularity/3`` or
@@ -36,10 +41,12 @@ overlap (same question and epoch) are two runs of one evaluation.  With
 with ``duplicate_runs="latest"`` the newest run is kept (Inspect: header
 ``eval.created``; lm-eval: the date in the file name; ties broken by file
 name), and every older run that overlaps a kept one is dropped whole and
-counted in the row accounting with a reason naming its file.  Logs of the
-same task and model on disjoint samples (a run split in parts) are simply
-read together.  Unscored logs are set aside first, so a crashed re-run
-never hides a finished one.
+counted in the row accounting with a reason naming its file and the run
+kept; when the kept run lacks some of its samples (a newer partial re-run
+over a complete run), the reason also gives each run's sample count and how
+many samples are lost.  Logs of the same task and model on disjoint samples
+(a run split in parts) are simply read together.  Unscored logs are set
+aside first, so a crashed re-run never hides a finished one.
 
 **Limits.**  Archive members are stream-decompressed and never inflate past
 the size their zip entry declares, nor past :data:`MAX_MEMBER_BYTES` each or
@@ -256,6 +263,7 @@ class _Sample:
     cluster: object
     origin: str
     extra: dict = field(default_factory=dict)  #: the metadata fields asked for (present ones)
+    declared: dict = field(default_factory=dict)  #: values of the fields the log's metrics cluster by
 
 
 #: at most this many metadata field names are collected for messages
@@ -293,7 +301,8 @@ def _flat_keys(obj: dict, prefix: str, out: set) -> None:
             _flat_keys(v, name + ".", out)
 
 
-def _sample(obj, where: str, origin: str, cluster_field, fields: _Fields | None = None) -> _Sample:
+def _sample(obj, where: str, origin: str, cluster_field, fields: _Fields | None = None,
+            declared=()) -> _Sample:
     if not isinstance(obj, dict):
         raise InputError(f"{where}: the sample is {describe(obj)}, not a JSON object. "
                          "The log is damaged; re-run the evaluation or leave this log out.")
@@ -309,12 +318,15 @@ def _sample(obj, where: str, origin: str, cluster_field, fields: _Fields | None 
     if scores is not None and not isinstance(scores, dict):
         raise InputError(f"{where}: sample {sid} has 'scores' of {describe(scores)}, not an object "
                          "of scorer results. The log is damaged; re-run or leave it out.")
-    cluster = _field(obj.get("metadata") or {}, cluster_field) if cluster_field else None
+    meta = obj.get("metadata") or {}
+    cluster = _field(meta, cluster_field) if cluster_field else None
     extra = fields.read(obj.get("metadata")) if fields is not None else {}
-    return _Sample(sid, epoch, scores or {}, cluster, origin, extra)
+    values = {f: _field(meta, f) for f in declared}
+    return _Sample(sid, epoch, scores or {}, cluster, origin, extra, values)
 
 
-def _read_eval_archive(path: Path, label: str, cluster_field, fields=None) -> tuple[dict, list, list]:
+def _read_eval_archive(path: Path, label: str, cluster_field, fields=None,
+                       auto: bool = False) -> tuple[dict, list, list]:
     archive = _EvalArchive(path)
     try:
         infos, dropped = _eval_members(archive)
@@ -323,17 +335,19 @@ def _read_eval_archive(path: Path, label: str, cluster_field, fields=None) -> tu
                              "writing its log. Re-run or finish the evaluation first.")
         fix = "The log is damaged; re-run the evaluation or leave this log out."
         header = _parse_json(archive.read(infos["header.json"]), f"{path}, member header.json", fix)
+        declared = _all_declared(header) if auto else ()
         samples = []
         for name in sorted(n for n in infos if _is_sample_member(n)):
             where = f"{path}, member {name}"
             obj = _parse_json(archive.read(infos[name]), where, fix)
-            samples.append(_sample(obj, where, f"{label} {name}", cluster_field, fields))
+            samples.append(_sample(obj, where, f"{label} {name}", cluster_field, fields, declared))
     finally:
         archive.close()
     return header, samples, dropped
 
 
-def _read_json_log(path: Path, label: str, cluster_field, fields=None) -> tuple[dict, list, list]:
+def _read_json_log(path: Path, label: str, cluster_field, fields=None,
+                   auto: bool = False) -> tuple[dict, list, list]:
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -345,9 +359,59 @@ def _read_json_log(path: Path, label: str, cluster_field, fields=None) -> tuple[
     if not isinstance(raw, list):
         raise InputError(f"{path}: 'samples' is {describe(raw)}, not a list of samples. "
                          "The log is damaged; re-run the evaluation or leave it out.")
-    samples = [_sample(s, f"{path}, samples[{i}]", f"{label} samples[{i}]", cluster_field, fields)
+    declared = _all_declared(log) if auto else ()
+    samples = [_sample(s, f"{path}, samples[{i}]", f"{label} samples[{i}]", cluster_field, fields, declared)
                for i, s in enumerate(raw)]
     return log, samples, []
+
+
+#: Inspect metrics that cluster by the sample metadata field their ``cluster`` option
+#: names, and the packages they come from (``""``: a bare name, as Inspect records a
+#: metric run from a source tree): bayeserr's (:mod:`bayeserr.integrations.inspect_metrics`)
+#: and Inspect's own ``stderr(cluster=...)``.
+CLUSTER_METRICS = {"ci_clustered": ("bayeserr", ""), "ci_hierarchical": ("bayeserr", ""),
+                   "stderr": ("inspect_ai",)}
+
+
+def _metric_defs(metrics) -> list:
+    """The metric definitions (``{"name", "options"}``) of a log header's
+    ``metrics``: a list, or a mapping of score keys to lists."""
+    if isinstance(metrics, dict):
+        metrics = [d for v in metrics.values() for d in (v if isinstance(v, list) else [v])]
+    return [d for d in metrics if isinstance(d, dict)] if isinstance(metrics, list) else []
+
+
+def _cluster_metrics(header, scorer: str | None = None) -> dict[str, list[str]]:
+    """``{field: ["ci_clustered(cluster='field')", ...]}``: the metadata fields the
+    log's metrics cluster by (:data:`CLUSTER_METRICS`), from the header's task
+    metrics and those of the scorer ``scorer`` (``None``: every scorer)."""
+    ev = header.get("eval") if isinstance(header, dict) else None
+    if not isinstance(ev, dict):
+        return {}
+    defs = _metric_defs(ev.get("metrics"))
+    scorers = ev.get("scorers")
+    for entry in scorers if isinstance(scorers, list) else []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str) and (scorer is None or scorer in (name, name.rpartition("/")[2])):
+            defs += _metric_defs(entry.get("metrics"))
+    out: dict[str, list[str]] = {}
+    for d in defs:
+        name, options = d.get("name"), d.get("options")
+        if not isinstance(name, str) or not isinstance(options, dict):
+            continue
+        package, _, short = name.rpartition("/")
+        cluster = options.get("cluster")
+        if package in CLUSTER_METRICS.get(short, ()) and isinstance(cluster, str) and cluster.strip():
+            labels = out.setdefault(cluster, [])
+            label = f"{short}(cluster='{cluster}')"
+            if label not in labels:
+                labels.append(label)
+    return out
+
+
+def _all_declared(header) -> tuple:
+    """Every field some metric of the log clusters by (any scorer)."""
+    return tuple(_cluster_metrics(header))
 
 
 def _field(obj, dotted: str):
@@ -374,6 +438,8 @@ class _Run:
     origin: list = field(default_factory=list)
     n_read: int = 0  # rows of the source this file accounts for
     dropped: list = field(default_factory=list)
+    declared: dict = field(default_factory=dict)  #: {field: [metric]}: what the log's metrics cluster by
+    values: list = field(default_factory=list)  #: per row, the values of the declared fields
 
     def keys(self) -> set:
         return {(r["question_id"], r.get("sample", 0)) for r in self.rows}
@@ -388,9 +454,13 @@ def _created(value, path: Path):
         return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
 
 
-def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None) -> _Run:
+def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, auto: bool = False,
+                 why: str = "for --cluster-field.") -> _Run:
+    """One log's rows.  ``auto``: also the values of the metadata fields the
+    log's metrics cluster by (``run.values``), to cluster by them by default;
+    ``why`` ends the message for a sample without ``cluster_field``."""
     reader = _read_eval_archive if path.suffix == ".eval" else _read_json_log
-    header, samples, dropped = reader(path, label, cluster_field, fields)
+    header, samples, dropped = reader(path, label, cluster_field, fields, auto)
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
         raise InputError(f"{path}: the log header has no 'eval' object; not an Inspect log, or a "
                          "damaged one. Re-run the evaluation or leave this log out.")
@@ -408,7 +478,8 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None) -> 
     names = list(scored[0].scores)
     name = scorer or names[0]
     run = _Run(path, task, model, _created(header["eval"].get("created"), path),
-               n_read=len(samples) + sum(c for _, c in dropped), dropped=dropped)
+               n_read=len(samples) + sum(c for _, c in dropped), dropped=dropped,
+               declared=_cluster_metrics(header, name))
     for s in samples:
         if name not in s.scores:
             raise InputError(f"{s.origin}: sample {s.id} (epoch {s.epoch}) has no score "
@@ -420,12 +491,17 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None) -> 
                **s.extra}
         if cluster_field:
             if s.cluster is None:
-                raise InputError(f"{s.origin}: sample {s.id} has no metadata field "
-                                 f"'{cluster_field}' for --cluster-field.")
+                raise InputError(_no_cluster(s, cluster_field, why))
             row["cluster_id"] = id_text(s.cluster)
         run.rows.append(row)
         run.origin.append(s.origin)
+        if auto:
+            run.values.append(s.declared)
     return run
+
+
+def _no_cluster(s, cluster_field: str, why: str) -> str:
+    return f"{s.origin}: sample {s.id} has no metadata field '{cluster_field}' {why}"
 
 
 def _log_files(path: Path, patterns) -> list[Path]:
@@ -476,19 +552,129 @@ def _dedupe_runs(runs: list[_Run], mode: str, root: Path, what: str) -> tuple[li
                     f"samples, so every answer they share would count twice. Keep one of them, or "
                     f"pass duplicate_runs='latest' (CLI --duplicate-runs latest) to use the newest "
                     f"run and count the older ones as dropped.")
-            newer = ", ".join(r.file.name for r in chosen if r.keys() & keys)
-            dropped.append((f"older run of {task} with {model}: {run.file.name} (kept {newer})", run.n_read))
+            dropped.append((_older_reason(run, [r for r in chosen if r.keys() & keys], task, model),
+                            run.n_read))
         kept += chosen
     kept.sort(key=lambda r: str(r.file))  # file order, as read
     return kept, dropped
 
 
-def _frame(runs: list[_Run], fields: _Fields | None = None) -> pd.DataFrame:
+def _older_reason(run: _Run, newer: list[_Run], task: str, model: str) -> str:
+    """The row-accounting reason of an older run dropped for ``newer`` ones.
+
+    When the newer runs hold every sample of the older one, it names the file
+    kept; when they do not (a newer partial re-run over a complete run), it
+    also gives each run's sample count, how many samples are lost, and how to
+    keep the older run instead."""
+    names = ", ".join(r.file.name for r in newer)
+    head = f"older run of {task} with {model}: {run.file.name}"
+    lost = len(run.keys() - set().union(*(r.keys() for r in newer)))
+    if not lost:
+        return f"{head} (kept {names})"
+    counts = ", ".join(f"{r.file.name}, {_n(len(r.rows), 'sample')}" for r in newer)
+    return (f"{head}, {_n(len(run.rows), 'sample')}, {lost} of them in no newer run: --duplicate-runs "
+            f"latest kept the newer {counts} (to use the older run, leave the newer out)")
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _shown_files(names: list[str], limit: int = 3) -> str:
+    names = list(dict.fromkeys(names))
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def _declared_text(declared: dict, runs: list[_Run]) -> str:
+    """``"the log's own metrics ci_clustered(cluster='repo') and ..."`` for the
+    metrics of ``declared`` (``{field: {metric: [file names]}}``), the files
+    named unless every log has them."""
+    parts, n = [], 0
+    for metrics in declared.values():
+        files = [f for names in metrics.values() for f in names]
+        every = len(set(files)) == len(runs)
+        parts.append(_and(list(metrics)) + ("" if every else f" (in {_shown_files(files)})"))
+        n += len(metrics)
+    return f"{_owner(runs)} own metric{'s' if n > 1 else ''} {'; '.join(parts)}"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _owner(runs: list) -> str:
+    return "the log's" if len(runs) == 1 else "the logs'"
+
+
+#: how to choose the cluster when the logs' metrics name one (ends the notes and errors)
+CLUSTER_FIX = "--cluster-field FIELD clusters by another metadata field, --no-cluster by none"
+
+
+def _log_clusters(runs: list[_Run], root: Path, scorer, cluster_field, auto: bool,
+                  fields: _Fields | None) -> tuple[list[_Run], str | None, list[str]]:
+    """``(runs, cluster field, notes)``: the cluster the logs' own metrics use
+    (:data:`CLUSTER_METRICS`), taken by default (``auto``) or named in a note
+    when the report's differs.
+
+    With ``auto`` and one field declared by the kept runs, every row gets its
+    cluster from that field (runs whose metrics do not name it are read again
+    with it); several fields are an error asking to choose.
+    """
+    declared: dict[str, dict[str, list[str]]] = {}
+    for run in runs:
+        for fld, metrics in run.declared.items():
+            for metric in metrics:
+                declared.setdefault(fld, {}).setdefault(metric, []).append(run.file.name)
+    if not declared:
+        return runs, None, []
+    what = _declared_text(declared, runs)
+    if not auto:
+        if cluster_field is None:
+            note = (f"No clusters (--no-cluster), but {what} cluster the questions: "
+                    f"{_owner(runs)} intervals differ from this report's.")
+            return runs, None, [note]
+        if set(declared) == {cluster_field}:
+            return runs, cluster_field, []
+        note = (f"Clusters: the metadata field '{cluster_field}' (--cluster-field); {what} cluster by "
+                f"another field, so {_owner(runs)} intervals differ from this report's.")
+        return runs, cluster_field, [note]
+    if len(declared) > 1:
+        raise InputError(f"{root}: {what} cluster by different metadata fields; the report uses one "
+                         f"for every log. Choose it: {CLUSTER_FIX}; or give each task's logs to a report "
+                         "of their own.")
+    (fld,) = declared
+    why = (f"(the cluster of {what}, which the report uses by default). Give the samples that field, "
+           f"or choose: {CLUSTER_FIX}.")
+    out = []
+    for run in runs:
+        if fld not in run.declared:  # the field was not read from this log: read it again with it
+            run = _inspect_run(run.file, _label(run.file, root), scorer, fld, fields, why=why)
+        else:
+            for row, origin, values in zip(run.rows, run.origin, run.values):
+                value = values.get(fld)
+                if value is None:
+                    sid = row["question_id"].removeprefix(f"{run.task}/")
+                    raise InputError(f"{origin}: sample {sid} has no metadata field '{fld}' {why}")
+                row["cluster_id"] = id_text(value)
+        run.values = []
+        out.append(run)
+    headers = "log headers" if len(runs) > 1 else "log header"
+    note = (f"Clusters: the sample metadata field '{fld}', as in {what} (read from the {headers}, so "
+            f"the intervals match {_owner(runs)}); {CLUSTER_FIX}.")
+    return out, fld, [note]
+
+
+def _frame(runs: list[_Run], fields: _Fields | None = None, notes=(), cluster=None) -> pd.DataFrame:
     rows = [r for run in runs for r in run.rows]
     df = pd.DataFrame(rows)
     df.attrs["row_origin"] = [o for run in runs for o in run.origin]
     if fields is not None and fields.names:
         df.attrs["fields"] = sorted(fields.seen)  # metadata field names, for messages
+    if notes:
+        df.attrs["notes"] = list(notes)  # for the row accounting (bayeserr.load)
+    if cluster is not None:
+        df.attrs["log_cluster"] = cluster  # the metadata field of the clusters
     return df
 
 
@@ -501,7 +687,7 @@ class UnscoredLog(InputError):
 
 
 def read_inspect(path, scorer: str | None = None, cluster_field: str | None = None, *,
-                 duplicate_runs: str = "error", fields=()):
+                 duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True):
     """Inspect AI log(s) as a results table, and the rows skipped.
 
     Question ids are ``"<task>/<sample id>"`` (see the module docstring).  A
@@ -513,15 +699,25 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     ``task``; ``fields`` names sample metadata fields to add as columns
     (``"x"`` or ``"metadata.x"``; dotted paths; a field no sample has gives
     no column, and ``df.attrs["fields"]`` lists the metadata fields seen).
+
+    **Clusters.**  ``cluster_field`` names the metadata field of the
+    clusters.  Without it, the field the logs' own metrics cluster by
+    (``ci_clustered(cluster="repo")``, ``ci_hierarchical``, Inspect's
+    ``stderr(cluster=...)``, read from the log header) is used, so the report's
+    intervals are those of the log; ``cluster_from_log=False`` (``--no-cluster``)
+    reads no cluster.  ``df.attrs["notes"]`` says which field was taken (or
+    that the logs' metrics cluster differently from the report), and
+    ``df.attrs["log_cluster"]`` names the field.
     """
     _check_duplicate_runs(duplicate_runs)
     root = Path(path)
     runs, dropped = [], []
     files = _log_files(root, ("*.eval", "*.json"))
     wanted = _Fields(fields)
+    auto = cluster_field is None and cluster_from_log
     for f in files:
         try:
-            runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field, wanted))
+            runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field, wanted, auto))
         except UnscoredLog as exc:
             if len(files) == 1:
                 raise
@@ -529,9 +725,10 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     if not runs:
         raise InputError(f"{path}: no scored samples in any log. Score the logs (inspect score) first.")
     runs, older = _dedupe_runs(runs, duplicate_runs, root, "created")
+    runs, cluster, notes = _log_clusters(runs, root, scorer, cluster_field, auto, wanted)
     for run in runs:
         dropped += run.dropped
-    return _frame(runs, wanted), dropped + older
+    return _frame(runs, wanted, notes, cluster), dropped + older
 
 
 # ------------------------------------------------------------------ lm-evaluation-harness
@@ -664,13 +861,15 @@ def detect(path) -> str:
 
 
 def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=None, metric=None,
-              filt=None, duplicate_runs: str = "error", fields=()):
+              filt=None, duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True):
     """``(DataFrame, dropped rows)`` from an eval-log reader, or ``None`` for plain tables.
 
     ``input_format`` is ``auto``, a reader of :data:`READERS` or a table
     format of :data:`TABLE_FORMATS`; ``duplicate_runs`` (``"error"`` or
     ``"latest"``) decides what re-runs of a task with the same model do;
-    ``fields`` (Inspect) names metadata fields to add as columns.
+    ``fields`` (Inspect) names metadata fields to add as columns;
+    ``cluster_from_log`` (Inspect) clusters by the field the logs' metrics
+    use when ``cluster_field`` is not given (:func:`read_inspect`).
     """
     choices = ("auto",) + READERS + TABLE_FORMATS
     if not isinstance(input_format, str) or input_format not in choices:
@@ -682,7 +881,8 @@ def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=No
         raise InputError(f"{fmt} logs are read from a file or a folder, not standard input ('-'). "
                          "Pass the path of the log(s).")
     if fmt == "inspect":
-        return read_inspect(path, scorer, cluster_field, duplicate_runs=duplicate_runs, fields=fields)
+        return read_inspect(path, scorer, cluster_field, duplicate_runs=duplicate_runs, fields=fields,
+                            cluster_from_log=cluster_from_log)
     if fmt == "lm-eval":
         return read_lmeval(path, metric, filt, duplicate_runs=duplicate_runs)
     return None

@@ -40,7 +40,11 @@ reduced one (``reducer="mean"``, or the task's reducer) and ours
 (``reducer=None``).
 
 **Same numbers as** ``bayeserr report`` **on the same log** (one task, one
-model; ``--cluster-field`` = ``cluster``; default prior; same ``level``):
+model; default prior; same ``level``).  Inspect records each metric with its
+arguments in the log header, and the report, given no ``--cluster-field``,
+clusters by the ``cluster`` of these metrics (and of Inspect's
+``stderr(cluster=...)``; :data:`bayeserr.data.readers.CLUSTER_METRICS`), saying
+so in a note of its row accounting; an explicit ``--cluster-field`` wins.
 
 * Per-question means first: being ``scores="unreduced"``, a metric gets one
   score per sample *per epoch* whatever epoch reducer the task uses, and
@@ -62,8 +66,8 @@ scores with one answer per question (no epochs > 1); the hierarchical
 posterior needs 0/1 answers and clusters or epochs > 1; the clustered interval
 needs two clusters.  One difference is deliberate: ``ci_clustered()`` without
 ``cluster`` puts each question in its own cluster (CR2 is then the usual SE
-over questions, with t on n − 1 df); the report has no clustered column
-without ``--cluster-field``.
+over questions, with t on n − 1 df); such a log names no cluster field, and
+the report has no clustered column.
 
 The formulas are bayeserr's own (:mod:`bayeserr.stats.fewclusters`,
 :mod:`bayeserr.stats.exact`, :mod:`bayeserr.models`); this module only turns

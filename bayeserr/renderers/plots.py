@@ -5,21 +5,32 @@ Every function takes a :class:`~bayeserr.reporting.build.Report` and returns a
 is switched (figures show in Jupyter; a user's own ``plt`` keeps working).
 :func:`save` writes a figure (svg, png, pdf); :func:`svg` returns it as
 inline SVG text for the HTML report.  Model names are drawn as plain text
-(never parsed as math).  Method names, colours and order come from the
+(never parsed as math), long ones cut with an ellipsis and kept distinct
+(:func:`short_names`).  Method names, colours and order come from the
 interval-method registry (:mod:`bayeserr.registries.methods`).
+
+A figure that would show a subset says so on the figure (which, of how many,
+how to see the rest); one with nothing to draw raises :class:`NothingToDraw`
+(an :class:`~bayeserr.base.errors.InputError` naming the problem and the fix),
+which :func:`figure` hands on as a :class:`Blank`: :func:`save` raises it
+(``bayeserr plot`` exits 2, no file) and :func:`svg` writes a one-line note.
 """
 
 from __future__ import annotations
 
+import functools
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from bayeserr.base.errors import InputError
 from bayeserr.base.registry import Registry
 from bayeserr.registries.methods import INTERVALS, report_methods
 
-MAX_PAIRS = 40
+#: the pairs figure draws at most this many pairs (beyond, the neighbours in the ranking)
+MAX_PAIRS = 100
 #: no figure is taller than this (inches): at 100 models rows get closer and
 #: their labels smaller instead of the figure growing into a strip
 MAX_HEIGHT = 14.0
@@ -144,27 +155,158 @@ def forest(rep):
     return fig
 
 
+def _pair_set(rep):
+    """``(table, note_words)``: the pairs of the report's table (``--pairs``,
+    as :func:`~bayeserr.reporting.tables.select_pairs` picks them) and how to
+    name them."""
+    from bayeserr.reporting.tables import select_pairs
+    which = str(getattr(rep, "pairs", "auto") or "auto")
+    table = select_pairs(rep.comparisons, rep.scores, which)
+    if which.startswith("vs="):
+        return table, f"pairs with {which[3:]} (--pairs {which})"
+    if len(table) == len(rep.comparisons):
+        return table, "pairs"
+    return table, "neighbours in the ranking"
+
+
 def _shown_pairs(rep):
-    pairs = list(rep.comparisons)
-    if len(pairs) <= MAX_PAIRS:
-        return pairs, ""
-    order = {s.model: i for i, s in enumerate(rep.scores)}
-    neighbours = [c for c in pairs if abs(order[c.a] - order[c.b]) == 1]
-    shown = neighbours[:MAX_PAIRS]
-    top = "" if len(shown) == len(neighbours) else f"the top {len(shown)} of "
-    return shown, f" ({top}{len(neighbours)} neighbours in the ranking, of {len(pairs):,} pairs)"
+    """``(pairs drawn, note)``: the pairs of the report's table, at most
+    :data:`MAX_PAIRS` of them (beyond, the neighbours in the ranking, or the
+    first :data:`MAX_PAIRS` in ranking order); ``note`` says on the figure
+    which pairs these are, of how many, and how to see the others."""
+    total = len(rep.comparisons)
+    table, words = _pair_set(rep)
+    shown, base = table, len(table)
+    if base > MAX_PAIRS:
+        if words == "pairs":
+            order = {s.model: i for i, s in enumerate(rep.scores)}
+            neighbours = [c for c in table if abs(order[c.a] - order[c.b]) == 1]
+            if neighbours:
+                shown, words, base = neighbours, "neighbours in the ranking", len(neighbours)
+        shown = shown[:MAX_PAIRS]
+    n = len(shown)
+    if n == total:
+        return shown, (f"All {total} pairs." if total > 1 else "The one pair.")
+    what = f"the {n} {words}" if n == base else f"the first {n} of the {base} {words} (ranking order)"
+    if words.startswith("pairs with"):  # the family is MODEL's pairs: the table and JSON hold those
+        note = f"Drawn: {what}, the family adjusted over (as in the table and the JSON)."
+        return shown, note + (f" --pairs all draws all {total} pairs." if total <= MAX_PAIRS else "")
+    if total <= MAX_PAIRS:
+        others = [f"--pairs all draws all {total}"]
+    else:
+        others = [f"--pairs vs=MODEL draws MODEL's {len(rep.scores) - 1} pairs (adjusted over those)"] \
+            if len(rep.scores) - 1 <= MAX_PAIRS else []
+        others.append("every pair is in the JSON (--format json) and in the pairs table with --pairs all")
+    hint = "; ".join(others)
+    return shown, f"Drawn: {what}, of {total:,} pairs. {hint[0].upper()}{hint[1:]}."
 
 
 #: colours of the report's decision: declared different / not
 DIFFERENT, NOT_DIFFERENT = "#1f77b4", "0.55"
+#: the labels of the pairs figure take at most this share of its width
+LABEL_SHARE = 0.42
+
+
+def _shorten(name: str, limit: int) -> str:
+    """``name`` cut to ``limit`` characters by an ellipsis in the middle (the
+    start and the end, where versions and dates sit, are kept)."""
+    if len(name) <= limit:
+        return name
+    head = max(limit // 2, 1)
+    tail = max(limit - 1 - head, 0)
+    return name[:head] + "…" + (name[len(name) - tail:] if tail else "")
+
+
+def short_names(names, limit: int) -> dict:
+    """``{name: label}``: each name (as plain text) cut to at most ``limit``
+    characters with an ellipsis, the labels kept distinct (names whose cuts
+    meet are cut longer until they differ)."""
+    from bayeserr.reporting.text import plain
+    full = {n: plain(n) for n in dict.fromkeys(names)}
+    lim = {n: max(int(limit), 4) for n in full}
+    while True:
+        label = {n: _shorten(full[n], lim[n]) for n in full}
+        owners = {}
+        for n, s in label.items():
+            owners.setdefault(s, []).append(n)
+        clash = [n for group in owners.values() if len(group) > 1 for n in group if lim[n] < len(full[n])]
+        if not clash:
+            return label
+        for n in clash:
+            lim[n] += 1
+
+
+@functools.cache
+def _char_width(char: str) -> float:
+    """Advance width of ``char`` at 100 pt in the default font (points)."""
+    import warnings
+
+    from matplotlib.font_manager import FontProperties
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a glyph the font lacks is drawn as a box
+        return float(_renderer().get_text_width_height_descent(char, FontProperties(size=100),
+                                                               ismath=False)[0])
+
+
+@functools.cache
+def _renderer():
+    from matplotlib.backends.backend_agg import RendererAgg
+    return RendererAgg(10, 10, 72)
+
+
+def _text_width(text: str, fontsize: float) -> float:
+    """Width of ``text`` in points (the sum of its characters' advances)."""
+    return fontsize / 100 * sum(_char_width(c) for c in text)
+
+
+def fitted_names(names, labels, fontsize: float, budget: float) -> dict:
+    """:func:`short_names` at the longest cut whose tick labels (``labels(short)``:
+    the labels built from a ``{name: short}`` map) are all at most ``budget``
+    points wide at ``fontsize``; names are never cut below 6 characters."""
+    names = list(dict.fromkeys(names))
+
+    def fits(short):
+        return max((_text_width(t, fontsize) for t in labels(short)), default=0.0) <= budget
+    longest = max((len(n) for n in names), default=6)
+    best = short_names(names, longest)
+    if fits(best):
+        return best
+    lo, hi, best = 6, longest - 1, short_names(names, 6)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        short = short_names(names, mid)
+        if fits(short):
+            best, lo = short, mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 def pairs(rep):
-    """Pairwise differences with their intervals adjusted over the family (as
-    the p-values are; the pair's own where there is none), coloured by the
-    report's decision."""
+    """Pairwise differences A − B with their intervals adjusted over the family
+    (as the p-values are; the pair's own where there is none), coloured by the
+    report's decision (legend above the plot).  The pairs are those of the
+    report's pairs table, at most :data:`MAX_PAIRS`; the figure says which
+    pairs it draws and how to see the others.  Long model names are cut with
+    an ellipsis (kept distinct), so the plot keeps most of the width."""
+    from matplotlib.lines import Line2D
+
+    from bayeserr.reporting.text import plain
+    if not len(rep.comparisons):
+        raise NothingToDraw("there are no pairs to compare (one model)",
+                            "draw --kind forest, or give two models or more", "pairs")
     shown, note = _shown_pairs(rep)
-    fig = _figure(7.5, 0.3 * len(shown) + 1.8)
+    height = min(0.3 * len(shown) + 2.6, MAX_HEIGHT)
+    font = _label_size(len(shown), height - 0.8, 8)
+    # "A −" over "B" where a row has room for two lines, else "A − B" on one
+    two_lines = 72 * (height - 2.2) / len(shown) >= 2.6 * font
+    sep = " −\n" if two_lines else " − "
+
+    def lines(short):
+        return [part for c in shown for part in f"{short[c.a]}{sep}{short[c.b]}".split("\n")]
+    full = max(_text_width(t, font) for t in lines({m: plain(m) for c in shown for m in (c.a, c.b)}))
+    width = float(np.clip(full / (LABEL_SHARE * 72), 7.5, 9.0))  # wider, up to 9 in, for long names
+    fig = _figure(width, height)
     ax = fig.subplots()
     ax.axvline(0, color="0.5", lw=1)
     adjusted = all(c.ci_adjusted is not None for c in shown)
@@ -173,16 +315,29 @@ def pairs(rep):
         ci = c.ci_adjusted if adjusted else c.ci
         ax.plot(100 * np.asarray(ci), [i, i], color=color, lw=2.2)
         ax.plot(100 * c.diff, i, "o", color=color, ms=4)
-    _names(ax, "y", [f"{c.a} − {c.b}" for c in shown],
-           fontsize=_label_size(len(shown), fig.get_figheight(), 8))
+    label = fitted_names([m for c in shown for m in (c.a, c.b)], lines, font, LABEL_SHARE * width * 72)
+    ax.set_yticks(range(len(shown)), [f"{label[c.a]}{sep}{label[c.b]}" for c in shown], parse_math=False,
+                  fontsize=font, linespacing=1.0)
     ax.set_ylim(len(shown) - 0.5, -0.5)
     kind = {"romano-wolf": "simultaneous", "holm": "simultaneous (Bonferroni)", "bh": "FCR-adjusted",
             "none": "unadjusted"}[rep.adjust]
-    ax.set_xlabel(f"difference (points), {rep.level:.0%} {kind} interval" if adjusted else
-                  f"difference (points), {rep.level:.0%} interval")
-    adj = {"romano-wolf": "Romano–Wolf", "holm": "Holm", "bh": "BH", "none": "unadjusted"}[rep.adjust]
-    ax.set_title(f"Pairwise differences{note}; blue: declared different ({adj})", fontsize=10, wrap=True)
+    ax.set_xlabel(f"difference A − B (points), {rep.level:.0%} {kind} interval" if adjusted else
+                  f"difference A − B (points), {rep.level:.0%} interval")
+    ax.grid(axis="x", alpha=0.3)
+    adj = {"romano-wolf": "Romano–Wolf", "holm": "Holm", "bh": "BH", "none": "unadjusted p"}[rep.adjust]
+    handles = [Line2D([], [], color=DIFFERENT, lw=2.2, marker="o", ms=4,
+                      label=f"declared different ({adj}, {rep.level:.0%})"),
+               Line2D([], [], color=NOT_DIFFERENT, lw=2.2, marker="o", ms=4, label="not declared different"),
+               Line2D([], [], color="0.5", lw=1, label="no difference (0)")]
+    ax.legend(handles=handles, fontsize=7.5, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2,
+              frameon=False, handlelength=1.6, columnspacing=1.2)
+    fig.suptitle("Pairwise differences A − B (dot: the difference)\n" + _wrap(note, width), fontsize=9)
     return fig
+
+
+def _wrap(text: str, width: float, fontsize: float = 9) -> str:
+    import textwrap
+    return "\n".join(textwrap.wrap(text, max(int(width * 72 / (0.55 * fontsize)), 20)))
 
 
 def ranks(rep):
@@ -190,6 +345,8 @@ def ranks(rep):
     once (light), for each model alone (dark), the rank of the estimate (dot);
     models tied with the best in blue."""
     r = rep.ranking
+    if r is None or not len(r):
+        raise NothingToDraw("a ranking needs two models or more", "draw --kind forest", "ranks")
     m = len(r)
     fig = _figure(7.5, 0.22 * m + 1.9)
     ax = fig.subplots()
@@ -228,6 +385,13 @@ def heatmap(rep):
         if c.prob_a_better is not None:
             mat[idx[c.a], idx[c.b]] = c.prob_a_better
             mat[idx[c.b], idx[c.a]] = 1 - c.prob_a_better
+    if not np.isfinite(mat).any():
+        if not len(rep.comparisons):
+            raise NothingToDraw("there are no pairs to compare (one model)", "draw --kind forest", "heatmap")
+        raise NothingToDraw("no pair has P(A > B)" + (", which comes with the Bayesian columns; the report was "
+                                                      "built with --bayes off" if rep.bayes is None else ""),
+                            "run with --bayes fast (the default)" if rep.bayes is None else
+                            "draw --kind pairs", "heatmap")
     side = float(np.clip(0.3 * n + 3, 5, MAX_HEIGHT))
     fig = _figure(side + 1, side)
     ax = fig.subplots()
@@ -257,23 +421,56 @@ def heatmap(rep):
     return fig
 
 
-def _posterior_draws(fit, draws: int, seed: int):
-    """Draws of a model's accuracy (points) from its saved fit: the grid
-    posterior and the Beta posterior draw directly (the same draws as their
-    ``to_inference_data``, without importing arviz); MCMC fits are
-    ``InferenceData`` already."""
-    kind = "hierarchical" if "hierarchical" in fit else ("beta" if "beta" in fit else None)
-    if kind is None:
-        return None
-    post = fit[kind]
-    if hasattr(post, "posterior"):  # InferenceData (MCMC)
-        return 100 * np.asarray(post.posterior["mu" if kind == "hierarchical" else "p"].values).ravel()
-    if kind == "hierarchical" and hasattr(post, "sample"):
-        return 100 * np.asarray(post.sample(draws, seed)["mu"]).ravel()
-    if kind == "beta" and hasattr(post, "alpha") and hasattr(post, "beta"):
-        return 100 * np.random.default_rng(seed).beta(post.alpha, post.beta, (1, draws)).ravel()
-    idata = post.to_inference_data(draws=draws, seed=seed) if hasattr(post, "to_inference_data") else post
-    return 100 * np.asarray(idata.posterior["mu" if kind == "hierarchical" else "p"].values).ravel()
+class NothingToDraw(InputError):
+    """A figure with nothing to draw: ``problem`` and ``fix`` (the message
+    names both)."""
+
+    def __init__(self, problem: str, fix: str, kind: str = ""):
+        self.problem, self.fix = problem, fix
+        where = f"--kind {kind}: " if kind else ""
+        super().__init__(f"{where}nothing to draw: {problem}. Fix: {fix}.")
+
+
+@dataclass(frozen=True)
+class Blank:
+    """What :func:`figure` gives for a figure with nothing to draw: :func:`save`
+    raises its error (no file is written) and :func:`svg` gives a one-line
+    note in its place (the HTML report)."""
+
+    error: NothingToDraw
+
+
+def _normal_mixture(pi, mean, var, grid) -> np.ndarray:
+    """Density on the even ``grid`` of the mixture of normal laws (masses
+    ``pi``, means, variances): components binned by SD (25 log-spaced bins)
+    and by mean (the grid's cells), each SD bin's histogram convolved with
+    its normal kernel.  Linear in the components, deterministic; components
+    narrower than a grid step are drawn a step wide."""
+    pi, mean, var = (np.ravel(np.asarray(x, float)) for x in (pi, mean, var))
+    keep = np.isfinite(pi) & np.isfinite(mean) & np.isfinite(var) & (pi > 1e-12 * np.nanmax(pi))
+    pi, mean, sd = pi[keep], mean[keep], np.sqrt(np.maximum(var[keep], 0.0))
+    step = grid[1] - grid[0]
+    sd = np.maximum(sd, step / 2)
+    edges = np.concatenate([grid - step / 2, [grid[-1] + step / 2]])
+    sd_bin = np.minimum((np.log(sd / sd.min()) / max(np.log(sd.max() / sd.min()), 1e-12) * 24).astype(int), 23)
+    out = np.zeros(len(grid))
+    for b in np.unique(sd_bin):
+        sel = sd_bin == b
+        s = np.sqrt(np.average(sd[sel] ** 2, weights=pi[sel])) / step  # in grid steps
+        counts = np.histogram(mean[sel], edges, weights=pi[sel])[0]
+        half = min(int(np.ceil(5 * s)), 4 * len(grid))
+        kernel = np.exp(-0.5 * (np.arange(-half, half + 1) / s) ** 2)
+        out += np.convolve(counts, kernel / kernel.sum())[half: half + len(grid)]
+    return out
+
+
+def _smooth(values, sd: float) -> np.ndarray:
+    """``values`` convolved with a normal kernel of ``sd`` grid steps."""
+    if not sd > 0.5:
+        return values
+    half = int(np.ceil(4 * sd))
+    kernel = np.exp(-0.5 * (np.arange(-half, half + 1) / sd) ** 2)
+    return np.convolve(values, kernel / kernel.sum())[half: half + len(values)]
 
 
 def _density(d, grid):
@@ -292,43 +489,184 @@ def _density(d, grid):
     return np.convolve(counts, kernel / kernel.sum())[half: half + len(grid)]
 
 
+@dataclass(frozen=True)
+class _Ridge:
+    """How one model's posterior of its score is drawn: ``density(grid)`` on
+    the accuracy scale; ``key``: the report's interval column it belongs to."""
+
+    model: str
+    key: str  #: "hierarchical_posterior" or "beta_posterior"
+    density: object
+
+
+#: why a model's posterior is not drawn, by reason (after "N models have" / "all N have")
+_NOT_DRAWN = {
+    "fractional": "fractional scores, whose Bayesian intervals (Bayesian bootstrap, cluster-effect "
+                  "posterior) come without a posterior density",
+    "mcmc": "a --bayes mcmc fit with clusters, which keeps no cluster sizes to weight the score by",
+    "none": "no posterior kept",
+}
+
+
+def _hierarchical_ridge(s, post):
+    """The posterior of the score's estimand W = Σ m_g θ_g / Σ m_g (the
+    'Hierarchical posterior' column, not μ) from a saved fit, or a reason."""
+    if hasattr(post, "posterior"):  # InferenceData (--bayes mcmc)
+        p = post.posterior
+        if "theta" in p and s.n_clusters is None:  # groups = answered questions, one question each
+            w = np.asarray(p["theta"].values).reshape(-1, p["theta"].shape[-1]).mean(axis=1)
+            return _Ridge(s.model, "hierarchical_posterior", lambda grid: _density(w, grid))
+        return "mcmc"
+    if hasattr(post, "cumulants"):  # three-level grid posterior (clusters and K > 1)
+        from bayeserr.models import three_level
+
+        def density(grid):
+            pi, cum = three_level._w_mixture(post.weights, post.cumulants, post.tau)
+            # the grid mixture is lumpy on the density scale (its CDF is not): smooth by
+            # 1/30 of the interval's width, which widens it by well under 1%
+            a, b = s.intervals["hierarchical_posterior"]
+            return _smooth(_normal_mixture(pi, cum[0], cum[1], grid), (b - a) / 30 / (grid[1] - grid[0]))
+        return _Ridge(s.model, "hierarchical_posterior", density)
+    if getattr(post, "k", None) is None:
+        return "none"
+    # two-level grid posterior; W's weights: questions per group (clusters, one answer per
+    # question: the answers; questions answered K times: one each), the one that gives the table's
+    # interval
+    table = s.intervals.get("hierarchical_posterior")
+    weights = next((w for w in (post.n, np.ones_like(post.n)) if table is not None and np.allclose(
+        post.weighted_mean_interval(s.level, weights=w), table, atol=1e-6)), None)
+    if weights is None:
+        return "none"
+
+    def density(grid):
+        from bayeserr.models import hierarchical
+        pi = np.ravel(post.weights)
+        rows, cols = np.divmod(np.flatnonzero(pi > 1e-12 * pi.max()), post.weights.shape[1])
+        m, v = hierarchical._weighted_mean_cumulants(post.logit_mu, post.log_kappa, post.k, post.n, weights,
+                                                     order=2, cells=(rows, cols))[:2]
+        return _normal_mixture(post.weights[rows, cols], m, v, grid)
+    return _Ridge(s.model, "hierarchical_posterior", density)
+
+
+def _ridge(s, fits):
+    """One model's ridge (:class:`_Ridge`), or the key of why it has none."""
+    if fits.get("hierarchical") is not None and s.intervals.get("hierarchical_posterior") is not None:
+        return _hierarchical_ridge(s, fits["hierarchical"])
+    beta = fits.get("beta")
+    if beta is not None and hasattr(beta, "alpha") and s.intervals.get("beta_posterior") is not None:
+        from scipy import stats
+        return _Ridge(s.model, "beta_posterior",
+                      lambda grid: np.nan_to_num(stats.beta.pdf(np.clip(grid, 1e-9, 1 - 1e-9),
+                                                                beta.alpha, beta.beta), posinf=0.0))
+    return "none" if s.binary else "fractional"
+
+
+def _not_drawn_text(missing: dict, total: int) -> str:
+    """"90 models have fractional scores, whose …" (models named when few)."""
+    parts = []
+    for why, models in missing.items():
+        n = len(models)
+        who = (f"all {n}" if n == total and n > 2 else "both" if n == total == 2 else
+               f"{n} model{'s' if n > 1 else ''}")
+        names = f" ({', '.join(models)})" if n <= 3 and n < total else ""
+        parts.append(f"{who}{names} {'have' if n > 1 else 'has'} {_NOT_DRAWN[why]}")
+    return "; ".join(parts)
+
+
 def posterior(rep, draws: int = 4000, seed: int = 0):
-    """Posterior density of each model's accuracy as a ridgeline, one labelled
-    row per model, with the equal-tailed interval marked.  Height bounded
-    (:data:`MAX_HEIGHT`): with many models the ridges overlap more and the
-    labels get smaller."""
+    """Posterior density of each model's score — the question-weighted mean
+    accuracy on these questions, the estimand of the table's Score — as a
+    ridgeline: the hierarchical posterior (the 'Hierarchical posterior'
+    column; not μ, the mean of a new cluster) or, for independent 0/1
+    answers, the Beta posterior; each row with that column's interval, the
+    table's score and the table's recommended interval.  Models without a
+    posterior density (fractional scores) are left out and the figure says
+    so; with none to draw it raises :class:`NothingToDraw` (an InputError).
+    Height bounded (:data:`MAX_HEIGHT`).  ``draws`` and ``seed`` are unused
+    (the grid posteriors are drawn exactly; kept for old callers)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    from bayeserr.registries.methods import recommendation
+    if rep.bayes is None:
+        raise NothingToDraw("the report was built with --bayes off, so it has no posteriors",
+                            "run with --bayes fast (the default)", "posterior")
     fits = rep.posteriors or {}
-    series = [(s.model, d) for s in rep.scores
-              if (d := _posterior_draws(fits.get(s.model, {}), draws, seed)) is not None]
-    if not series:
-        fig = _figure(6, 2)
-        ax = fig.subplots()
-        why = ("--bayes off" if rep.bayes is None else
-               "these models' Bayesian columns are intervals without stored draws "
-               "(fractional scores: Bayesian bootstrap, cluster-effect posterior)")
-        ax.text(0.5, 0.5, f"no posterior to draw: {why}", ha="center", va="center", wrap=True)
-        ax.axis("off")
-        return fig
-    fig = _figure(7.5, 0.45 * len(series) + 1.5)
+    ridges, missing = [], {}
+    for s in rep.scores:
+        r = _ridge(s, fits.get(s.model) or {})
+        if isinstance(r, _Ridge):
+            ridges.append(r)
+        else:
+            missing.setdefault(r, []).append(s.model)
+    total = len(rep.scores)
+    if not ridges:
+        problem = ("no model has a posterior density: " if total > 1 else
+                   "the model has no posterior density: ") + _not_drawn_text(missing, total)
+        fix = ("run with --bayes fast" if set(missing) == {"mcmc"} else
+               "draw --kind forest (every model's interval); the posterior figure needs 0/1 answers "
+               "or n_correct/n_samples counts")
+        raise NothingToDraw(problem, fix, "posterior")
+    scores = {s.model: s for s in rep.scores}
+    rows = [scores[r.model] for r in ridges]
+    recs = [recommendation(s) for s in rows]
+    ends = np.array([[*s.intervals[r.key], *rec.interval, s.mean] for s, r, rec in zip(rows, ridges, recs)])
+    width = np.maximum(ends[:, 1] - ends[:, 0], 0.01)
+    lo = max(float(np.min(np.minimum(ends.min(axis=1), ends[:, 0] - 0.6 * width))), 0.0)
+    hi = min(float(np.max(np.maximum(ends.max(axis=1), ends[:, 1] + 0.6 * width))), 1.0)
+    grid = np.linspace(lo, hi, 600)
+    notes = []
+    if missing:
+        notes.append(f"Drawn: {len(ridges)} of {total} models. Not drawn: {_not_drawn_text(missing, total)}; "
+                     "--kind forest shows every model.")
+    keys = {r.key for r in ridges}
+    clustered = any(s.n_clusters is not None and s.n_clusters >= 2 for s in rows)
+    text_width = 7.5
+    extra = 0.25 * len(_wrap(" ".join(notes), text_width, 8).splitlines()) if notes else 0.0
+    fig = _figure(text_width, 0.45 * len(ridges) + 2.4 + extra)
     ax = fig.subplots()
-    lo = min(np.quantile(d, 0.001) for _, d in series)
-    hi = max(np.quantile(d, 0.999) for _, d in series)
-    grid = np.linspace(lo, hi, 400)
-    q = [(1 - rep.level) / 2, (1 + rep.level) / 2]
-    for i, (_, d) in enumerate(series):
-        dens = _density(d, grid)
-        dens = 0.8 * dens / dens.max() if dens.max() > 0 else dens
+    for i, (s, r, rec) in enumerate(zip(rows, ridges, recs)):
+        dens = r.density(grid)
+        dens = 0.7 * dens / dens.max() if np.isfinite(dens).all() and dens.max() > 0 else np.zeros_like(grid)
         keep = np.flatnonzero(dens > 1e-3)  # the flat tails add nothing but path points
         sl = slice(max(keep[0] - 1, 0), keep[-1] + 2) if keep.size else slice(0, len(grid))
-        ax.fill_between(grid[sl], i, i - dens[sl], color="#9467bd", alpha=0.35, lw=0)
-        ax.plot(grid[sl], i - dens[sl], color="#5b3f8c", lw=0.8)
-        a, b = np.quantile(d, q)
-        ax.plot([a, b], [i + 0.05, i + 0.05], color="black", lw=1.6)
-    _names(ax, "y", [m for m, _ in series], fontsize=_label_size(len(series), fig.get_figheight(), 8))
-    ax.set_ylim(len(series) - 0.4, -1)
-    ax.set_xlabel(f"accuracy (%); bar: {rep.level:.0%} equal-tailed interval")
-    ax.set_title("Posterior of each model's accuracy")
+        x = 100 * grid[sl]
+        ax.fill_between(x, i, i - dens[sl], color="#9467bd", alpha=0.35, lw=0)
+        ax.plot(x, i - dens[sl], color="#5b3f8c", lw=0.8)
+        a, b = s.intervals[r.key]
+        ax.plot([100 * a, 100 * b], [i + 0.06, i + 0.06], color="black", lw=1.6, solid_capstyle="butt")
+        ra, rb = rec.interval
+        ax.plot([100 * ra, 100 * rb], [i + 0.2, i + 0.2], color="#ff7f0e", lw=1.0, solid_capstyle="butt")
+        ax.plot(100 * s.mean, i + 0.06, "D", color="white", markeredgecolor="black", ms=3.5, mew=0.8)
+    font = _label_size(len(ridges), fig.get_figheight() - 1.0, 8)
+    label = fitted_names([s.model for s in rows], lambda short: list(short.values()), font,
+                         0.33 * text_width * 72)
+    _names(ax, "y", [label[s.model] for s in rows], fontsize=font)
+    ax.set_ylim(len(ridges) - 0.5, -0.9)
+    ax.set_xlabel("score (%): mean accuracy on these questions")
     ax.grid(axis="x", alpha=0.3)
+    column = " or ".join(INTERVALS[k].label for k in ("hierarchical_posterior", "beta_posterior") if k in keys)
+    methods = sorted({rec.label for rec in recs})
+    handles = [Patch(color="#9467bd", alpha=0.35, label="posterior density of the score"),
+               Line2D([], [], color="black", lw=1.6, label=f"its {rep.level:.0%} interval ({column} column)"),
+               Line2D([], [], color="white", marker="D", markeredgecolor="black", ms=3.5, mew=0.8, lw=0,
+                      label="the table's score"),
+               Line2D([], [], color="#ff7f0e", lw=1.0, label=f"the table's {rep.level:.0%} interval ("
+                      + (methods[0] if len(methods) == 1 else "its Method column") + ")")]
+    ax.legend(handles=handles, fontsize=7.5, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2,
+              frameon=False, handlelength=1.6, columnspacing=1.2)
+    what = ("hierarchical Beta–Binomial posterior" if keys == {"hierarchical_posterior"} else
+            "Beta posterior (independent 0/1 answers)" if keys == {"beta_posterior"} else
+            "hierarchical or Beta posterior")
+    lines = [f"Posterior of each model's score (mean accuracy on these questions): {what}."]
+    if "hierarchical_posterior" in keys:
+        lines.append("Not μ, the mean accuracy of a new " + ("cluster" if clustered else "question") + ".")
+    if clustered and any(INTERVALS[rec.key].family == "clustered" or rec.key == "cluster_effect_posterior"
+                         for rec in recs):
+        lines.append("The table's clustered interval also treats the clusters as a sample of many, "
+                     "so it is usually wider.")
+    fig.suptitle(_wrap(" ".join(lines), text_width, 9) + ("\n" + _wrap(" ".join(notes), text_width, 8)
+                                                          if notes else ""), fontsize=8.5)
     return fig
 
 
@@ -339,16 +677,25 @@ SUFFIXES = (".svg", ".png", ".pdf")
 
 
 def figure(rep, kind: str):
-    return FIGURES.get_checked(kind)(rep)
+    """The figure ``kind`` of a report, or a :class:`Blank` when it has nothing
+    to draw (:func:`save` raises its :class:`NothingToDraw`, :func:`svg`
+    writes its reason; the figure functions themselves raise it)."""
+    try:
+        return FIGURES.get_checked(kind)(rep)
+    except NothingToDraw as e:
+        return Blank(e)
 
 
 def save(fig, path) -> Path:
-    """Write a figure (atomically; the suffix picks the format)."""
-    from bayeserr.base.errors import InputError
+    """Write a figure (atomically; the suffix picks the format).  A
+    :class:`Blank` raises its :class:`NothingToDraw` (an InputError) and
+    writes nothing."""
     from bayeserr.base.output import write_atomic
     path = Path(path)
     if path.suffix.lower() not in SUFFIXES:
         raise InputError(f"{path}: write figures as .svg, .png or .pdf.")
+    if isinstance(fig, Blank):
+        raise fig.error
     import matplotlib
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "bayeserr"}):
@@ -368,7 +715,11 @@ def _metadata(suffix: str) -> dict:
 
 
 def svg(fig) -> str:
-    """The figure as inline SVG markup (no XML prolog), for self-contained HTML."""
+    """The figure as inline SVG markup (no XML prolog), for self-contained HTML;
+    for a :class:`Blank`, a one-line note saying why there is no figure."""
+    if isinstance(fig, Blank):
+        import html
+        return f'<p class="note">No figure: {html.escape(fig.error.problem)}.</p>'
     import matplotlib
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": "bayeserr"}):

@@ -66,6 +66,9 @@ def rows_text(rows) -> str:
         text += " By input: " + "; ".join(
             f"{i['input']}: read {i['read']}, used {i['used']}, dropped {i['read'] - i['used']}"
             f"{_reasons(i.get('dropped', []))}" for i in inputs) + "."
+    notes = rows.get("notes") or []  # what the reader must know about how rows were read
+    if notes:
+        text += " " + " ".join(notes)
     return text
 
 
