@@ -29,8 +29,8 @@ from bayeserr.cli.options import (
     ranged,
     where_option,
 )
-from bayeserr.renderers.plots import FIGURES
-from bayeserr.reporting.build import COMPARE_FORMATS, FORMATS
+from bayeserr.renderers import FIGURE_KINDS, FIGURE_SUFFIXES
+from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS
 
 
 def _write_report(rep, fmt, output, save_posterior=None, seed=0):
@@ -211,7 +211,7 @@ def demo(fmt, level, output):
               help="The family of pairs the adjustment covers (as for report): vs=MODEL or all pairs.")
 @click.option("--top-k", "top_k", type=int, default=3, show_default=True, callback=ranged(1, integer=True),
               help="Size of the ranking's top-k confidence set (≥ 1).")
-@click.option("--kind", type=choice(FIGURES), default="forest", show_default=True,
+@click.option("--kind", type=click.Choice(FIGURE_KINDS), default="forest", show_default=True,
               help="forest (per-model intervals), ranks (rank intervals), pairs (pairwise differences), "
                    "heatmap (P(A > B)) or posterior.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
@@ -224,7 +224,7 @@ def plot(file, kind, output, level, cluster_correction, on_unpaired, adjust, pai
     from bayeserr.registries.options import Options
     from bayeserr.renderers import plots
     from bayeserr.reporting import build_report
-    if Path(output).suffix.lower() not in plots.SUFFIXES:  # before any work
+    if Path(output).suffix.lower() not in FIGURE_SUFFIXES:  # before any work
         raise InputError(f"{output}: write figures as .svg, .png or .pdf.")
     bayes = bayes_settings(kw, "json")
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,

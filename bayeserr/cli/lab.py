@@ -123,7 +123,7 @@ def simulate_power(n_text, p_text, m_text, icc, k_text, spread, fractional, reps
 
 
 def _fewcluster_options(f):
-    from bayeserr.lab.publish import FEWCLUSTER_SETTINGS as S
+    from bayeserr.lab.settings import FEWCLUSTER_SETTINGS as S
     opts = [
         click.option("--designs", "designs_text", default="all", show_default=True,
                      help="Cluster structures (comma-separated): equal_2, equal_3, equal_5, equal_10, "

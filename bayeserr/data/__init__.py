@@ -15,13 +15,23 @@ May import: :mod:`bayeserr.base`.  A new input format is a reader in
 :mod:`.readers` (registered in ``READERS``).
 """
 
-from bayeserr.data.dataset import (DEFAULT_COLUMNS, REQUIRED, Columns, RowAccount, cluster_codes,
-                                   question_means, resolve_columns, rows_of)
-from bayeserr.data.loading import load
-from bayeserr.data.memory import LOAD_BYTES_PER_ROW, MAX_CUBE_BYTES, load_memory_estimate
-from bayeserr.data.tables import STDIN, read_table
+# the public names of the former bayeserr/data.py module, all still here; imported on first use, so
+# that importing one light module of this package (e.g. .config) does not import pandas and xarray
+_NAMES = {
+    "dataset": ("DEFAULT_COLUMNS", "REQUIRED", "Columns", "RowAccount", "cluster_codes", "question_means",
+                "resolve_columns", "rows_of"),
+    "loading": ("load",),
+    "memory": ("LOAD_BYTES_PER_ROW", "MAX_CUBE_BYTES", "load_memory_estimate"),
+    "tables": ("STDIN", "read_table"),
+}
+_HOME = {name: module for module, names in _NAMES.items() for name in names}
+__all__ = sorted(_HOME)
 
-# the public names of the former bayeserr/data.py module, all still here
-__all__ = ["Columns", "DEFAULT_COLUMNS", "LOAD_BYTES_PER_ROW", "MAX_CUBE_BYTES", "REQUIRED", "RowAccount",
-           "STDIN", "cluster_codes", "load", "load_memory_estimate", "question_means", "read_table",
-           "resolve_columns", "rows_of"]
+
+def __getattr__(name):
+    if name in _HOME:
+        from importlib import import_module
+        value = getattr(import_module(f"bayeserr.data.{_HOME[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'bayeserr.data' has no attribute {name!r}")

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayeserr.lab.settings import FEWCLUSTER_SETTINGS
 from bayeserr.registries.methods import INTERVALS, label
 from bayeserr.registries.pairtests import TESTS
 from bayeserr.renderers.markdown import table
@@ -233,8 +234,6 @@ def calibration_page(cov: pd.DataFrame, rates: pd.DataFrame, figure: str, reps: 
 
 # ---------------------------------------------------------------- few and unequal clusters
 #: Settings of the published few-cluster study (``simulate fewclusters`` defaults).
-FEWCLUSTER_SETTINGS = dict(icc_diffs=(0.0, 0.02, 0.05, 0.1), gap=0.05, accuracy=0.6, icc=0.2, rho=0.7,
-                           spread=1.0)
 
 
 def run_fewclusters(reps: int, seed: int = 0, presets=None, icc_diffs=FEWCLUSTER_SETTINGS["icc_diffs"],

@@ -10,3 +10,8 @@ May import: every layer below.  A new output format is a module here that
 renders :mod:`bayeserr.reporting.document` blocks, registered in
 ``bayeserr.reporting.build.FORMATS``.
 """
+
+#: the figures ``bayeserr plot --kind`` draws (:data:`bayeserr.renderers.plots.FIGURES`, same order)
+#: and the files it writes: here, so that the command line lists them without importing matplotlib
+FIGURE_KINDS = ("forest", "ranks", "pairs", "heatmap", "posterior")
+FIGURE_SUFFIXES = (".svg", ".png", ".pdf")

@@ -28,6 +28,7 @@ import numpy as np
 from bayeserr.base.errors import InputError
 from bayeserr.base.registry import Registry
 from bayeserr.registries.methods import INTERVALS, report_methods
+from bayeserr.renderers import FIGURE_KINDS, FIGURE_SUFFIXES
 
 #: the pairs figure draws at most this many pairs (beyond, the neighbours in the ranking)
 MAX_PAIRS = 100
@@ -673,7 +674,9 @@ def posterior(rep, draws: int = 4000, seed: int = 0):
 FIGURES = Registry("figure kind", "--kind", {"forest": forest, "ranks": ranks, "pairs": pairs,
                                               "heatmap": heatmap, "posterior": posterior})
 KINDS = tuple(FIGURES)
-SUFFIXES = (".svg", ".png", ".pdf")
+SUFFIXES = FIGURE_SUFFIXES
+if KINDS != FIGURE_KINDS:  # the command line's list (bayeserr.renderers) must name every figure
+    raise ImportError(f"bayeserr.renderers.FIGURE_KINDS {FIGURE_KINDS} != plots.FIGURES {KINDS}")
 
 
 def figure(rep, kind: str):

@@ -7,15 +7,18 @@ May import: every layer below (base … analyses).  ``Report.to_markdown()`` and
 its siblings import a renderer when called (a result's display methods).
 """
 
-from bayeserr.base.jsonable import to_jsonable
-from bayeserr.reporting.build import (
-                                      FORMATS,
-                                      ComparisonReport,
-                                      Report,
-                                      build_comparison,
-                                      build_report,
-                                      build_report_view,
-)
+from bayeserr.reporting.formats import FORMATS
 
-__all__ = ["FORMATS", "ComparisonReport", "Report", "build_comparison", "build_report",
-           "build_report_view", "to_jsonable"]
+# the pipeline's names, imported on first use: listing the formats must not import the statistics
+_BUILD = ("ComparisonReport", "Report", "build_comparison", "build_report", "build_report_view")
+__all__ = ["FORMATS", *_BUILD, "to_jsonable"]
+
+
+def __getattr__(name):
+    if name in _BUILD or name == "to_jsonable":
+        from importlib import import_module
+        home = "bayeserr.base.jsonable" if name == "to_jsonable" else "bayeserr.reporting.build"
+        value = getattr(import_module(home), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'bayeserr.reporting' has no attribute {name!r}")

@@ -24,7 +24,7 @@ from bayeserr.analyses.comparison import (
 from bayeserr.analyses.ranking import rank_view
 from bayeserr.analyses.scoring import Scores, score_view
 from bayeserr.base.jsonable import dumps, to_jsonable  # noqa: F401 (dumps: its former home)
-from bayeserr.base.registry import Registry
+from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS  # noqa: F401 (their former home)
 from bayeserr.registries import caveats as _caveats
 from bayeserr.registries.options import Options
 from bayeserr.reporting.tables import select_pairs
@@ -123,8 +123,6 @@ class Report:
 
 
 #: output formats of a report: name -> Report method
-FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json",
-                                                  "latex": "to_latex", "html": "to_html"})
 
 
 def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
@@ -365,7 +363,6 @@ class ComparisonReport:
                 f"{len(self.warnings)} warnings)")
 
 
-COMPARE_FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json"})
 
 
 def build_comparison(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> ComparisonReport:

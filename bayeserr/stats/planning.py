@@ -10,15 +10,19 @@ import math
 import numbers
 from dataclasses import asdict, dataclass
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import xarray as xr
-from scipy import stats
-from scipy.optimize import brentq
 
 from bayeserr.base.errors import InputError, _row_list, describe, suggest
 from bayeserr.base.registry import check_level
-from bayeserr.data.dataset import cluster_codes, question_means
-from bayeserr.stats.estimators import se_clt, variance_components, z_value
+from bayeserr.stats.estimators import normal_quantile, se_clt, variance_components, z_value
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+# planning without a pilot file imports neither xarray, pandas nor scipy: the data layer and
+# scipy.optimize are imported where a pilot or a tie-zone root needs them (``bayeserr power`` starts fast)
 
 #: An example value of each planning input, for messages.
 _EXAMPLES = {"delta": "0.03 for a 3-point difference", "n": "500 questions", "alpha": "0.05",
@@ -54,7 +58,7 @@ def check_alpha_power(alpha, power) -> tuple[float, float]:
 def _z_sum(alpha: float, power: float) -> float:
     """``z_{α/2} + z_β`` of (M9)/(M10)."""
     alpha, power = check_alpha_power(alpha, power)
-    return z_value(1 - alpha) + float(stats.norm.ppf(power))
+    return z_value(1 - alpha) + normal_quantile(power)
 
 
 def _check_variances(omega2, sigma2_a, sigma2_b, k_a, k_b) -> None:
@@ -244,6 +248,7 @@ def mde_binary(n: float, p: float, rho: float, *, alpha: float = 0.05, power: fl
                          f"detectable at alpha {alpha:g} and power {power:.0%}: give a larger --n.")
     i = int(hit[0])
     low = 1e-12 if i == 0 else float(grid[i - 1])
+    from scipy.optimize import brentq
     delta = low if gap(low) >= 0 else float(brentq(gap, low, float(grid[i]), xtol=1e-14))
     try:
         _check_rho(p, p + delta, rho)
@@ -327,6 +332,7 @@ def check_pilot(ds, a, b) -> tuple[xr.Dataset, str, str]:
 
 
 def _pilot_pair(ds: xr.Dataset, a: str, b: str):
+    from bayeserr.data.dataset import question_means
     names = [str(m) for m in ds["model"].values]
     s, _ = question_means(ds)
     ia, ib = names.index(a), names.index(b)
@@ -362,6 +368,7 @@ def from_pilot(ds: xr.Dataset, a: str, b: str) -> PilotEstimates:
         omega2 = float(np.var(sa - sb, ddof=1))
     icc = raw = m = None
     deff, floored = 1.0, False
+    from bayeserr.data.dataset import cluster_codes
     codes = cluster_codes(ds)
     if codes is not None:
         codes = codes[both]

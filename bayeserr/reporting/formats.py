@@ -1,0 +1,12 @@
+"""The output formats of ``bayeserr report`` and ``bayeserr compare``: each
+``--format`` value and the report method that writes it.  Kept apart from
+:mod:`.build` so that the command line can list them without importing the
+statistics (``bayeserr --help`` starts in a fraction of a second)."""
+
+from __future__ import annotations
+
+from bayeserr.base.registry import Registry
+
+FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json",
+                                                  "latex": "to_latex", "html": "to_html"})
+COMPARE_FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json"})
