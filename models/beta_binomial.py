@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+
+from bayeserr.stats.distributions import beta_ppf
 
 PRIORS = {"uniform": (1.0, 1.0), "jeffreys": (0.5, 0.5)}
 
@@ -55,6 +56,8 @@ class BetaPosterior:
 
     @property
     def dist(self):
+        """The posterior as a frozen ``scipy.stats.beta`` (imported here: a report needs only its quantiles)."""
+        from scipy import stats
         return stats.beta(self.alpha, self.beta)
 
     @property
@@ -80,6 +83,7 @@ class BetaPosterior:
             return np.array([0.0, d.ppf(level)])
         if self.beta <= 1 and self.alpha > 1:
             return np.array([d.ppf(1 - level), 1.0])
+        from scipy import optimize
         width = lambda lo: d.ppf(lo + level) - d.ppf(lo)  # noqa: E731
         res = optimize.minimize_scalar(width, bounds=(0, 1 - level), method="bounded",
                                        options={"xatol": 1e-10})
@@ -104,4 +108,4 @@ def beta_intervals(k, n, level: float = 0.95, prior="uniform") -> np.ndarray:
     a, b = prior_parameters(prior)
     k, n = np.asarray(k, float), np.asarray(n, float)
     q = np.array([(1 - level) / 2, (1 + level) / 2])
-    return stats.beta.ppf(q, (a + k)[..., None], (b + n - k)[..., None])
+    return beta_ppf(q, (a + k)[..., None], (b + n - k)[..., None])

@@ -22,7 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
+
+from bayeserr.stats.distributions import beta_ppf
 
 T_GRID = 512
 
@@ -45,7 +47,7 @@ def prob_within(rope: float, n_a_only, n_b_only, n_concordant, alpha: float = 1.
     ``P(½ − rope/2t < u < ½ + rope/2t)``."""
     a, b, r = (np.atleast_1d(x) for x in posterior_parameters(n_a_only, n_b_only, n_concordant, alpha))
     q = (np.arange(T_GRID) + 0.5) / T_GRID
-    t = stats.beta.ppf(q[None, :], (a + b)[:, None], r[:, None])
+    t = beta_ppf(q[None, :], (a + b)[:, None], r[:, None])
     half = rope / (2 * t)
     hi = special.betainc(a[:, None], b[:, None], np.clip(0.5 + half, 0, 1))
     lo = special.betainc(a[:, None], b[:, None], np.clip(0.5 - half, 0, 1))

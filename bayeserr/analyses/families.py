@@ -138,15 +138,15 @@ def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -
     intervals are cut there (with few clusters a simultaneous t can be
     enormous — EvalPerf's 2 clusters give ±10⁵ points — and the cut only
     removes impossible values).  NaN outside the family."""
-    from scipy import stats
+    from bayeserr.stats.distributions import norm_isf, t_isf
     alpha, m = 1 - level, max(len(rows), 1)
     if adjust == "romano-wolf":
         crit = critical_t
     else:
         share = {"holm": alpha / m, "none": alpha,
                  "bh": alpha * max(int(np.sum(p_bh[rows] < alpha)), 1) / m}[adjust]
-        crit = np.where(np.isfinite(arr.df), stats.t.isf(share / 2, np.where(np.isfinite(arr.df), arr.df, 1.0)),
-                        stats.norm.isf(share / 2))
+        crit = np.where(np.isfinite(arr.df), t_isf(share / 2, np.where(np.isfinite(arr.df), arr.df, 1.0)),
+                        norm_isf(share / 2))
     inside = np.zeros(len(arr.diff), bool)
     inside[rows] = True
     with np.errstate(invalid="ignore"):  # no critical value (empty family) or no SE: NaN

@@ -249,8 +249,8 @@ def bootstrap_prob_positive(sums: np.ndarray, counts: np.ndarray, draws: int, rn
 # ------------------------------------------------------------------ helpers
 def _z_verdict(batch, se, alpha):
     """Two-sided z test of d̄ / SE (no decision where SE = 0 or undefined)."""
-    from scipy import stats
-    crit = stats.norm.ppf(1 - alpha / 2)
+    from bayeserr.stats.distributions import norm_isf
+    crit = norm_isf(alpha / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(se > 0, batch.diff / se, 0.0)
     return np.sign(batch.diff) * (np.abs(z) > crit)

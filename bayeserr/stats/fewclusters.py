@@ -50,7 +50,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from bayeserr.stats.distributions import t_ppf, t_sf
 
 from bayeserr.stats.estimators import cluster_sums
 
@@ -240,8 +241,8 @@ def t_test(estimate, se, df, level, null=0.0) -> TTest:
         stat = np.where(se > 0, diff / np.where(se > 0, se, 1.0),
                         np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
         stat = np.where(np.isnan(se) | np.isnan(diff) | np.isnan(df) | (df <= 0), np.nan, stat)
-        p = 2.0 * stats.t.sf(np.abs(stat), df)
-        crit = stats.t.ppf(0.5 + level / 2, df)
+        p = 2.0 * t_sf(np.abs(stat), df)
+        crit = t_ppf(0.5 + level / 2, df)
         half = np.where(se == 0, 0.0, crit * se)
         half = np.where(np.isnan(stat), np.nan, half)
     return TTest(statistic=stat, p_value=np.minimum(p, 1.0),

@@ -28,7 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from bayeserr.stats.distributions import binom_cdf, binom_pmf
 
 
 @dataclass(frozen=True)
@@ -207,15 +208,16 @@ def mcnemar_pvalues(n_a_only, n_b_only):
 
     Same rule as ``statsmodels.stats.contingency_tables.mcnemar(exact=True)``
     (``min(1, 2·F(min(b, c); b + c, ½))``, checked equal in the tests), which
-    takes one table per call; here ``scipy.stats.binom`` evaluates every pair
+    takes one table per call; here the binomial of :mod:`bayeserr.stats.distributions` evaluates every pair
     at once.  The mid-p value subtracts the point probability of the
     observed statistic: ``2·F(min) − f(min)`` (Fagerland et al. 2013).
     """
     b = np.asarray(n_a_only)
     c = np.asarray(n_b_only)
     small, total = np.minimum(b, c), b + c
-    exact = np.minimum(1.0, 2.0 * stats.binom.cdf(small, total, 0.5))
-    mid = np.minimum(1.0, 2.0 * stats.binom.cdf(small, total, 0.5) - stats.binom.pmf(small, total, 0.5))
+    cdf = binom_cdf(small, total, 0.5)
+    exact = np.minimum(1.0, 2.0 * cdf)
+    mid = np.minimum(1.0, 2.0 * cdf - binom_pmf(small, total, 0.5))
     return exact, mid
 
 

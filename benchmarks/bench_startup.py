@@ -1,0 +1,63 @@
+"""What a command costs before it does anything, and what a whole report costs.
+
+Prints the CPU time (user + sys of the child process, best of 3) of:
+
+* ``bayeserr --version``, ``--help`` and ``power`` without a pilot file
+  (issue 23's target: at most 0.3 s each);
+* the SWE-bench report with default options (``--format json``), side by side
+  with the closest peer's whole leaderboard on the same file
+  (``errorbars leaderboard FILE --json --cluster-col cluster_id``) when
+  ``errorbars`` is installed (``pip install errorbars``);
+* a fresh interpreter that only imports pandas and reads the file (the floor).
+
+Run: ``python benchmarks/bench_startup.py`` (needs ../shared for the SWE-bench file).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SWE = ROOT.parent / "shared" / "data" / "real" / "swebench_verified_bashonly_per_instance.csv.gz"
+
+
+def cpu(cmd: list[str], repeat: int = 3) -> float:
+    """Best CPU time (user + sys) of ``repeat`` runs of ``cmd`` in a child process, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return best
+
+
+def main() -> None:
+    exe = [sys.executable, "-m", "bayeserr.cli"]
+    rows = [("bayeserr --version", exe + ["--version"]),
+            ("bayeserr --help", exe + ["--help"]),
+            ("bayeserr power --delta 0.03 --omega2 0.111", exe + ["power", "--delta", "0.03", "--omega2", "0.111"])]
+    if SWE.exists():
+        rows += [("SWE-bench report --format json (default options)", exe + ["report", str(SWE), "--format", "json"]),
+                 ("SWE-bench report --format json --bayes off", exe + ["report", str(SWE), "--format", "json",
+                                                                      "--bayes", "off"]),
+                 ("floor: python -c 'import pandas; read the file'",
+                  [sys.executable, "-c", f"import pandas; pandas.read_csv({str(SWE)!r})"])]
+        peer = shutil.which("errorbars")
+        if peer:
+            rows.append(("peer: errorbars leaderboard --json --cluster-col cluster_id",
+                         [peer, "leaderboard", str(SWE), "--json", "--cluster-col", "cluster_id"]))
+    else:
+        print(f"({SWE} not found: the SWE-bench rows are skipped)")
+    print(f"CPU seconds (user + sys, best of 3), {os.cpu_count()} cores")
+    for name, cmd in rows:
+        print(f"  {cpu(cmd):6.2f}  {name}")
+
+
+if __name__ == "__main__":
+    main()
