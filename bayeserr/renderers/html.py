@@ -6,9 +6,19 @@ characters are removed.
 
 Written for 2 to 100+ models:
 
+* the page uses the window's width (up to 1,800 px; prose stays at a
+  readable measure);
 * every table sits in a scroll container (``div.scroll``, ``overflow:auto``,
   bounded height) with a sticky header row and a sticky first column, so a
   wide or long table scrolls inside its box and never widens the page;
+* the decision columns fit a 1,400 px window without scrolling sideways:
+  model names, pairs, verdicts and methods wrap (a pair as "A −" over "B",
+  the minus never starting a line), and the secondary columns of a table
+  (:data:`SECONDARY`: the pairs' n, unpaired, paired and paper SEs, ρ, wild
+  bootstrap and McNemar p; the models' CLT SE and design effect) are hidden
+  until its "Show all columns" box is ticked (CSS only, so it works without
+  the script, e.g. in Jupyter);
+* a table's note on the † mark is printed only when a column carries it;
 * clicking a column head sorts by it (numerically on the first number shown,
   so ``83.2 (2.4)`` sorts by 83.2 and ``[60.1, 80.2]`` by 60.1; ``–`` last in
   both directions; text columns in natural order); tables with more than a
@@ -46,16 +56,24 @@ COLLAPSE_ROWS = 40
 FILTER_ROWS = 8
 #: a figure wider than this (points) keeps its size in a horizontal scroll box
 WIDE_FIGURE_PT = 960
+#: columns hidden until the table's "Show all columns" box is ticked, by table key:
+#: the secondary standard errors and diagnostics, so that the decision columns (the
+#: pair, difference, headline SE and df, intervals, p, adjusted p, verdict, P(A > B), P(tie);
+#: a model's score, interval and method) fit a 1,400 px window without scrolling sideways
+SECONDARY = {"pairs": ("n", "se_unpaired", "se_paired", "se_clustered", "se_paper", "rho",
+                       "wild", "mcnemar"),
+             "models": ("se_clt", "deff")}
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:1.5rem auto;max-width:1800px;color:#222;padding:0 1.25rem}
 h1{font-size:1.5rem;overflow-wrap:anywhere}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-p,li,dd{overflow-wrap:anywhere}
-.scroll{overflow:auto;max-width:100%;max-height:80vh;margin:.5rem 0;border:1px solid #e4e4e4}
+p,li,dd{overflow-wrap:anywhere}p,ul.warn{max-width:72rem}
+.scroll{overflow:auto;width:fit-content;max-width:100%;max-height:80vh;margin:.5rem 0;border:1px solid #e4e4e4}
 table{border-collapse:separate;border-spacing:0;font-size:.88rem;width:max-content}
 th,td{padding:.25rem .6rem;text-align:right;border-bottom:1px solid #eee;white-space:nowrap;background:#fff}
 thead th{position:sticky;top:0;z-index:2;background:#fafafa;border-bottom:2px solid #999;vertical-align:bottom}
 td:first-child,th:first-child{text-align:left;position:sticky;left:0;z-index:1;border-right:1px solid #eee}
+td:first-child{white-space:normal;min-width:8rem;max-width:22rem;overflow-wrap:anywhere}
 thead th:first-child{z-index:3}
 th[data-type=text]{text-align:left}
 tbody tr:hover td{background:#f3f7fb}
@@ -63,6 +81,7 @@ th.sortable{cursor:pointer}th.sortable:hover{background:#eef3f8}
 th[aria-sort=ascending]::after{content:" \\25B2";font-size:.7em}th[aria-sort=descending]::after{content:" \\25BC";font-size:.7em}
 .tools{display:flex;gap:.6rem;align-items:center;flex-wrap:wrap;font-size:.85rem;margin:.6rem 0 .2rem}
 .tools input{width:16rem;max-width:100%}.tools .count{color:#666}
+label.allcols{font-size:.85rem;color:#245;cursor:pointer;margin-left:.3rem}input.allcols{margin:.6rem 0 0}
 details.rows>summary{cursor:pointer;color:#245;margin:.4rem 0}
 .note{color:#555;font-size:.85rem;max-width:60rem}.se{color:#666;font-size:.8rem;display:block}
 figure{margin:1rem 0;max-width:100%}figure svg{max-width:100%;height:auto}
@@ -319,7 +338,9 @@ def esc(x) -> str:
 def cell_html(c: Cell) -> str:
     if c.kind == "pct_se" and not c.missing:
         return f'{pct(c.value, c.digits)}<span class="se">({pct(c.se, c.digits)})</span>'
-    return cell_text(c, escape=esc) if c.kind in ("text", "pair") else esc(cell_text(c))
+    if c.kind == "pair":  # the minus stays with A when the cell wraps: "A −" over "B"
+        return f"{esc(c.value[0])}&nbsp;− {esc(c.value[1])}"
+    return cell_text(c, escape=esc) if c.kind == "text" else esc(cell_text(c))
 
 
 def _describe(t: Table, col) -> str | None:
@@ -344,15 +365,40 @@ def _describe(t: Table, col) -> str | None:
     return GLOSSARY.get(col.key)
 
 
+def secondary_columns(t: Table) -> list[int]:
+    """Indices of the columns of ``t`` hidden until "Show all columns" is
+    ticked (:data:`SECONDARY`; the pair table's headline SE, CR2 when
+    clustered else the paired SE, stays in view)."""
+    keys = [c.key for c in t.columns]
+    hide = set(SECONDARY.get(t.key, ()))
+    hide.discard("se_clustered" if "se_clustered" in keys else "se_paired")
+    return [j for j, k in enumerate(keys) if j > 0 and k in hide]
+
+
 def table_css(t: Table, table_id: str) -> str:
     """Per-table rules: text columns after the first are left-aligned and
-    may wrap (a long letter group or method name does not push the numbers
-    off screen)."""
+    may wrap (a long letter group, verdict or method name does not push the
+    numbers off screen); the secondary columns are hidden while the table's
+    "Show all columns" box is not ticked."""
+    rules = []
     cols = [i + 1 for i, c in enumerate(t.columns) if i > 0 and not c.numeric]
-    if not cols:
-        return ""
-    sel = ",".join(f"#{table_id} td:nth-child({i})" for i in cols)
-    return sel + "{text-align:left;white-space:normal;max-width:16rem;overflow-wrap:anywhere}"
+    if cols:
+        sel = ",".join(f"#{table_id} td:nth-child({i})" for i in cols)
+        rules.append(sel + "{text-align:left;white-space:normal;min-width:5rem;max-width:15rem;"
+                     "overflow-wrap:anywhere}")
+    hidden = secondary_columns(t)
+    if hidden:
+        sel = ",".join(f"#{table_id}-all:not(:checked)~.scroll #{table_id} {tag}:nth-child({j + 1})"
+                       for j in hidden for tag in ("th", "td"))
+        rules.append(sel + "{display:none}")
+    return "".join(rules)
+
+
+def _notes(t: Table) -> tuple:
+    """The notes of ``t`` to print: a note on the † mark only when a column carries it."""
+    if any(c.mark for c in t.columns):
+        return t.notes
+    return tuple(n for n in t.notes if not plain(n).lstrip().startswith("†"))
 
 
 def render_table(t: Table, table_id: str | None = None) -> str:
@@ -364,10 +410,16 @@ def render_table(t: Table, table_id: str | None = None) -> str:
         return f"<th{attrs}>{esc(c.head)}{'†' if c.mark else ''}</th>"
     head = "".join(th(c) for c in t.columns)
     body = "".join("<tr>" + "".join(f"<td>{cell_html(c)}</td>" for c in row) + "</tr>" for row in t.rows)
-    notes = "".join(f'<p class="note">{esc(n)}</p>' for n in t.notes)
+    notes = "".join(f'<p class="note">{esc(n)}</p>' for n in _notes(t))
     ident = f' id="{esc(table_id)}"' if table_id else ""
     table = (f'<div class="scroll"><table{ident} class="{esc(t.key)} sortable">'
              f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+    hidden = secondary_columns(t) if table_id else []
+    if hidden:  # a CSS-only switch (no script needed): ticked, the hidden columns show
+        names = ", ".join(esc(t.columns[j].head) for j in hidden)
+        table = (f'<input type="checkbox" class="allcols" id="{esc(table_id)}-all">'
+                 f'<label class="allcols" for="{esc(table_id)}-all">Show all columns '
+                 f"(also {names})</label>{table}")
     if len(t.rows) > COLLAPSE_ROWS and t.key not in ("models", "ranking"):
         table = (f'<details class="rows"><summary>{esc(t.title)}: {len(t.rows)} rows '
                  f"(click to show)</summary>{table}</details>")
@@ -468,5 +520,5 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
 
 
 def render(rep, figures: bool = True, fragment: bool = False) -> str:
-    return render_blocks(doc.report_blocks(rep, figures=figures, warning_limit=None), rep,
+    return render_blocks(doc.report_blocks(rep, figures=figures), rep,
                          f"bayeserr report: {rep.source}", source=rep.source, fragment=fragment)

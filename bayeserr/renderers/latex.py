@@ -15,18 +15,30 @@ Typesetting choices (for 2 to 100+ models):
   (``[-4.8, 5.5]``); undefined values are an en dash (``--``), never
   ``nan``.  Column heads are the words of the table model
   (:attr:`~bayeserr.reporting.tables.Column.latex`); long heads break over
-  two lines.
-* **Width.**  Rather than shrinking a wide table until it is unreadable, the
-  renderer estimates each column's width (Computer Modern metrics) and picks
-  ``\\small``, else ``\\footnotesize`` (``\\tabcolsep`` 4 pt); a table still
-  wider than :data:`TEXT_WIDTH_PT` (the 345 pt text width of LaTeX's 10 pt
-  ``article``) is *wrapped*: its columns are split into blocks stacked in
-  the same table, each block repeating the first (name) column under its
-  own header row.  Long text cells (a pair "A − B", letter groups) wrap in a
-  ``\\parbox``.  As a safety net for other classes, a float is wrapped in
+  two or three lines.
+* **Captions** (:func:`caption_latex`) say what every column means — the
+  letter groups or the rank intervals, C_eff, df, K, the recommended
+  method of each model and what that method is, the † mark — so a table
+  can go into a paper as it is.
+* **Width.**  A table is never split into side-by-side parts.  The renderer
+  estimates each column's width (Computer Modern metrics at each design
+  size) and takes the first that fits :data:`TEXT_WIDTH_PT` (the 345 pt
+  text width of LaTeX's 10 pt ``article``): as it is at ``\\small`` or
+  ``\\footnotesize``; for the per-model table, with the columns that hold
+  one value in every row (n, C, C_eff, df, K, Method) moved into the
+  caption ("the same for every model: n = 500, …"); at ``\\scriptsize``;
+  then with optional columns left out one at a time (ρ and df of the
+  pairs, the Bayesian rank columns, the per-model diagnostics and the
+  intervals of ``--methods`` from right to left), each named in the
+  caption with where to find it.  A pair's verdict is printed "A higher",
+  "B higher" or "n.s.".  Long text cells wrap in a ragged-right
+  ``\\parbox``: a pair as "A −" over "B" (the minus never starts a line),
+  a method or verdict at the space that balances two lines.  As a safety
+  net for other classes, a float is wrapped in
   ``\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{…}``
-  (``graphicx``), which only ever shrinks a table that would overflow, never
-  enlarges one.  A table wider than one column of a two-column layout
+  (``graphicx``), which only ever shrinks a table that would overflow (a
+  float estimated up to 5% too wide is left to it), never enlarges one.  A
+  table wider than one column of a two-column layout
   (:data:`COLUMN_WIDTH_PT`) is a ``table*``, which spans both columns there
   and is an ordinary table in one-column documents.
 * **Length.**  A table taller than about a page
@@ -64,11 +76,63 @@ TEXT_WIDTH_PT = 345.0
 COLUMN_WIDTH_PT = 240.0
 #: a table estimated taller than this (pt) is a longtable
 FLOAT_HEIGHT_PT = 470.0
-#: font sizes tried in turn: (command, size in pt at 10 pt)
-SIZES = (("small", 9.0), ("footnotesize", 8.0))
-TABCOLSEP_PT = 4.0
-#: text cells wider than this wrap in a \parbox (the first column, the others)
-LABEL_MAX_PT, TEXT_MAX_PT = 150.0, 100.0
+#: layouts tried in turn: (size command, font size in pt at 10 pt, \tabcolsep, widest
+#: first-column and other text cells in pt before they wrap in a \parbox)
+SIZES = (("small", 9.0, 4.0, 150.0, 100.0), ("footnotesize", 8.0, 4.0, 130.0, 85.0),
+         ("scriptsize", 7.0, 3.0, 90.0, 60.0))
+#: Computer Modern's smaller design sizes are relatively wider: a digit is 0.5 em of cmr10 but
+#: 0.512 em of cmr9, 0.531 of cmr8 and 0.584 of cmr7
+OPTICAL = {"small": 1.025, "footnotesize": 1.063, "scriptsize": 1.168}
+#: estimated widths are scaled by this (kerning, rules, rounding)
+WIDTH_FACTOR = 1.0
+#: a float as much as this narrower than its estimate is still taken as fitting: its
+#: \resizebox shrinks it (the estimate runs about 2% wide)
+FLOAT_SHRINK = 0.95
+#: tables whose single-valued columns move into the caption before the font shrinks to
+#: \scriptsize (in the others only instead of leaving a column out)
+FOLD_FIRST = frozenset({"models"})
+#: columns that move into the caption ("the same for every model: K = 1") when they hold one
+#: value in every row and the table is too wide with them
+FOLDABLE = frozenset({"n", "C", "c_eff", "df", "K", "method"})
+#: columns that may be left out (named in the caption) when a table is still too wide, first
+#: to go first, by table key (the per-model table: design effect and CLT SE, then the
+#: intervals of --methods from right to left)
+OPTIONAL = {"pairs": ("rho", "df"), "ranking": ("rank_credible", "rank_expected")}
+#: shorter LaTeX heads than the table model's, by column key (the caption says which SE)
+HEADS = {"se": "SE"}
+#: what each column means, by table key: (column key, LaTeX source) in caption order
+COLUMN_NOTES = {
+    "models": (
+        ("group", (r"Group: models sharing a letter cannot be told apart at this level after the "
+                   r"multiplicity adjustment.")),
+        ("c_eff", (r"$C_{\mathrm{eff}} = n^2/\sum_c n_c^2$: the effective number of clusters ($n_c$ "
+                   r"questions in cluster $c$), below $C$ when clusters have unequal sizes.")),
+        ("df", (r"df: Bell--McCaffrey degrees of freedom of the $t$ quantile of the clustered (CR2) "
+                r"interval; few df give a wide interval.")),
+        ("se_clt", r"SE (CLT): the standard error if questions were independent."),
+        ("deff", r"Design effect: clustered over independent-questions variance."),
+        ("K", r"$K$: answers per question (the average when it varies)."),
+    ),
+    "ranking": (
+        ("rank", r"Rank: by the score, 1 the best."),
+        ("rank_all", (r"Ranks (all): rank interval holding for every model at once, from the "
+                      r"pairwise decisions.")),
+        ("rank_own", r"Ranks (own): rank interval of this model alone, from its own pairs."),
+        ("tied_best", r"Tied with best: its interval for all models contains 1."),
+        ("p_best", r"$P(\mathrm{best})$: posterior probability of being the best."),
+        ("rank_expected", r"$E[\mathrm{rank}]$: posterior mean rank."),
+        ("rank_credible", r"Rank CrI: posterior credible interval of the rank."),
+    ),
+    "pairs": (
+        ("diff", r"Diff.: $A - B$ in points."),
+        ("df", r"df: Bell--McCaffrey degrees of freedom of the $t$ quantile."),
+        ("rho", r"$\rho$: correlation of the two models' per-question scores."),
+        ("p", r"$p$: two-sided, one pair at a time."),
+        ("verdict", (r"Verdict: the model declared higher after the adjustment (A or B); n.s.: not "
+                     r"declared different.")),
+        ("p_better", r"$P(A>B)$: posterior probability that $A$ is higher."),
+    ),
+}
 
 # Computer Modern Roman advance widths in em (rounded), for layout estimates
 _EM = {**dict.fromkeys("0123456789", 0.5), **dict.fromkeys(".,;:!'`|", 0.28),
@@ -129,13 +193,16 @@ def width_em(text: str) -> float:
     return w
 
 
-def _breakable(text: str) -> str:
-    """Escaped ``text`` with break points after punctuation and inside long runs."""
+def _breakable(text: str, tail: bool = True) -> str:
+    """Escaped ``text`` with break points after punctuation and inside long
+    runs; ``tail=False``: none after the last character (what follows, the
+    "−" of a pair label, stays on its line)."""
     out, run = [], 0
-    for ch in plain(text):
+    chars = plain(text)
+    for i, ch in enumerate(chars):
         out.append(SPECIAL.get(ch, ch))
         run = 0 if ch == " " else run + 1
-        if ch in "-_/]),.:;" or run >= 10:
+        if (ch in "-_/]),.:;" or run >= 10) and (tail or i < len(chars) - 1):
             out.append(r"\allowbreak{}")
             run = 0
     return "".join(out)
@@ -148,16 +215,21 @@ def _cell_plain(c: Cell) -> str:
     return cell_text(c, escape=plain)
 
 
-def cell_latex(c: Cell, math: bool = False, box: float | None = None) -> str:
+def cell_latex(c: Cell, math: bool = False, box: float | None = None, split: bool = False) -> str:
     """One cell; ``math``: the column is in math mode (numbers); ``box``: wrap
-    the text in a ragged-right \\parbox of this width (pt)."""
+    the text in a ragged-right \\parbox of this width (pt); ``split``: a
+    wrapped text cell breaks first at the space that best balances two lines
+    ("Clustered" over "(CR2, t)", not "Clustered (CR2," over "t)")."""
     if c.kind == "pct_se" and not c.missing:
         return stacked(_minus(pct(c.value, c.digits)), f"({_minus(pct(c.se, c.digits))})")
     if c.kind in ("pair", "text"):
         if box is not None:
-            text = (f"{_breakable(c.value[0])}~$-$\\newline {_breakable(c.value[1])}" if c.kind == "pair"
-                    else _breakable(c.value))
-            text = rf"\parbox[t]{{{box:.0f}pt}}{{\raggedright {text}}}"
+            halves = _balanced_split(plain(c.value)) if split and c.kind == "text" else None
+            text = (f"{_breakable(c.value[0], tail=False)}~$-$\\newline {_breakable(c.value[1])}"
+                    if c.kind == "pair" else
+                    f"{_breakable(halves[0])}\\newline {_breakable(halves[1])}" if halves else
+                    _breakable(c.value))
+            text = rf"\parbox[t]{{{box:.0f}pt}}{{\raggedright\strut {text}\strut}}"
         else:
             text = f"{esc(c.value[0])} $-$ {esc(c.value[1])}" if c.kind == "pair" else esc(c.value)
         return rf"\mbox{{{text}}}" if math else text
@@ -169,8 +241,9 @@ def cell_latex(c: Cell, math: bool = False, box: float | None = None) -> str:
 
 
 # ------------------------------------------------------------------ layout
-def _head_source(c) -> str:
-    return (c.latex if c.latex is not None else esc(c.head)) + ("$^\\dagger$" if c.mark else "")
+def _head_source(c, mark: bool = True) -> str:
+    head = HEADS.get(c.key, c.latex if c.latex is not None else esc(c.head))
+    return head + ("$^\\dagger$" if c.mark and mark else "")
 
 
 def _top_level_spaces(src: str) -> list[int]:
@@ -197,88 +270,90 @@ def _visible(src: str) -> str:
 
 def _head(c, cells_em: float) -> tuple[str, float, int]:
     """(LaTeX head, width in em, lines): long heads break at the top-level
-    space that best balances the two lines."""
+    spaces that best balance the lines (two, or three when two lines are
+    still much wider than the column's cells)."""
     src = _head_source(c)
     full = width_em(_visible(src))
     spots = _top_level_spaces(src)
-    if full <= max(cells_em, 2.5) * 1.15 or not spots:
+    room = max(cells_em, 2.5) * 1.15
+    if full <= room or not spots:
         return src, full, 1
-    best = min(spots, key=lambda i: max(width_em(_visible(src[:i])), width_em(_visible(src[i + 1:]))))
-    top, bottom = src[:best], src[best + 1:]
-    return stacked(top, bottom, "b"), max(width_em(_visible(top)), width_em(_visible(bottom))), 2
+
+    def lines_of(cut) -> list[str]:
+        bounds = [-1, *cut, len(src)]
+        return [src[a + 1:b] for a, b in itertools.pairwise(bounds)]
+
+    def widest(cut) -> float:
+        return max(width_em(_visible(x)) for x in lines_of(cut))
+
+    cuts = [(i,) for i in spots]
+    if len(spots) >= 2 and min(map(widest, cuts)) > room:
+        cuts = [(i, k) for i in spots for k in spots if i < k]
+    best = min(cuts, key=widest)
+    lines = lines_of(best)
+    head = r"\begin{tabular}[b]{@{}c@{}}" + "\\\\ ".join(lines) + r"\end{tabular}"
+    return head, widest(best), len(lines)
 
 
 class Layout:
-    """Column widths, blocks, size and float/longtable choice of one table."""
+    """Column widths, size and float/longtable choice of one table (one block:
+    a table is never split into side-by-side parts)."""
 
-    def __init__(self, t: Table, size: str, pt: float):
-        self.size, self.pt = size, pt
+    def __init__(self, t: Table, size: str, pt: float, sep: float = 4.0,
+                 label_max: float = 150.0, text_max: float = 100.0, caption: str = ""):
+        self.size, self.pt, self.sep = size, pt, sep
+        em = pt * OPTICAL.get(size, 1.0)  # widths: the design size's glyphs are relatively wider
         cols = t.columns
         self.box = [None] * len(cols)
         self.heads, self.widths, self.head_lines = [], [], []
         for j, c in enumerate(cols):
-            cells = [_cell_em(row[j]) for row in t.rows] or [0.0]
+            cells = [_cell_em(row[j], math=j > 0 and c.numeric) for row in t.rows] or [0.0]
             cell_em = max(cells)
-            limit = (LABEL_MAX_PT if j == 0 else TEXT_MAX_PT) / pt
+            limit = (label_max if j == 0 else text_max) / em
             if (not c.numeric or j == 0) and cell_em > limit:
-                pair = all(row[j].kind == "pair" for row in t.rows)
-                longest = max(_pair_line_em(row[j]) for row in t.rows) if pair else limit
+                if all(row[j].kind == "pair" for row in t.rows):
+                    longest = max(_pair_line_em(row[j]) for row in t.rows)
+                elif j > 0:  # a method or verdict: two balanced lines
+                    longest = max(_two_lines_em(row[j]) for row in t.rows)
+                else:
+                    longest = limit
                 cell_em = min(limit, longest)
-                self.box[j] = cell_em * pt * 1.08
+                self.box[j] = cell_em * em * 1.08
             head, head_em, lines = _head(c, cell_em)
             self.head_lines.append(lines)
             self.heads.append(head)
-            self.widths.append(max(cell_em, head_em) * pt * 1.04 + 2 * TABCOLSEP_PT)
-        self.blocks = self._partition()
+            self.widths.append(max(self.box[j] or 0.0, max(cell_em, head_em) * em * WIDTH_FACTOR) + 2 * sep)
+        self.blocks = [list(range(len(cols)))]
         tall = [2 if any(c.kind == "pct_se" for c in row) else 1 for row in t.rows]
         for j, b in enumerate(self.box):  # wrapped text cells take several lines
             if b is not None:
-                tall = [max(h, _lines(row[j], b / pt)) for h, row in zip(tall, t.rows)]
+                tall = [max(h, _lines(row[j], b / em)) for h, row in zip(tall, t.rows)]
         line = 1.2 * pt
         body = sum(tall) * line + 1.5 * len(t.rows)
-        self.height = sum(body + max(self.head_lines[j] for j in b) * line + 8 for b in self.blocks)
-        self.width = max(self.block_width(b) for b in self.blocks)
+        # the caption (10 pt, about 0.47 em a character on the text width) sits in the float too
+        caption_lines = math.ceil(len(caption) * 0.47 * 10 / TEXT_WIDTH_PT) if caption else 0
+        self.height = body + max(self.head_lines or [1]) * line + 8 + 12 * caption_lines + 10
+        self.width = self.block_width(self.blocks[0])
 
     def block_width(self, block) -> float:
         return sum(self.widths[j] for j in block)
 
-    def _partition(self) -> list[list[int]]:
-        """The fewest blocks (runs of columns, each led by the first column)
-        that fit :data:`TEXT_WIDTH_PT`, as even as possible: the widest
-        block is as narrow as it can be (linear partition)."""
-        n = len(self.widths)
-        if n <= 2 or self.block_width(range(n)) <= TEXT_WIDTH_PT:
-            return [list(range(n))]
-        first, rest = self.widths[0], self.widths[1:]
-        k = 1  # greedy count: the fewest blocks
-        width = first
-        for w in rest:
-            if width + w > TEXT_WIDTH_PT and width > first:
-                k, width = k + 1, first
-            width += w
-        m = len(rest)
-        prefix = [0.0, *itertools.accumulate(rest)]
-        # cost[i][b]: the smallest widest block putting rest[:i] into b blocks
-        inf = float("inf")
-        cost = [[inf] * (k + 1) for _ in range(m + 1)]
-        cut = [[0] * (k + 1) for _ in range(m + 1)]
-        cost[0][0] = 0.0
-        for b in range(1, k + 1):
-            for i in range(1, m + 1):
-                for a in range(b - 1, i):
-                    c = max(cost[a][b - 1], first + prefix[i] - prefix[a])
-                    if c < cost[i][b]:
-                        cost[i][b], cut[i][b] = c, a
-        blocks, i = [], m
-        for b in range(k, 0, -1):
-            a = cut[i][b]
-            blocks.append([0, *range(a + 1, i + 1)])
-            i = a
-        return blocks[::-1]
+    @property
+    def float(self) -> bool:
+        """Short enough for a float (else a longtable)."""
+        return self.height <= FLOAT_HEIGHT_PT
+
+    @property
+    def fits(self) -> bool:
+        """As wide as the text, or a float that ``\\resizebox`` shrinks by at most
+        :data:`FLOAT_SHRINK` (a longtable cannot be shrunk)."""
+        return self.width <= TEXT_WIDTH_PT / (FLOAT_SHRINK if self.float else 1.0)
 
 
-def _cell_em(c: Cell) -> float:
-    return width_em(_cell_plain(c))
+def _cell_em(c: Cell, math: bool = False) -> float:
+    """Estimated width in em; ``math``: in a math-mode column, where a hyphen is a minus sign."""
+    text = _cell_plain(c)
+    return width_em(text.replace("-", "−") if math and c.kind not in ("text", "pair") else text)
 
 
 def _pair_line_em(c: Cell) -> float:
@@ -287,21 +362,162 @@ def _pair_line_em(c: Cell) -> float:
     return max(width_em(f"{plain(a)} −"), width_em(plain(b)))
 
 
+def _balanced_split(text: str) -> tuple[str, str] | None:
+    """``text`` in two lines at the space that best balances them (None: one word)."""
+    spots = [i for i, ch in enumerate(text) if ch == " "]
+    if not spots:
+        return None
+    best = min(spots, key=lambda i: max(width_em(text[:i]), width_em(text[i + 1:])))
+    return text[:best], text[best + 1:]
+
+
+def _two_lines_em(c: Cell) -> float:
+    """The wider line of a text cell broken at the space that best balances two lines."""
+    text = plain(cell_text(c, escape=plain))
+    halves = _balanced_split(text)
+    return width_em(text) if halves is None else max(map(width_em, halves))
+
+
 def _lines(c: Cell, box_em: float) -> int:
     if c.kind == "pair":
         return sum(max(1, math.ceil(width_em(plain(v)) / box_em)) for v in c.value)
     return max(1, math.ceil(_cell_em(c) / box_em))
 
 
-def layout(t: Table) -> Layout:
-    """The first size at which the table fits in one block on a page, else
-    the first at which it fits in one block (a longtable), else the smallest
-    (wrapped in blocks)."""
-    tries = [Layout(t, size, pt) for size, pt in SIZES]
+def layout(t: Table, caption: str = "", sizes=SIZES) -> Layout:
+    """The first size at which the table fits the text width and a page (a
+    float), else the first at which it fits the width (a longtable), else
+    the smallest."""
+    tries = [Layout(t, *size, caption=caption) for size in sizes]
     for lay in tries:
-        if len(lay.blocks) == 1 and lay.height <= FLOAT_HEIGHT_PT:
+        if lay.fits and lay.float:
             return lay
-    return next((lay for lay in tries if len(lay.blocks) == 1), tries[-1])
+    return next((lay for lay in tries if lay.fits), tries[-1])
+
+
+# ------------------------------------------------------------------ fitting and captions
+def _short_verdicts(t: Table) -> Table:
+    """The verdict of a pair as "A higher", "B higher" or "n.s." (the pair
+    column names A and B), so the column stays narrow."""
+    keys = [c.key for c in t.columns]
+    if "verdict" not in keys or not t.columns or t.columns[0].key != "pair":
+        return t
+    j = keys.index("verdict")
+    rows = []
+    for row in t.rows:
+        a, b = row[0].value if row[0].kind == "pair" else (None, None)
+        word = row[j].value
+        short = ("A higher" if word == f"{a} higher" else "B higher" if word == f"{b} higher" else
+                 "n.s." if word == "not different" else word)
+        rows.append(row[:j] + (Cell("text", short),) + row[j + 1:])
+    return replace(t, rows=tuple(rows))
+
+
+def _without(t: Table, keys) -> Table:
+    keep = [j for j, c in enumerate(t.columns) if c.key not in keys]
+    return replace(t, columns=tuple(t.columns[j] for j in keep),
+                   rows=tuple(tuple(row[j] for j in keep) for row in t.rows))
+
+
+def _constant_columns(t: Table) -> list:
+    """Columns of :data:`FOLDABLE` holding one value in every row: ``(column, text)``."""
+    out = []
+    for j, c in enumerate(t.columns):
+        if c.key in FOLDABLE and len(t.rows) > 1:
+            values = {cell_text(row[j], escape=plain) for row in t.rows}
+            if len(values) == 1:
+                out.append((c, values.pop()))
+    return out
+
+
+def _optional(t: Table) -> list[str]:
+    """Keys of the columns that may be left out to fit the page, first to go first."""
+    from bayeserr.registries.methods import INTERVALS
+    keys = [c.key for c in t.columns]
+    if t.key == "models":
+        methods = [k for k in keys if k in INTERVALS]
+        return [k for k in ("deff", "se_clt") if k in keys] + methods[::-1]
+    return [k for k in OPTIONAL.get(t.key, ()) if k in keys]
+
+
+def fit(t: Table) -> tuple[Table, Layout, list, list]:
+    """The table as printed and its layout, in one block (never split into
+    side-by-side parts), the first of: as it is at ``\\small`` or
+    ``\\footnotesize``; for the per-model table, with the columns holding one
+    value in every row (:data:`FOLDABLE`) moved into the caption; at
+    ``\\scriptsize``; with optional columns (``_optional``) left out one
+    at a time, each named in the caption (one holding a single value is
+    folded into the caption instead).  Returns ``(table, layout, folded,
+    omitted)``."""
+    t = _short_verdicts(t)
+    caption = t.caption
+    lay = layout(t, caption, SIZES[:-1])
+    if lay.fits:
+        return t, lay, [], []
+    folded = _constant_columns(t) if t.key in FOLD_FIRST else []
+    t = _without(t, {c.key for c, _ in folded})
+    lay = layout(t, caption)
+    omitted = []
+    for key in _optional(t):
+        if lay.fits:
+            break
+        same = [(c, v) for c, v in _constant_columns(t) if c.key == key]
+        if same:
+            folded += same
+        else:
+            omitted.append(next(c for c in t.columns if c.key == key))
+        t = _without(t, {key})
+        lay = layout(t, caption)
+    return t, lay, folded, omitted
+
+
+def _mark_note(t: Table) -> str:
+    return r" $^\dagger$~Assumes independent questions (not cluster-aware)." if any(
+        c.mark for c in t.columns) else ""
+
+
+def _method_note(t: Table, folded=()) -> str:
+    """What the Method column holds (or held, when it was folded into the
+    caption): the method recommended for each model's data, with the meaning
+    of each method that appears."""
+    from bayeserr.registries.methods import INTERVALS
+    keys = [c.key for c in t.columns]
+    if "method" in keys:
+        j = keys.index("method")
+        shown = {str(row[j].value) for row in t.rows}
+    else:
+        shown = {v for c, v in folded if c.key == "method"}
+    if not shown:
+        return ""
+    about = [f"{esc(m.label)}: {esc(m.meaning.rstrip('.'))}" for m in INTERVALS.values()
+             if m.label in shown and m.meaning]
+    return (" Method: the method of the interval column, the one recommended for each model's data"
+            + (" (" + "; ".join(about) + ")." if about else "."))
+
+
+def caption_latex(t: Table, folded=(), omitted=(), explain: bool = True) -> str:
+    """The caption as LaTeX source: the table's caption, then (``explain``)
+    what each of its columns means (:data:`COLUMN_NOTES`, the methods, the
+    † mark; so the table can go into a paper as it is), the values common to
+    every row, and the columns left out to fit the page."""
+    keys = {c.key for c in t.columns} | {c.key for c, _ in folded}
+    parts = [esc(t.caption)]
+    if explain:
+        parts += [text for key, text in COLUMN_NOTES.get(t.key, ()) if key in keys]
+    text = " ".join(parts)
+    if explain:
+        text += _method_note(t, folded) + _mark_note(t)
+    if folded:
+        who = "model" if t.key == "models" else "pair" if t.key == "pairs" else "row"
+        same = ", ".join(rf"\mbox{{{_head_source(c)} $= {math_text(v)}$}}" if c.numeric else
+                         f"{_head_source(c)}: {esc(v)}" for c, v in folded)
+        text += f" The same for every {who}: {same}."
+    if omitted:
+        names = ", ".join(_head_source(c, mark=False) for c in omitted)
+        text += (f" Left out to fit the page: {names} (in the Markdown, HTML and JSON reports; "
+                 "choose the intervals with \\texttt{--methods})." if t.key == "models" else
+                 f" Left out to fit the page: {names} (in the Markdown, HTML and JSON reports).")
+    return text
 
 
 def _block(t: Table, lay: Layout, block) -> tuple[str, str, list[str]]:
@@ -310,51 +526,51 @@ def _block(t: Table, lay: Layout, block) -> tuple[str, str, list[str]]:
     spec = "".join(">{$}c<{$}" if m else ("l" if pos == 0 else "c") for pos, m in enumerate(math))
     heads = [rf"\multicolumn{{1}}{{c}}{{{lay.heads[j]}}}" if m else lay.heads[j]
              for m, j in zip(math, block)]
-    body = [" & ".join(cell_latex(row[j], math=m, box=lay.box[j]) for m, j in zip(math, block)) + r" \\"
+    end = r" \\[2pt]" if any(lay.box[j] is not None for j in block) else r" \\"  # air between wrapped rows
+    em = lay.pt * OPTICAL.get(lay.size, 1.0)
+
+    def split(pos, j, cell) -> bool:  # break at the balanced space only a cell too wide for its box
+        return pos > 0 and lay.box[j] is not None and _cell_em(cell) * em > lay.box[j]
+    body = [" & ".join(cell_latex(row[j], math=m, box=lay.box[j], split=split(pos, j, row[j]))
+                       for pos, (m, j) in enumerate(zip(math, block))) + end
             for row in t.rows]
     return spec, " & ".join(heads) + r" \\", body
 
 
-def render_table(t: Table, label: str | None = None) -> tuple[str, set]:
-    """A table as LaTeX source, and the packages it needs."""
-    lay = layout(t)
+def render_table(t: Table, label: str | None = None, explain: bool = False) -> tuple[str, set]:
+    """A table as LaTeX source, and the packages it needs; ``explain``: the
+    caption also says what each column means (as in a report)."""
+    t, lay, folded, omitted = fit(t)
     label = label or "tab:bayeserr-" + t.key
-    size = [rf"\{lay.size}", rf"\setlength{{\tabcolsep}}{{{TABCOLSEP_PT:g}pt}}"]
-    caption = rf"\caption{{{esc(t.caption)}}}"
-    blocks = [_block(t, lay, b) for b in lay.blocks]
+    size = [rf"\{lay.size}", rf"\setlength{{\tabcolsep}}{{{lay.sep:g}pt}}"]
+    caption = rf"\caption{{{caption_latex(t, folded, omitted, explain)}}}"
+    spec, head, body = _block(t, lay, lay.blocks[0])
+    n = len(lay.blocks[0])
     if lay.height > FLOAT_HEIGHT_PT:
-        lines = [r"\begingroup", *size]
-        for k, ((spec, head, body), n) in enumerate(zip(blocks, map(len, lay.blocks))):
-            first = caption + rf"\label{{{label}}}\\" if k == 0 else r"\caption[]{(continued)}\\"
-            if k:
-                lines.append(r"\addtocounter{table}{-1}")
-            lines += [rf"\begin{{longtable}}{{{spec}}}", first, r"\toprule", head, r"\midrule",
-                      r"\endfirsthead",
-                      rf"\multicolumn{{{n}}}{{l}}{{\emph{{Table~\thetable{{}} (continued)}}}}\\",
-                      r"\toprule", head, r"\midrule", r"\endhead", r"\bottomrule", r"\endfoot",
-                      *body, r"\end{longtable}"]
-        lines.append(r"\endgroup")
+        lines = [r"\begingroup", *size, rf"\begin{{longtable}}{{{spec}}}", caption + rf"\label{{{label}}}\\",
+                 r"\toprule", head, r"\midrule", r"\endfirsthead",
+                 rf"\multicolumn{{{n}}}{{l}}{{\emph{{Table~\thetable{{}} (continued)}}}}\\",
+                 r"\toprule", head, r"\midrule", r"\endhead", r"\bottomrule", r"\endfoot",
+                 *body, r"\end{longtable}", r"\endgroup"]
         return "\n".join(lines), {"booktabs", "array", "longtable"}
     env = "table*" if lay.width > COLUMN_WIDTH_PT else "table"
-    lines = [rf"\begin{{{env}}}[t]", r"\centering", *size]
-    for k, (spec, head, body) in enumerate(blocks):
-        if k:
-            lines += ["", r"\medskip"]
-        lines += [r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
-                  rf"\begin{{tabular}}{{{spec}}}", r"\toprule" if k == 0 else r"\midrule[\heavyrulewidth]",
-                  head, r"\midrule", *body, r"\bottomrule", r"\end{tabular}}"]
-    lines += [caption, rf"\label{{{label}}}", rf"\end{{{env}}}"]
+    lines = [rf"\begin{{{env}}}[t]", r"\centering", *size,
+             r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+             rf"\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *body, r"\bottomrule",
+             r"\end{tabular}}", caption, rf"\label{{{label}}}", rf"\end{{{env}}}"]
     return "\n".join(lines), {"booktabs", "array", "graphicx"}
 
 
 ORDER = ("booktabs", "array", "graphicx", "longtable")
 
 
-def render_blocks(blocks, header: str) -> str:
+def render_blocks(blocks, header: str, explain: bool = False) -> str:
+    """The blocks as LaTeX: tables (``explain``: captions that say what each
+    column means), notes, row accounting and warnings as comments."""
     parts, needs = [], set()
     for b in blocks:
         if isinstance(b, Table):
-            text, pkgs = render_table(b)
+            text, pkgs = render_table(b, explain=explain)
             parts.append(text)
             needs |= pkgs
         elif isinstance(b, doc.Para) and b.role in ("rows", "note"):
@@ -377,6 +593,7 @@ def render(rep) -> str:
     kw = {"methods": rep.methods or "recommended"}
     if getattr(rep, "groups", None) is not None:
         kw["groups"] = rep.groups
+    kw["groups_note"] = getattr(rep, "groups_note", None)
     blocks = [tables.models_table(rep.scores, rep.level, bayes=rep.bayes is not None, **kw)]
     if getattr(rep, "ranking", None) is not None:
         r = rep.ranking
@@ -391,5 +608,5 @@ def render(rep) -> str:
         if len(shown) < len(rep.comparisons):
             blocks.append(doc.Para(f"Showing {len(shown)} of {len(rep.comparisons)} pairs; --pairs all "
                                    "prints every pair.", "note"))
-    blocks += [doc.Para(doc.rows_text(rep.rows), "rows"), *doc.warnings_blocks(rep.warnings, None)]
-    return render_blocks(blocks, f"bayeserr report: {rep.source}")
+    blocks += [doc.Para(doc.rows_text(rep.rows), "rows"), *doc.warnings_blocks(rep.warnings)]
+    return render_blocks(blocks, f"bayeserr report: {rep.source}", explain=True)

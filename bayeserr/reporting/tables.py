@@ -119,6 +119,7 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
         row += [Cell("interval", s.intervals.get(k)) for k in keys]
         rows.append(tuple(row))
     notes = [groups_note] if groups_note and groups is None else []
+    lead = len(notes)  # the notes before the table's own first one
     notes += [f"Scores and intervals in percentage points; {level:.0%} intervals. The interval "
              "column shows the method recommended for each model's data (clusters: CR2 with t, or "
              "where that leaves [0, 1] Clopper–Pearson on n_eff for 0/1 scores and the "
@@ -146,10 +147,10 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
                      f"the effective number of clusters. {head_of_reference(corr)}: the "
                      f"{'paper’s (M4)' if corr == 'paper' else 'CR1'} SE with a normal quantile, "
                      "shown for reference; too narrow when df is small.")
-        if mark:
+        if mark and any(c.mark for c in cols):  # only where a column carries the †
             notes.append("† assumes independent questions (not cluster-aware).")
     one_cluster = clustered and any(s.se_clustered is None for s in scores)
-    notes.insert(1, f"SE in parentheses: the {se_name}"
+    notes.insert(lead + 1, f"SE in parentheses: the {se_name}"
                  + (", or the CLT SE for a model whose questions lie in one cluster." if one_cluster else "."))
     caption = (f"Scores (%) with the {se_name} in parentheses; n questions"
                + (", C clusters" if clustered else "") + f"; {level:.0%} intervals by method.")
