@@ -593,7 +593,7 @@ class Ratings:
         """Jupyter: the ratings page's blocks as a self-scoped fragment."""
         from bayeserr.renderers.html import render_blocks
         from bayeserr.reporting.arena import ratings_blocks
-        return render_blocks(ratings_blocks(self, warning_limit=None), fragment=True)
+        return render_blocks(ratings_blocks(self), fragment=True)
 
     def __repr__(self) -> str:
         return f"Ratings({self.source!r}: {len(self.models)} models)"

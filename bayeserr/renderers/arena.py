@@ -23,12 +23,12 @@ def to_latex(r) -> str:
     if r.not_separable:
         blocks.append(doc.Bullets(_neighbour_items(r), "neighbours"))
     if r.warnings:
-        blocks += doc.warnings_blocks(r.warnings, None)
+        blocks += doc.warnings_blocks(r.warnings)
     return render_blocks(blocks, f"bayeserr arena: {r.source}")
 
 
 def to_html(r) -> str:
     """The page shows every warning (as the eval report's page does)."""
     from bayeserr.renderers.html import render_blocks
-    return render_blocks(ratings_blocks(r, warning_limit=None), title=f"Arena ratings: {r.source}",
+    return render_blocks(ratings_blocks(r), title=f"Arena ratings: {r.source}",
                          source=r.source)  # base name in the title and heading
