@@ -236,3 +236,50 @@ def test_markdown_prose_is_wrapped(cli):
     # never a line that Markdown would read as a list, heading or quote
     assert wrap("a " * 60 + "- b " + "c " * 60).count("\n- ") == 0
     assert wrap("x" * 150) == "x" * 150  # words are never broken
+
+
+# ------------------------------------------------------------------ found in review
+def test_pass_at_k_tables_keep_the_report_rules():
+    """pass@k tables: the same in-range choice as the main table (not 'cut'
+    for want of the Bayesian intervals), --methods respected, pairs selected."""
+    ds = bayeserr.load(real_file("evalperf_per_task.csv.gz"))
+    rep = bayeserr.report(ds, pass_k=(1,))
+    scores, comps = rep.pass_at_k[1]
+    assert all(0 <= s.recommended.interval[0] <= s.recommended.interval[1] <= 1 for s in scores)
+    assert not any(s.recommended.cut for s in scores)
+    main = {s.model: s.recommended.interval for s in rep.scores}
+    same = [s for s in scores if s.recommended.key == rep.scores[s.model].recommended.key]
+    assert same and all(s.recommended.interval == pytest.approx(main[s.model], abs=1e-9) for s in same)
+    md = rep.to_markdown()
+    section = md.split("## pass@1")[1]
+    head = next(line for line in section.splitlines() if line.startswith("| Model"))
+    assert head.endswith("| 95% interval | Method |")  # --methods recommended: no other columns
+    assert f"Showing 33 of {len(comps):,} pairs" in " ".join(section.split())
+
+
+def test_compare_without_an_estimable_posterior_prints_no_nan(cli):
+    res = cli("compare", real_file("livebench_20250113_per_question.csv.gz"), "gpt-4-turbo-2024-04-09",
+              "claude-3-5-sonnet-20240620_failsafe", "--on-unpaired", "drop")
+    assert res.exit_code == 0, res.output
+    assert "nan" not in res.output and "Not shown:" in res.output and "not estimable" in res.output
+    assert "small_n" not in res.output  # the one-cluster 0/1 model gets Wilson, not a CLT interval
+
+
+def test_one_cluster_binary_model_gets_wilson():
+    """A 0/1 model whose answered questions all lie in one cluster gets
+    Wilson, as the rule printed under the table says (it got a Bayesian one)."""
+    n = 100
+    codes = np.arange(n) % 5
+    b = pd.DataFrame({"model": "b", "question_id": range(n), "cluster_id": codes,
+                      "score": (np.arange(n) % 3 == 0).astype(int)})
+    a = b[codes == 0].assign(model="a")
+    scores = bayeserr.score(bayeserr.load(pd.concat([a, b])))
+    assert scores["a"].n_clusters == 1 and scores["a"].recommended.key == "wilson"
+
+
+def test_notes_name_only_columns_that_are_shown(cli):
+    from bayeserr.examples import example_path
+    plain = " ".join(cli("report", example_path(), "--bayes", "off").output.split())
+    full = " ".join(cli("report", example_path(), "--bayes", "off", "--methods", "all").output.split())
+    assert "Clustered (paper, z): the paper’s (M4) SE" not in plain
+    assert "Clustered (paper, z): the paper’s (M4) SE" in full

@@ -21,9 +21,10 @@ def for_model(score) -> list[Caveat]:
     m = score.model
     rec = recommendation(score)
     if score.n_questions < SMALL_N and rec.key == "clt":  # the table shows a CLT interval
-        out.append(Caveat("small_n", m, facts={"n": score.n_questions}, message=f"only {score.n_questions} questions: the table's CLT interval "
-                          "is unreliable below 100 questions; --bayes fast gives the Bayesian "
-                          "interval the table would show instead."))
+        out.append(Caveat("small_n", m, facts={"n": score.n_questions}, message=f"only {score.n_questions} "
+                          "questions: its CLT interval, the one the report shows, is unreliable below "
+                          "100 questions; with --bayes off no Bayesian interval was computed (--bayes fast "
+                          "adds one)."))
     if score.mean in (0.0, 1.0):
         out.append(Caveat("degenerate_clt", m, facts={"mean": score.mean}, message=f"every score is {score.mean:g}: the CLT standard "
                           "error collapses to 0 and its interval to a point; the exact and "
@@ -155,7 +156,7 @@ def summary(warnings: list, names: int | None = NAMES_SHOWN) -> str:
         text = first.message
     else:
         text = (f"for example, {first.subject + ': ' if first.pair is None else ''}{first.message} "
-                "(each one in --format json)")
+                "Each one is in --format json.")
     kind = "pairs" if first.pair is not None else "models"
     if first.code in _UNLISTED:  # the counts say it; a list of hundreds of pairs would not
         return f"{len(subjects)} {kind} {text}"
@@ -169,7 +170,7 @@ def _alone(w) -> str:
 def _listing(subjects: list, names: int | None) -> str:
     if names is None or len(subjects) <= names:
         return ", ".join(subjects)
-    return ", ".join(subjects[:names]) + f", … and {len(subjects) - names} more (all in --format json)"
+    return ", ".join(subjects[:names]) + f", … and {len(subjects) - names} more, all in --format json"
 
 
 def _span(warnings, key: str, fmt: str = "{:.1f}") -> str:
@@ -198,8 +199,8 @@ _GENERAL = {
         "the clustered standard error is itself noisy, and the clustered interval uses t on that df, so it "
         "is wide for a reason; the paper's z-based clustered interval is too narrow here."),
     "small_n": lambda ws: (
-        f"{_span(ws, 'n', '{:d}')} questions: the table's CLT interval is unreliable below {SMALL_N} "
-        "questions; --bayes fast gives the Bayesian interval the table would show instead."),
+        f"{_span(ws, 'n', '{:d}')} questions: their CLT interval, the one the report shows, is unreliable "
+        f"below {SMALL_N} questions; with --bayes off no Bayesian interval was computed (--bayes fast adds one)."),
     "unpaired_dropped": _unpaired,
     "degenerate_clt": lambda ws: (
         "every score is 0, or every score is 1: the CLT standard error collapses to 0 and its interval to a "

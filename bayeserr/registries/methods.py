@@ -238,7 +238,6 @@ def _hierarchical(batch, level):
     kept as ``hierarchical_mu`` (``batch.side``): a different estimand.
     With clusters and K > 1 the model has three levels (cluster rates φ_g):
     its grid posterior under ``fast``, non-centred NUTS under ``mcmc``."""
-    from bayeserr.models import hierarchical
     rows = _hierarchical_rows(batch)
     out, mu_out = _nan(batch), _nan(batch)
     batch.side["hierarchical_mu"] = mu_out
@@ -265,6 +264,18 @@ def _hierarchical(batch, level):
             batch.record(int(row), "hierarchical", idata)
             batch.notes.extend(notes)
         return out
+    from bayeserr.models.three_level import _one_thread
+    with _one_thread():  # many small array products: BLAS threads cost more than they give
+        _hierarchical_grid(batch, level, rows, out, mu_out, k_u, n_u, m_u)
+    return out
+
+
+def _hierarchical_grid(batch, level, rows, out, mu_out, k_u, n_u, m_u) -> None:
+    """:func:`_hierarchical` without a sampler: the three-level grid posterior
+    for rows with clusters and K > 1, the two-level one (batched unless the
+    fits are kept) for the others; fills ``out`` (the weighted mean) and
+    ``mu_out`` (μ)."""
+    from bayeserr.models import hierarchical
     three = _three_level_rows(batch) & rows
     for row, post in zip(np.flatnonzero(three), _three_level_fits(batch, np.flatnonzero(three), level)):
         mu_out[row] = post.interval(level)
@@ -272,18 +283,17 @@ def _hierarchical(batch, level):
         batch.record(int(row), "hierarchical", post)
     rows = rows & ~three
     if not rows.any():
-        return out
+        return
     if not batch.keep_fits:
         mu_out[rows] = hierarchical.batch_intervals(k_u[rows], n_u[rows], level)
         out[rows] = hierarchical.weighted_mean_intervals(k_u[rows], n_u[rows], level, weights=m_u[rows])
-        return out
+        return
     for row in np.flatnonzero(rows):
         used = n_u[row] > 0
         post = hierarchical.fit_exact(k_u[row][used], n_u[row][used])
         mu_out[row] = post.interval(level)
         out[row] = post.weighted_mean_interval(level, weights=m_u[row][used])
         batch.record(int(row), "hierarchical", post)
-    return out
 
 
 @register("hierarchical_mu", "Hierarchical μ (new cluster)", "Hierarchical $\\mu$", "bayes",
@@ -393,7 +403,7 @@ def recommendation(score) -> Recommendation:
        cluster-effect posterior: the same estimand (the mean over the
        population of clusters), inside [0, 1] and as wide as few clusters
        make it;
-    2. 0/1 scores, one answer each, no clusters: Wilson (holds its level from
+    2. 0/1 scores, one answer each, no clusters (or one): Wilson (holds its level from
        n = 10 in the lab, never leaves [0, 1], keeps its width at 0/n and n/n);
     3. otherwise (fractional scores or K > 1) with fewer than 100 questions:
        the Bayesian interval that applies (hierarchical posterior for 0/1
@@ -420,7 +430,7 @@ def recommendation(score) -> Recommendation:
         if outside:
             candidates.append("cluster_effect_posterior")
         candidates.append("clustered")
-    if score.binary and score.n_clusters is None:
+    if score.binary and not clustered:  # no clusters, or all in one (no cluster-level inference)
         candidates.append("wilson")
     if score.n_questions < 100:
         candidates += ["hierarchical_posterior", "bayesian_bootstrap"]

@@ -163,7 +163,9 @@ def _pass_at_k(view: DataView, options: Options) -> dict:
     from dataclasses import replace
 
     from bayeserr.stats.passk import pass_at_k
-    plain = replace(options, bayes="off")
+    # the report's settings, but no posteriors kept: pass@k values are fractional scores with one
+    # value per problem, so the Bayesian intervals are the cheap ones (bootstrap, cluster effect)
+    plain = replace(options, prior_sensitivity=False)
     n, c = view.pass_counts()
     have = n > 0
     out = {}
@@ -243,8 +245,9 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
     warnings = [w for m in scores for w in m.caveats] + pair_caveats(comps, view.clustered) + notes
     if view.clustered and any(m.binary for m in scores):
         warnings.append(_caveats.Caveat(
-            "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull "
-            "assume independent questions; with clusters read the 'n_eff' versions."))
+            "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull (in the "
+            "JSON, and as columns with --methods all) assume independent questions; with clusters read "
+            "their 'n_eff' versions."))
     groups, groups_note = _groups(scores, comps)
     if comps.family is not None and comps.family.draws.min_p >= 1 - options.level:
         warnings.append(_caveats.family_cannot_decide(comps.family.to_dict()))

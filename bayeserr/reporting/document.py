@@ -97,7 +97,8 @@ def bayes_note(settings, clustered: bool, sampled: bool = True) -> str:
                                        " (no model needed a sampler: nothing was sampled)"))
     pairs = ("normal model with a cluster random effect on the paired differences" if clustered else
              "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
-    return (f"Bayesian columns (--bayes {settings.mode}): Beta posterior with prior "
+    return (f"Bayesian intervals (--bayes {settings.mode}; all in the JSON, and as columns with --methods all): "
+            "Beta posterior with prior "
             f"{prior_label(settings.prior)}; hierarchical Beta–Binomial posterior of the mean by "
             f"{hier}; for fractional scores, the Bayesian bootstrap and, with clusters, the "
             "cluster-effect posterior (a cluster random effect on the mean, inside [0, 1]); "
@@ -214,7 +215,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
                 text = (f"Showing the {len(shown)} pairs of the family ({rep.pairs}), as does the JSON; "
                         "--pairs all decides and prints every pair.")
             else:
-                text = (f"Showing {len(shown)} of {len(rep.comparisons)} pairs (neighbours in the ranking); "
+                text = (f"Showing {len(shown):,} of {len(rep.comparisons):,} pairs (neighbours in the ranking); "
                         "--pairs all prints every pair, and the JSON holds them all.")
             out.append(Para(text, "note", user_text=True))
         if figures:
@@ -225,9 +226,13 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
         out.append(Figure("posterior"))
     for k, (scores, comps) in (rep.pass_at_k or {}).items():
         out += [Heading(f"pass@{k} (unbiased estimator, per problem)"),
-                tables.models_table(scores, rep.level, bayes=False)]
+                tables.models_table(scores, rep.level, bayes=bayes_on, methods=rep.methods)]
         if len(comps):
-            out.append(tables.pairs_table(comps, rep.level, rep.adjust))
+            shown = tables.select_pairs(comps, scores, rep.pairs)
+            out.append(tables.pairs_table(shown, rep.level, rep.adjust, family=comps.family, main=False))
+            if len(shown) < len(comps):
+                out.append(Para(f"Showing {len(shown):,} of {len(comps):,} pairs (neighbours in the pass@{k} "
+                                "ranking); --pairs all prints every pair, and the JSON holds them all.", "note"))
     out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level), user_text=True),
             Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
             Heading("Rows"), Para(rows_text(rep.rows), "rows")]
@@ -293,7 +298,9 @@ def comparison_blocks(rep) -> list:
                          (T.text(f"{c.a} wrong"), cell("int", mc.n_b_only), cell("int", mc.n_neither)))),
                 Para(f"McNemar exact p = {pval(mc.p_value)}, mid-p = {pval(mc.p_mid)}")]
     post = rep.posterior
-    if post is not None:
+    if post is not None and not np.isfinite(post.prob_a_better):  # nothing to show but the reason
+        out += [Heading("Posterior"), Para(f"Not shown: {post.method}.")]
+    elif post is not None:
         out += [Heading(f"Posterior ({post.method})"), _posterior_table(post, rep.level),
                 Para(f"P(A > B) = {post.prob_a_better:.3f}; P(|A − B| < {100 * post.rope:g} pt) = "
                      f"{post.prob_tie:.3f}")]

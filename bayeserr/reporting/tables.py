@@ -125,8 +125,9 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
              "where that leaves [0, 1] Clopper–Pearson on n_eff for 0/1 scores and the "
              "cluster-effect posterior for fractional ones or K > 1; 0/1 scores: Wilson; small "
              "fractional or K > 1 sets: Bayesian; else CLT; never outside [0, 1]"
-             + ("; 'cut to [0, 1]': no interval inside [0, 1] by construction is available "
-                "(--bayes off), so the method's is cut to it, which keeps its coverage"
+             + ("; 'cut to [0, 1]': no interval that stays inside [0, 1] by construction applies "
+                "(with --bayes off none is computed), so the method's is cut to [0, 1], which keeps its "
+                "coverage"
                 if any(s.recommended.cut for s in scores) else "") + "); "
              + ("every other method follows." if methods == "all" else
                 "--methods all shows every method.")]
@@ -142,11 +143,12 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
     se_name = "CLT SE"
     if clustered:
         se_name = "clustered SE (CR2)"
+        reference = (f" {head_of_reference(corr)}: the {'paper’s (M4)' if corr == 'paper' else 'CR1'} SE "
+                     "with a normal quantile, shown for reference; too narrow when df is small."
+                     if "clustered_paper" in keys else "")  # only when its column is shown
         notes.append("Clustered (CR2, t): CR2 standard error with a t quantile on the "
                      "Bell–McCaffrey df, valid with few or unequal clusters; C_eff = n²/Σn_c² is "
-                     f"the effective number of clusters. {head_of_reference(corr)}: the "
-                     f"{'paper’s (M4)' if corr == 'paper' else 'CR1'} SE with a normal quantile, "
-                     "shown for reference; too narrow when df is small.")
+                     "the effective number of clusters." + reference)
         if mark and any(c.mark for c in cols):  # only where a column carries the †
             notes.append("† assumes independent questions (not cluster-aware).")
     one_cluster = clustered and any(s.se_clustered is None for s in scores)
@@ -204,7 +206,7 @@ def head_of_reference(corr: str) -> str:
 
 
 def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bool = False,
-                family=None) -> Table:
+                family=None, main: bool = True) -> Table:
     """Pairwise table.  ``compact`` (LaTeX): the headline columns only;
     ``family``: the :class:`~bayeserr.analyses.families.Decisions` the verdicts come from
     (default: that of ``comps``)."""
@@ -274,10 +276,13 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
         rows.append(tuple(row))
     basis = ("CR2 SE of the paired differences with t on the Bell–McCaffrey df (df column)"
              if clustered else "paired SE (M7) with z")
+    single = clustered and any(c.test == "z_paired" for c in comps)
+    if single:  # a pair whose common questions lie in one cluster has no CR2 SE
+        basis += "; a pair whose common questions lie in one cluster (df –), the paired SE (M7) with z"
+    use = ("; the groups, the rank intervals for all models, the tie-zone sentence and the figures use "
+           "it (a model's own rank interval uses its own pairs, a smaller family)" if main else "")
     notes = [f"Differences in points; CI and p use the {basis}, one pair at a time. Verdict: "
-             f"the report's one decision per pair, from the {adj} (adjusted over {family_size(family)}); "
-             "the groups, the rank intervals for all models, the tie-zone sentence and the figures use "
-             "it (a model's own rank interval uses its own pairs, a smaller family)."]
+             f"one decision per pair, from the {adj} (adjusted over {family_size(family)}){use}."]
     if adjusted:
         notes.append(ADJUSTED_CI_NOTES[adjust] + " One that excludes 0 is always a pair declared different.")
     if clustered and not compact:
