@@ -1,4 +1,4 @@
 """Top layer, the simulation lab (``docs/methods.md`` §8): evals with known truth
 (:mod:`.simulate`), leaderboards with known truth for the ranking
 (:mod:`.ranking`), and the published tables, figures and the calibration
-page (:mod:`.publish`)."""
+page (:mod:`.publish`, with the studies' settings in :mod:`.settings`)."""

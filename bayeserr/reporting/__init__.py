@@ -1,7 +1,8 @@
 """Layer 7, the report: the pipeline that computes every number of a report
 once (:mod:`.build`) and lays it out as neutral tables and blocks
 (:mod:`.tables`, :mod:`.document`, :mod:`.arena`, :mod:`.text`), which the
-renderers (:mod:`bayeserr.renderers`) write out in each format.
+renderers (:mod:`bayeserr.renderers`) write out in each format; the output
+formats are listed in :mod:`.formats` (light, for the command line).
 
 May import: every layer below (base … analyses).  ``Report.to_markdown()`` and
 its siblings import a renderer when called (a result's display methods).

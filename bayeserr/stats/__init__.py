@@ -3,7 +3,10 @@ in ``docs/methods.md``.  No I/O, no report, no sampler.
 
 * :mod:`.estimators` — means, CLT and clustered SEs, variance components (§2);
 * :mod:`.fewclusters` — CR2, Bell–McCaffrey df, the wild cluster bootstrap (§2.9);
-* :mod:`.exact` — Clopper–Pearson, Wilson, Jeffreys through statsmodels (§2.4);
+* :mod:`.exact` — Clopper–Pearson, Wilson, Jeffreys, Agresti–Coull, statsmodels'
+  formulas in closed form (§2.8);
+* :mod:`.distributions` — the t, normal, binomial and beta functions a report
+  needs, from ``scipy.special`` (``scipy.stats`` costs every command half a second);
 * :mod:`.pairs` — all-pairs paired moments, McNemar, pair cluster totals (§3);
 * :mod:`.passk` — the unbiased pass@k estimator (§6);
 * :mod:`.planning` — power, sample size, tie zone (§4);
