@@ -283,3 +283,9 @@ def test_notes_name_only_columns_that_are_shown(cli):
     full = " ".join(cli("report", example_path(), "--bayes", "off", "--methods", "all").output.split())
     assert "Clustered (paper, z): the paper’s (M4) SE" not in plain
     assert "Clustered (paper, z): the paper’s (M4) SE" in full
+
+
+def test_one_model_report_has_no_pairwise_text():
+    df = pd.DataFrame({"model": "only", "question_id": range(30), "score": np.arange(30) % 2})
+    md = bayeserr.report(bayeserr.load(df)).to_markdown()
+    assert "Tie zone" not in md and "P(A > B)" not in md and "For one pair alone" not in md

@@ -88,21 +88,21 @@ def warnings_blocks(warnings, limit=MAX_NAMES) -> list:
     return [Bullets(warning_items(warnings, limit))]
 
 
-def bayes_note(settings, clustered: bool, sampled: bool = True) -> str:
+def bayes_note(settings, clustered: bool, sampled: bool = True, pairs: bool = True) -> str:
     """Which Bayesian model produced the posterior columns (``sampled``: whether
     any model needed NUTS under ``--bayes mcmc``)."""
     from bayeserr.models.beta_binomial import prior_label
     hier = ("PyMC NUTS (three levels with clusters and K > 1)" if settings.mode == "mcmc" and sampled
             else "exact quadrature" + ("" if settings.mode != "mcmc" else
                                        " (no model needed a sampler: nothing was sampled)"))
-    pairs = ("normal model with a cluster random effect on the paired differences" if clustered else
+    model = ("normal model with a cluster random effect on the paired differences" if clustered else
              "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
     return (f"Bayesian intervals (--bayes {settings.mode}; all in the JSON, and as columns with --methods all): "
             "Beta posterior with prior "
             f"{prior_label(settings.prior)}; hierarchical Beta–Binomial posterior of the mean by "
             f"{hier}; for fractional scores, the Bayesian bootstrap and, with clusters, the "
-            "cluster-effect posterior (a cluster random effect on the mean, inside [0, 1]); "
-            f"P(A > B) and P(tie) (|A − B| < {100 * settings.rope:g} pt) from the {pairs}.")
+            "cluster-effect posterior (a cluster random effect on the mean, inside [0, 1])"
+            + (f"; P(A > B) and P(tie) (|A − B| < {100 * settings.rope:g} pt) from the {model}." if pairs else "."))
 
 
 ADJUST_NAMES = {"romano-wolf": "Romano–Wolf step-down", "holm": "Holm", "bh": "Benjamini–Hochberg",
@@ -196,7 +196,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
                                groups=rep.groups, groups_note=getattr(rep, "groups_note", None))]
     if bayes_on:
         sampled = not any(w.code == "mcmc_not_needed" for w in rep.warnings)
-        out.append(Para(bayes_note(rep.bayes, clustered, sampled), "note"))
+        out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(rep.scores) > 1), "note"))
     if figures:
         out.append(Figure("forest"))
     out += ranking_blocks(rep, figures)
@@ -233,8 +233,9 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
             if len(shown) < len(comps):
                 out.append(Para(f"Showing {len(shown):,} of {len(comps):,} pairs (neighbours in the pass@{k} "
                                 "ranking); --pairs all prints every pair, and the JSON holds them all.", "note"))
-    out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level), user_text=True),
-            Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
+    if len(rep.scores) > 1:  # one model: no pair, no tie zone
+        out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level), user_text=True)]
+    out += [Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
             Heading("Rows"), Para(rows_text(rep.rows), "rows")]
     return out
 
