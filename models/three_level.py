@@ -47,21 +47,27 @@ Two fits of the same model:
   refined where an a-posteriori error estimate asks.  Each cluster's φ_c is
   integrated numerically: for every κ_q the cluster likelihood
   ``l_c(x) = Π_i BetaBinomial(k_i | K_i, expit(x) κ_q, expit(−x) κ_q)`` is
-  tabulated once on a uniform grid in x = logit φ (log-gamma sums grouped by
-  count; clusters with the same questions' (k, K) computed once), and
-  ``∫ l_c(x) Normal(x; η, τ) dx`` is a matrix product of that table with
+  tabulated once per fit on a uniform lattice in x = logit φ (log-gamma sums
+  grouped by count; clusters with the same questions' (k, K) computed once),
+  and ``∫ l_c(x) Normal(x; η, τ) dx`` is a matrix product of that table with
   the normal weights of the nodes — the trapezoid rule, whose error falls
-  like exp(−2π² (width / step)²) for these smooth integrands, the step being
-  half the sharpest cluster likelihood's width; for τ below ¾ of that width
-  the integral is a Gauss–Hermite sum in z with l_c evaluated exactly at
-  η + τz (``_integrals``).  The interval of μ inverts its posterior CDF
-  (μ increases with η on each line; cubic-Hermite cumulative integrals,
-  fourth order: ``_mu_summaries``).  The interval of W: given the
-  hyperparameters and the data the φ_c are independent, their first four
-  conditional moments come from the same matrix products, and W's posterior
-  is the grid mixture of laws with those cumulants (Pearson type I or
-  Edgeworth, ``hierarchical._mixture_quantiles``) on η lines refined by
-  interpolation, each node's law widened by its cell (``_w_mixture``).
+  like exp(−2π² (width / step)²) for these smooth integrands.  The finest
+  lattice's step is half the sharpest cluster's binomial width; each κ_q
+  takes the coarsest of its halvings whose step is at most 1/2.5 of its own
+  likelihoods' sharpest width (which grows as κ_q falls: a cluster of
+  questions far apart says less about φ_c), checked a posteriori, and each
+  τ one whose step is at most τ / 1.5 (``_Lattice``); for τ below ¾ of the
+  binomial width the integral is a Gauss–Hermite sum in z with l_c
+  evaluated exactly at η + τz (``_integrals``).  Lines (τ, κ_q) computed by
+  one pass are kept for the next (``_SlabCache``).  The interval of μ
+  inverts its posterior CDF (μ increases with η on each line; cubic-Hermite
+  cumulative integrals, fourth order: ``_mu_summaries``).  The interval of
+  W: given the hyperparameters and the data the φ_c are independent, their
+  first four conditional moments come from the same matrix products, and
+  W's posterior is the grid mixture of laws with those cumulants (Pearson
+  type I or Edgeworth, ``hierarchical._mixture_quantiles``) on η lines
+  refined by interpolation, each node's law widened by its cell
+  (``_w_mixture``).
 * :func:`fit_mcmc` — PyMC NUTS on the same model, non-centred.
 
 Both are tested against each other (tests/test_three_level.py: within 4
@@ -86,7 +92,7 @@ Z_WEIGHTS = np.exp(-Z_NODES ** 2 / 2) / np.exp(-Z_NODES ** 2 / 2).sum()
 _GH = {n: (z, w / w.sum()) for n in (8, 12, 16) for z, w in [np.polynomial.hermite_e.hermegauss(n)]}
 #: the x = logit φ grid stays within ±X_LIMIT; beyond, each cluster likelihood is taken as constant
 X_LIMIT = 15.0
-#: x-grid step as a fraction of the sharpest cluster likelihood's SD (binomial width, a lower bound)
+#: the finest x-lattice step as a fraction of the sharpest cluster likelihood's SD (binomial width)
 X_STEP = 0.5
 #: below this × that SD, τ is integrated in z (Gauss–Hermite) rather than on the x grid; above,
 #: the integrand is at least 1.2 steps wide and the trapezoid error below exp(−2π² 1.2²) ≈ 5e-13
@@ -167,6 +173,7 @@ class _Data:
     n_clusters: int
     n_questions: int
     n_answers: int
+    lattice: object = None  #: the fit's :class:`_Lattice` (x lattices kept across its passes)
 
 
 def _prepare(k, n, codes, weights=None) -> _Data:
@@ -261,7 +268,7 @@ def _pattern_rows(data: _Data, rows) -> _Data:
     """The patterns ``rows`` of ``data`` alone (for :func:`_loglik`)."""
     tables = tuple((kind, values, counts[rows]) for kind, values, counts in data.tables)
     return replace(data, k=data.k[rows], n=data.n[rows], tables=tables, mult=data.mult[rows],
-                   share=data.share[rows])
+                   share=data.share[rows], lattice=None)
 
 
 def _windowed_loglik(data: _Data, x: np.ndarray, log_kappa):
@@ -301,93 +308,347 @@ def _spread(tau):
     return np.sqrt(1 + np.pi / 8 * np.asarray(tau, float) ** 2)
 
 
+#: a cluster likelihood's lattice step is at most its width / this (the old fixed step,
+#: X_STEP × the sharpest binomial width, is the finest level); with τ ≥ TAU_STEPS steps the
+#: product l_c × Normal(η, τ) is at least 1.27 steps wide: trapezoid error below 2e-14
+WIDTH_STEPS = 2.5
+TAU_STEPS = 1.5
+#: the a-posteriori check of a lattice: the trapezoid sums of l_c and of its second moment from
+#: every other node may differ from the full lattice's by at most this (relative); the full
+#: lattice's own error is then far smaller (the fourth power for a Gaussian, the square for a
+#: function analytic in a strip); the log likelihoods' own rounding makes ~1e-12
+LATTICE_CHECK = 1e-8
+#: the coarsest lattice step (the poles of the log-gamma terms lie π off the real x axis:
+#: the trapezoid error is below exp(−2π²/0.35) ≈ 4e-25 whatever the width)
+MAX_STEP = 0.35
+
+
+class _Lattice:
+    """The x = logit φ lattices of one fit's cluster likelihoods, kept across its passes.
+
+    All lattices are levels of one: x = −X_LIMIT + g h0 (h0 = X_STEP × the
+    sharpest cluster's binomial width, the step of a single lattice), level m
+    taking every 2^m-th node.  For every κ_q node:
+
+    1. the likelihoods are explored on a coarse level (step ≤ 0.5): each
+       pattern's region above its maximum − ``X_TRIM`` (unimodal, so widened by
+       one explored step it contains the true region) and the largest
+       curvature of log l_c there, whose inverse square root s is the
+       sharpest width of l_c at this κ_q;
+    2. its level: the coarsest with step ≤ min(s / ``WIDTH_STEPS``,
+       ``MAX_STEP``), checked a posteriori (``LATTICE_CHECK``: the sums from
+       every other node agree) and made finer until the check holds;
+    3. l_c is tabulated on that region at the level a pass needs (finer for
+       small τ, see :func:`_integrals`), once per fit.
+
+    At large κ_q every cluster likelihood is as sharp as its binomial width
+    and the level is the old single lattice; at small κ_q (questions of a
+    cluster far apart) l_c is several times wider and so is its step."""
+
+    def __init__(self, data: _Data):
+        self.data = data
+        h0 = float(np.clip(X_STEP * data.sigma, 1e-3, MAX_STEP))
+        # every level up to the coarsest allowed ends on ±X_LIMIT: the step a little finer if need be
+        top = 2 ** int(max(0, np.floor(np.log2(MAX_STEP / h0) + 1e-9)))
+        self.G = top * int(np.ceil(2 * X_LIMIT / (h0 * top) - 1e-9))  # level-0 nodes 0..G
+        self.h0 = 2 * X_LIMIT / self.G
+        self.explore = int(max(0, min(5, np.floor(np.log2(0.5 / self.h0)))))
+        self.info = {}  # κ -> (level, lowest g, highest g) of the union of the patterns' regions
+        self.tables = {}  # κ -> {level: (first index j at that level, log l (D, N))}
+
+    def x(self, g):
+        return -X_LIMIT + np.asarray(g, float) * self.h0
+
+    def _explore(self, lk):
+        """Regions and levels of the κ_q nodes ``lk`` not yet explored."""
+        new = [v for v in dict.fromkeys(lk.tolist()) if v not in self.info]
+        if not new:
+            return
+        stride = 2 ** self.explore
+        g = np.arange(0, self.G + 1, stride)
+        ll = _loglik(self.data, self.x(g), np.array(new))  # (D, new, points)
+        keep = ll > ll.max(axis=2, keepdims=True) - X_TRIM
+        first = np.argmax(keep, axis=2)
+        last = g.size - 1 - np.argmax(keep[:, :, ::-1], axis=2)
+        g_lo = g[np.maximum(first - 1, 0)].min(axis=0)
+        g_hi = g[np.minimum(last + 1, g.size - 1)].max(axis=0)
+        step = stride * self.h0
+        curv = -(ll[:, :, :-2] - 2 * ll[:, :, 1:-1] + ll[:, :, 2:]) / step ** 2  # at nodes 1 .. points − 2
+        top = np.where(keep[:, :, 1:-1], curv, -np.inf).max(axis=2) if g.size > 2 else np.full(keep.shape[:2], -np.inf)
+        with np.errstate(divide="ignore"):
+            width = np.where(keep.sum(axis=2) >= 3, np.where(top > 0, 1 / np.sqrt(np.maximum(top, 1e-300)), np.inf),
+                             0.0).min(axis=0)  # 0: too sharp for the explored step
+        limit = np.minimum(width / WIDTH_STEPS, MAX_STEP)
+        with np.errstate(divide="ignore"):
+            level = np.floor(np.log2(np.maximum(limit, 1e-300) / self.h0) + 1e-9)
+        level = np.clip(np.nan_to_num(level, neginf=0.0), 0, 30).astype(int)
+        for v, m, a, b in zip(new, level, g_lo, g_hi):
+            self.info[v] = [int(m), int(a), int(b)]
+            self.tables[v] = {}
+        self.tabulate(new, [self.info[v][0] for v in new])  # together, one likelihood call per level
+        for v in new:  # the a-posteriori check (tabulating the level it settles on, one κ_q at a time)
+            while self.info[v][0] > 0 and not self._resolved(v):
+                self.info[v][0] -= 1
+
+    def _resolved(self, v) -> bool:
+        """Whether l_c at κ_q = exp(v) on its level passes ``LATTICE_CHECK`` (every pattern)."""
+        m = self.info[v][0]
+        j0, ll = self.table(v, m)
+        j = j0 + np.arange(ll.shape[1])
+        x = self.x(j * 2 ** m)
+        f = np.exp(ll - ll.max(axis=1, keepdims=True))  # (D, N), 0 where not computed
+        centre = x[np.argmax(f, axis=1)][:, None]
+        even = j % 2 == 0
+        for g in (1.0, (x[None] - centre) ** 2):
+            fg = f * g
+            full, half = fg.sum(axis=1), 2 * fg[:, even].sum(axis=1)
+            if np.any(np.abs(half - full) > LATTICE_CHECK * np.abs(full)):
+                return False
+        return True
+
+    def table(self, v, m: int):
+        """``(j0, log l (D, N))``: l_c at κ_q = exp(v) on level ``m`` over the
+        patterns' region (j0: the first node's index on that level); −inf
+        where a pattern's value was not computed (more than ``X_TRIM`` below
+        its maximum, see :func:`_windowed_loglik`)."""
+        tabs = self.tables[v]
+        if m not in tabs:
+            self.tabulate([v], [m])
+        return tabs[m]
+
+    def tabulate(self, values, levels):
+        """Tabulate the κ_q values ``values`` at ``levels``: one κ_q by
+        :func:`_windowed_loglik` (each pattern only over its own region), several
+        of one level by one likelihood call over each one's region."""
+        for m in set(levels):
+            group = [v for v, lv in zip(values, levels) if lv == m and m not in self.tables[v]]
+            if not group:
+                continue
+            size = 2 ** m
+            top = self.G // size
+            lo = np.array([-(-self.info[v][1] // size) for v in group])
+            hi = np.minimum(np.array([self.info[v][2] // size for v in group]), top)
+            lo = np.minimum(lo, hi)
+            if len(group) == 1:
+                j = np.arange(lo[0], hi[0] + 1)
+                xs, ll = _windowed_loglik(self.data, self.x(j * size), np.array(group))
+                start = lo + int(np.round((xs[0] - self.x(lo[0] * size)) / (self.h0 * size)))
+            else:
+                n = int((hi - lo).max()) + 1
+                start = np.clip(np.minimum(lo, top - n + 1), 0, None)
+                j = start[:, None] + np.arange(n)[None, :]
+                ll = _loglik(self.data, self.x(j * size), np.array(group))  # (D, group, n)
+            for i, v in enumerate(group):
+                self.tables[v][m] = (int(start[i]), ll[:, i])
+
+    def level(self, v) -> int:
+        return self.info[v][0]
+
+
 def _integrals(data: _Data, E, T, lk, moments: bool = False, live=None):
     """``log ∫ l_c(x) Normal(x; η, τ) dx`` of every pattern c for the columns
     (η, τ) = (E[p, l], T[p]) and κ_q = exp(lk[l]) — ``E`` is (columns, len(lk))
     or (columns, 1) when the same for every κ_q: (patterns, len(lk), columns);
     with ``moments`` also the first four conditional moments of φ_c about a
-    reference ``ref`` (patterns, len(lk)) on the columns ``live`` (NaN elsewhere).
+    reference ``ref`` (patterns, len(lk)), on the columns ``live`` (NaN
+    elsewhere, and there the log integrals are not computed either).
 
-    τ ≥ ``SMALL_TAU`` × the sharpest cluster's width: trapezoid sums on one x
-    grid of step ``X_STEP`` × that width (a product of the tabulated l_c with
-    the normal weights; beyond the grid's ends l_c is taken as constant);
-    smaller τ: Gauss–Hermite sums in z with l_c evaluated exactly at η + τ z
-    (l_c(η) at τ = 0).
+    τ ≥ ``SMALL_TAU`` × the sharpest cluster's width: trapezoid sums on the
+    x lattices of :class:`_Lattice` (a product of the tabulated l_c with the
+    normal weights; beyond a lattice's ends l_c is taken as constant), each
+    κ_q on its own level: the coarser of the level its likelihoods allow and
+    the one with steps ≤ τ / ``TAU_STEPS``; smaller τ: Gauss–Hermite sums in
+    z with l_c evaluated exactly at η + τ z (l_c(η) at τ = 0).
     """
     D, L, P = data.k.shape[0], lk.size, E.shape[0]
-    step = float(np.clip(X_STEP * data.sigma, 1e-3, 0.35))
+    lat = data.lattice if data.lattice is not None else _Lattice(data)
+    want = np.ones(P, bool) if live is None or not moments else np.asarray(live, bool)
     small = T < SMALL_TAU * data.sigma
     ratio = np.where(T > 0, data.sigma / np.maximum(T, 1e-300), np.inf)  # l_c's width in z, at least
-    parts = []  # (columns, log l (D, L, points), points (1 or L, points), Gauss–Hermite weights or None)
-    for cols, (nodes, weights) in ((np.flatnonzero(T == 0), (np.zeros(1), np.ones(1))),
-                                   (np.flatnonzero(small & (ratio >= 3)), _GH[8]),
-                                   (np.flatnonzero(small & (ratio < 3) & (ratio >= 2)), _GH[12]),
-                                   (np.flatnonzero(small & (ratio < 2) & (T > 0)), _GH[16])):
+    parts = []  # Gauss–Hermite: (columns, log l (D, L, points), points (L, points), weights)
+    for cols, (nodes, weights) in ((np.flatnonzero(want & (T == 0)), (np.zeros(1), np.ones(1))),
+                                   (np.flatnonzero(want & small & (ratio >= 3)), _GH[8]),
+                                   (np.flatnonzero(want & small & (ratio < 3) & (ratio >= 2)), _GH[12]),
+                                   (np.flatnonzero(want & small & (ratio < 2) & (T > 0)), _GH[16])):
         if cols.size:
             pts = (E[cols].T[:, :, None] + T[None, cols, None] * nodes[None, None, :]).reshape(E.shape[1], -1)
-            parts.append((cols, _loglik(data, pts, lk), pts, weights))
-    if not small.all():
-        cols = np.flatnonzero(~small)
-        lo = max(-X_LIMIT, float((E[cols] - 9 * T[cols, None]).min()))
-        hi = min(X_LIMIT, float((E[cols] + 9 * T[cols, None]).max()))
-        lo, hi = min(lo, X_LIMIT - step), max(hi, -X_LIMIT + step)
-        x = lo + step * np.arange(int(np.ceil((hi - lo) / step - 1e-9)) + 1)
-        x, ll = _windowed_loglik(data, x, lk)
-        parts.append((cols, ll, x[None, :], None))
-    M = np.max([p[1].max(axis=2) for p in parts], axis=0)  # (D, L)
-    ls = [np.exp(ll - M[:, :, None]) for _, ll, _, _ in parts]
+            parts.append((cols, _loglik(data, pts, lk), np.broadcast_to(pts, (L, pts.shape[1])), weights))
+    on_grid = np.flatnonzero(want & ~small)
+    tabs = None
+    if on_grid.size:
+        lat._explore(lk)
+        with np.errstate(divide="ignore"):
+            finest = int(max(0, np.floor(np.log2(T[on_grid].min() / (TAU_STEPS * lat.h0)) + 1e-9)))
+        levels = [min(lat.level(v), finest) for v in lk.tolist()]
+        todo = [(v, m) for v, m in zip(lk.tolist(), levels) if m not in lat.tables[v]]
+        lat.tabulate([v for v, _ in todo], [m for _, m in todo])
+        tabs = [lat.table(v, m) + (m, lat.level(v)) for v, m in zip(lk.tolist(), levels)]
+    maxima = [p[1].max(axis=2) for p in parts]
+    if tabs is not None:
+        maxima.append(np.stack([t[1].max(axis=1) for t in tabs], axis=1))
+    M = np.max(maxima, axis=0)  # (D, L)
+    M = np.where(np.isfinite(M), M, 0.0)
+    if moments:
+        if tabs is not None:  # the mode of every pattern on its lattice
+            ref = special.expit(np.stack([lat.x((t[0] + np.argmax(t[1], axis=1)) * 2 ** t[2]) for t in tabs],
+                                         axis=1))
+        else:
+            last = parts[-1]
+            ref = special.expit(np.take_along_axis(np.broadcast_to(last[2][None], last[1].shape),
+                                                   np.argmax(last[1], axis=2)[..., None], axis=2)[..., 0])
+    R = 5 if moments else 1
+    out = np.full((R, D, L, P), np.nan)
 
-    def integrate(values, part, local):
-        """Σ over the points of ``values`` (R, D, L, points) of ``part`` with
-        the weights of its columns ``local``: (R, D, L, len(local))."""
-        cols, _, x, weights = part
-        R = values.shape[0]
-        if weights is not None:
-            v = values.reshape(R, D, L, cols.size, weights.size)
-            return v[:, :, :, local] @ weights
-        x = x[0]
-        flat = values.transpose(2, 0, 1, 3).reshape(L, R * D, x.size)
-        out = np.empty((L, R * D, local.size))
-        taus, group = np.unique(T[cols[local]], return_inverse=True)
-        for g, tau_g in enumerate(taus):  # one τ at a time: only x within η ± 9τ
-            pos = np.flatnonzero(group == g)
-            c = cols[local[pos]]
-            a = max(0, int(np.searchsorted(x, E[c].min() - 9 * tau_g)) - 1)
-            b = min(x.size, int(np.searchsorted(x, E[c].max() + 9 * tau_g)) + 1)
-            d = (x[None, a:b, None] - E[c].T[:, None, :]) / tau_g  # (1 or L, x, columns)
-            w = step / (np.sqrt(2 * np.pi) * tau_g) * np.exp(-0.5 * d * d)
-            if a == 0:  # beyond the grid's ends: l constant
-                w[:, 0] = w[:, 0] / 2 + special.ndtr(d[:, 0])
-            if b == x.size:
-                w[:, -1] = w[:, -1] / 2 + special.ndtr(-d[:, -1])
-            out[:, :, pos] = flat[:, :, a:b] @ w
-        return out.reshape(L, R, D, local.size).transpose(1, 2, 0, 3)
+    def powers(lv, x):
+        """(R, D, L, points): l_c and l_c × (φ − ref)^r."""
+        stack = np.empty((R,) + lv.shape)
+        stack[0] = lv
+        if moments:
+            dev = special.expit(x)[None] - ref[:, :, None]
+            for r in range(1, R):
+                stack[r] = stack[r - 1] * dev
+        return stack
 
-    sums = np.empty((D, L, P))
-    for part, l in zip(parts, ls):
-        sums[:, :, part[0]] = integrate(l[None], part, np.arange(part[0].size))[0]
-    with np.errstate(divide="ignore"):
+    for cols, ll, pts, weights in parts:
+        v = powers(np.exp(ll - M[:, :, None]), pts)
+        out[:, :, :, cols] = v.reshape(R, D, L, cols.size, weights.size) @ weights
+    if tabs is not None:
+        _lattice_sums(lat, tabs, powers, M, E, T, on_grid, out)
+    sums = out[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
         log_i = np.log(sums) + M[:, :, None]
     if not moments:
         return log_i, None, None
-    last = parts[-1]
-    ref = special.expit(np.take_along_axis(np.broadcast_to(last[2][None], last[1].shape),
-                                           np.argmax(last[1], axis=2)[..., None], axis=2)[..., 0])  # (D, L)
-    raw = np.full((4, D, L, P), np.nan)
-    live = np.ones(P, bool) if live is None else live
-    for part, l in zip(parts, ls):
-        local = np.flatnonzero(live[part[0]])
-        if not local.size:
-            continue
-        dev = special.expit(part[2])[None] - ref[:, :, None]
-        stack = np.empty((4,) + l.shape)
-        stack[0] = l * dev
-        for r in range(1, 4):
-            stack[r] = stack[r - 1] * dev
-        cols = part[0][local]
-        with np.errstate(invalid="ignore", divide="ignore"):  # nodes of no mass (sum 0): not used
-            raw[:, :, :, cols] = integrate(stack, part, local) / sums[:, :, cols]
+    with np.errstate(invalid="ignore", divide="ignore"):  # nodes of no mass (sum 0): not used
+        raw = out[1:] / sums[None]
     return log_i, raw, ref
+
+
+def _lattice_sums(lat: _Lattice, tabs, powers, M, E, T, cols, out):
+    """The trapezoid sums of :func:`_integrals` on the lattices ``tabs`` (per
+    κ_q: first index, log l (D, N), the table's level, the κ_q's own level) for
+    the columns ``cols``, written into ``out`` (R, D, L, columns).
+
+    Every line (τ, κ_q) is on level min(the κ_q's own, the one with steps
+    ≤ τ / ``TAU_STEPS``) (never finer than its table).  The lines of one κ_q
+    and level take the nodes within η ± 9τ of any of their columns (one step
+    more on each side) and go through one matrix product, values × normal
+    weights of all their columns; when the η nodes are the same for every
+    κ_q (``E`` has one column) the κ_q nodes of one level share the normal
+    weights too.  Beyond a lattice's ends l_c is constant (the normal's mass
+    there goes on the end node)."""
+    L = len(tabs)
+    D = tabs[0][1].shape[0]
+    n = np.array([t[1].shape[1] for t in tabs])
+    j0 = np.array([t[0] for t in tabs])
+    base = np.array([t[2] for t in tabs])  # level of each table
+    own = np.array([t[3] for t in tabs])  # the coarsest level each κ_q allows
+    N = int(n.max())
+    logs = np.full((D, L, N), -np.inf)
+    for l, t in enumerate(tabs):
+        logs[:, l, :n[l]] = t[1]
+    xs = lat.x((j0[:, None] + np.arange(N)[None, :]) * 2 ** base[:, None])  # (L, N)
+    stack = powers(np.exp(logs - M[:, :, None]), xs)  # (R, D, L, N)
+    R = stack.shape[0]
+    RD = R * D
+    flat = stack.transpose(2, 0, 1, 3).reshape(L, RD, N)
+    # the columns of every τ, padded to the same count
+    taus, inv = np.unique(T[cols], return_inverse=True)
+    inv = inv.ravel()
+    order = np.argsort(inv, kind="stable")
+    per = np.bincount(inv, minlength=taus.size)
+    C = int(per.max())
+    slot = np.arange(cols.size) - np.concatenate([[0], np.cumsum(per)[:-1]])[inv[order]]
+    colmat = np.full((taus.size, C), -1)
+    colmat[inv[order], slot] = cols[order]
+    used = colmat >= 0
+    Ecol = E[np.where(used, colmat, cols[0])]  # (τ, C, L or 1)
+    lo = np.where(used[:, :, None], Ecol, np.inf).min(axis=1) - 9 * taus[:, None]  # (τ, L or 1)
+    hi = np.where(used[:, :, None], Ecol, -np.inf).max(axis=1) + 9 * taus[:, None]
+    with np.errstate(divide="ignore"):
+        m_tau = np.maximum(0, np.floor(np.log2(taus / (TAU_STEPS * lat.h0)) + 1e-9)).astype(int)
+    level = np.maximum(np.minimum(own[None, :], m_tau[:, None]), base[None, :])  # (τ, L)
+    res = np.zeros((taus.size, L, RD, C))
+    scale = 1 / np.sqrt(2 * np.pi)
+    if E.shape[1] == 1:
+        _shared_levels(lat, flat, n, j0, base, level, taus, lo[:, 0], hi[:, 0], Ecol[:, :, 0], res)
+    else:
+        for l in range(L):
+            for m in np.unique(level[:, l]):
+                ti = np.flatnonzero(level[:, l] == m)
+                k = 2 ** (m - base[l])  # stride in table nodes
+                unit = lat.h0 * 2.0 ** base[l]
+                p_lo = int(np.clip(np.ceil((lo[ti, l].min() + X_LIMIT) / unit - j0[l] - 1e-9) - k, 0, n[l] - 1))
+                p_hi = int(np.clip(np.floor((hi[ti, l].max() + X_LIMIT) / unit - j0[l] + 1e-9) + k, 0, n[l] - 1))
+                first = p_lo + (-(j0[l] + p_lo)) % k  # level-m nodes: table indices j0 + p divisible by k
+                last = p_hi - (j0[l] + p_hi) % k
+                if last < first:
+                    continue
+                idx = np.arange(first, last + 1, k)
+                tau = np.repeat(taus[ti], C)
+                d = np.subtract.outer(xs[l, idx], Ecol[ti, :, l].ravel())  # (nodes, lines × C)
+                d *= 1 / tau
+                w = _gauss(d)
+                weight = lat.h0 * 2.0 ** m * scale / tau  # per column
+                if first - k < 0:  # beyond the lattice's ends l_c is constant: the normal's mass there
+                    w[0] = w[0] / 2 + special.ndtr(d[0]) / weight
+                if last + k > n[l] - 1:
+                    w[-1] = w[-1] / 2 + special.ndtr(-d[-1]) / weight
+                part = (flat[l][:, idx] @ w) * weight  # (R·D, lines × C)
+                res[ti, l] = part.reshape(RD, ti.size, C).transpose(1, 0, 2)
+    tv, cv = np.nonzero(used)
+    vals = res[tv, :, :, cv]  # (pairs, L, R·D)
+    out[:, :, :, colmat[tv, cv]] = vals.reshape(tv.size, L, R, D).transpose(2, 3, 1, 0)
+
+
+def _gauss(d):
+    """exp(−d²/2), without temporaries of the size of ``d``."""
+    w = np.square(d)
+    w *= -0.5
+    return np.exp(w, out=w)
+
+
+def _shared_levels(lat, flat, n, j0, base, level, taus, lo, hi, Ecol, res):
+    """:func:`_lattice_sums` for η nodes shared by every κ_q: per level, one
+    run of nodes covering every table of that level (each κ_q's values zero
+    outside its own table), the normal weights of all the level's columns
+    computed once, and one matrix product; the constant tails beyond each
+    table's ends are added to its sums."""
+    RD = flat.shape[1]
+    C = Ecol.shape[1]
+    scale = 1 / np.sqrt(2 * np.pi)
+    for m in np.unique(level):
+        ti = np.flatnonzero((level == m).any(axis=1))
+        ls = np.flatnonzero((level[ti] == m).any(axis=0))
+        k = 2 ** (m - base[ls])
+        # level-m indices of each table's first and last level-m node, and of the columns' reach
+        a = -(-j0[ls] // k)
+        b = (j0[ls] + n[ls] - 1) // k
+        step = lat.h0 * 2.0 ** m
+        J_lo = max(int(a.min()), int(np.floor((lo[ti].min() + X_LIMIT) / step - 1e-9)) - 1)
+        J_hi = min(int(b.max()), int(np.ceil((hi[ti].max() + X_LIMIT) / step + 1e-9)) + 1)
+        if J_hi < J_lo:
+            continue
+        J = np.arange(J_lo, J_hi + 1)
+        valid = (J[None, :] >= a[:, None]) & (J[None, :] <= b[:, None])  # (κ, nodes)
+        pos = np.where(valid, J[None, :] * k[:, None] - j0[ls][:, None], 0)
+        values = flat[ls[:, None], :, pos] * valid[:, :, None]  # (κ, nodes, R·D)
+        tau = np.repeat(taus[ti], C)
+        d = np.subtract.outer(lat.x(J * 2 ** m), Ecol[ti].ravel())  # (nodes, τ × C)
+        d *= 1 / tau
+        w = _gauss(d)
+        weight = step * scale / tau
+        part = values.transpose(0, 2, 1).reshape(ls.size * RD, J.size) @ w  # (κ × R·D, τ × C)
+        part = part.reshape(ls.size, RD, ti.size, C)
+        for at, sign, inside in ((a, 1.0, J_lo <= a), (b, -1.0, b <= J_hi)):
+            for e in np.flatnonzero(inside):  # the end node: half its weight, plus the normal's mass beyond
+                i = int(at[e] - J_lo)
+                extra = (special.ndtr(sign * d[i]) / weight - w[i] / 2).reshape(ti.size, C)
+                part[e] += values[e, i][:, None, None] * extra[None]
+        part = part * weight.reshape(ti.size, C)[None, None]
+        need = level[np.ix_(ti, ls)] == m  # the (τ, κ_q) lines of this level
+        tt, ll = np.nonzero(need)
+        res[ti[tt], ls[ll]] = part[ll, :, tt]
 
 
 def _log_density(data: _Data, eta, tau, lk, prior: ThreeLevelPrior, moments: bool = False, live=None):
@@ -397,25 +658,68 @@ def _log_density(data: _Data, eta, tau, lk, prior: ThreeLevelPrior, moments: boo
     first four conditional cumulants of W = Σ_c share_c φ_c at the nodes
     ``live`` (n, len(tau), len(lk)) are returned instead (NaN elsewhere)."""
     eta, tau, lk = np.asarray(eta, float), np.asarray(tau, float), np.asarray(lk, float)
-    n, m, L, D = eta.shape[0], tau.size, lk.size, data.k.shape[0]
+    n, m = eta.shape[0], tau.size
     T = np.broadcast_to(tau[None, :], (n, m)).ravel()
     E = eta.reshape(n * m, eta.shape[2])
     if not moments:
         log_i, _, _ = _integrals(data, E, T, lk)
-        lp = (data.mult @ log_i.reshape(D, -1)).reshape(L, n, m).transpose(1, 2, 0)
-        return lp + prior.log_density(eta, tau[None, :, None], lk[None, None, :])
+        return _sum_log_density(data, log_i, eta, tau, lk, prior)
     _, raw, ref = _integrals(data, E, T, lk, moments=True, live=live.any(axis=2).ravel())
+    return _w_cumulants(data, raw, ref, n, m)
+
+
+def _sum_log_density(data: _Data, log_i, eta, tau, lk, prior):
+    """The log density (n, len(tau), len(lk)) from the patterns' log integrals (D, L, n × len(tau))."""
+    n, m, L, D = eta.shape[0], tau.size, lk.size, data.k.shape[0]
+    lp = (data.mult @ log_i.reshape(D, -1)).reshape(L, n, m).transpose(1, 2, 0)
+    return lp + prior.log_density(eta, tau[None, :, None], lk[None, None, :])
+
+
+def _w_cumulants(data: _Data, raw, ref, n: int, m: int) -> list:
+    """W's first four conditional cumulants, each (n, m, L), from the patterns'
+    raw moments of φ_c about ``ref`` (:func:`_integrals`)."""
+    D, L = ref.shape
     r1, r2, r3, r4 = raw
-    m2 = r2 - r1 * r1
-    m3 = r3 - 3 * r2 * r1 + 2 * r1 ** 3
-    m4 = r4 - 4 * r3 * r1 + 6 * r2 * r1 * r1 - 3 * r1 ** 4
+    s1 = r1 * r1
+    m2 = r2 - s1
+    m3 = r3 - (3 * r2 - 2 * s1) * r1
+    m4 = r4 - 4 * r3 * r1 + (6 * r2 - 3 * s1) * s1
     # at τ = 0, φ_c = expit(η) exactly: a point mass, kept as a law of SD 1e-9
     per_cluster = [ref[:, :, None] + r1, np.maximum(m2, 1e-18), m3, m4 - 3 * m2 * m2]
-    out = []
-    for j, c in enumerate(per_cluster):
-        coef = data.mult * data.share ** (j + 1)
-        out.append((coef @ c.reshape(D, -1)).reshape(L, n, m).transpose(1, 2, 0))
-    return out
+    coef = np.stack([data.mult * data.share ** (j + 1) for j in range(4)])  # (4, D)
+    stacked = np.stack([c.reshape(D, -1) for c in per_cluster])  # (4, D, L × columns)
+    out = np.einsum("jd,jdp->jp", coef, stacked)
+    return [o.reshape(L, n, m).transpose(1, 2, 0) for o in out]
+
+
+#: up to this many patterns, W's conditional cumulants are integrated with every fine grid's
+#: log density (the same normal weights serve both, so they cost little more); with more, the
+#: products over patterns dominate and they are integrated once, on the final grid's live nodes
+MOMENT_PATTERNS = 16
+
+
+class _SlabCache:
+    """Results per τ line of the passes of one fit, kept for the later passes.
+
+    The fine grid's lines (τ_j, κ_l) are computed one τ at a time over every
+    κ_q: a line's values depend on τ_j, the κ_q nodes and its own η nodes
+    only, so when a refinement halves the τ step (keeping the old nodes) or
+    a line's η range is unchanged, its log density, W's cumulants and the
+    rates are those of the earlier pass, not computed again."""
+
+    def __init__(self):
+        self.store = {}
+
+    def get(self, keys, compute, need=None):
+        """``[value for key in keys]``, calling ``compute(missing indices)`` (a list
+        of values, in that order) for the keys not stored (or whose stored
+        value fails ``need``)."""
+        missing = [j for j, key in enumerate(keys) if key not in self.store
+                   or (need is not None and not need(self.store[key]))]
+        if missing:
+            for j, value in zip(missing, compute(np.array(missing))):
+                self.store[keys[j]] = value
+        return [self.store[key] for key in keys]
 
 
 def _trapezoid(n: int) -> np.ndarray:
@@ -454,7 +758,7 @@ def _box_density(data, axes, prior):
         + np.log(s)[None, :, None]
 
 
-def _line_ranges(data, prior, nu_box, tau, lk, points: int = EXPLORE):
+def _line_ranges(data, prior, nu_box, tau, lk, points: int = EXPLORE, cache=None):
     """For every line (τ_j, κ_l), a range of η holding its mass: (lo, hi), each
     (len(tau), len(lk)).  One pass explores ν_box × s(τ_j) with ``points``
     nodes (the same for every κ_q); a line is given the nodes above
@@ -466,7 +770,13 @@ def _line_ranges(data, prior, nu_box, tau, lk, points: int = EXPLORE):
     e = np.linspace(0.0, 1.0, points)[:, None]
     s = _spread(tau)[None, :]
     eta = nu_box[0] * s + (nu_box[1] - nu_box[0]) * s * e  # (points, len(tau))
-    logp = _log_density(data, eta[:, :, None], tau, lk, prior)
+    if cache is None:
+        logp = _log_density(data, eta[:, :, None], tau, lk, prior)
+    else:  # per τ line: the explored nodes depend on τ_j, the ν box and the κ_q nodes only
+        keys = [("explore", float(t), lk.tobytes(), np.asarray(nu_box, float).tobytes(), points) for t in tau]
+        slabs = cache.get(keys, lambda js: np.moveaxis(
+            _log_density(data, eta[:, js, None], tau[js], lk, prior), 1, 0))
+        logp = np.stack(slabs, axis=1)
     grid = np.broadcast_to(eta[:, :, None], logp.shape)
     # a line's own threshold, but nothing below 1e-3 × MASS_THRESHOLD of the largest density
     floor = np.maximum(logp.max(axis=0, keepdims=True) + np.log(MASS_THRESHOLD),
@@ -497,7 +807,7 @@ def _rates(eta, tau):
     """E[expit(η + τZ)], E[expit(−η − τZ)] and E[expit′(η + τZ)] at the nodes
     ``eta`` (n, len(tau), ...): trapezoid in z with step min(0.9, 0.95/τ) on
     [−9, 9] (error below exp(−2π²/(τ step)) < 1e-9: expit's poles lie π/τ off
-    the real z axis)."""
+    the real z axis).  expit(x) and expit(−x) from one exponential, e^−|x|."""
     g, r, slope = (np.empty(eta.shape) for _ in range(3))
     for j, t in enumerate(tau):
         h = min(0.9, 0.95 / t) if t > 0 else 1.0
@@ -505,8 +815,12 @@ def _rates(eta, tau):
         w = np.exp(-z * z / 2)
         w /= w.sum()
         x = eta[:, j][..., None] + t * z
-        p, q = special.expit(x), special.expit(-x)
-        g[:, j], r[:, j], slope[:, j] = p @ w, q @ w, (p * q) @ w
+        e = np.exp(-np.abs(x))
+        big = 1 / (1 + e)  # expit(|x|)
+        small = e * big  # expit(−|x|)
+        pos = x >= 0
+        p, q = np.where(pos, big, small), np.where(pos, small, big)
+        g[:, j], r[:, j], slope[:, j] = p @ w, q @ w, (big * small) @ w
     return g, r, slope
 
 
@@ -520,43 +834,71 @@ def _mu_summaries(eta, h, f, rates, q) -> np.ndarray:
     η by the corrected trapezoid rule (the integral of the cubic Hermite
     interpolant, fourth order), interpolated in u = logit μ by cubic Hermite
     with slopes f / (du/dη); the quantiles by safeguarded Newton steps."""
-    g, one_minus, slope = rates
-    u = np.log(g) - np.log(one_minus)
-    du = slope / (g * one_minus)
-    d = np.empty_like(f)
-    d[1:-1] = (f[2:] - f[:-2]) / (2 * h)
-    d[0], d[-1] = (f[1] - f[0]) / h, (f[-1] - f[-2]) / h
-    cell = np.maximum(h / 2 * (f[:-1] + f[1:]) + h * h / 12 * (d[:-1] - d[1:]), 0.0)
-    F = np.concatenate([np.zeros((1, f.shape[1])), np.cumsum(cell, axis=0)])
-    total = F[-1].sum()
-    F, dF = F / total, f / du / total
-    n, m = u.shape
-    span = u.max() - u.min() + 1.0
-    offsets = np.arange(m) * span
-    flat = (u + offsets[None, :]).T.ravel()  # every line sorted, lines one after another
-    cols = np.arange(m)[None, :]
+    return _mu_summaries_many([(eta, h, f, rates)], q)[0]
+
+
+def _mu_summaries_many(problems, q) -> np.ndarray:
+    """:func:`_mu_summaries` of several sets of lines ``problems`` = [(eta, h,
+    f, rates), …] (e.g. a grid and its coarser subgrids) solved together, one
+    Newton iteration for all: (len(problems), len(q) + 1)."""
+    q = np.asarray(q, float)
+    P, Q = len(problems), q.size
+    us, Fs, dFs, lens, owner, t0, bounds, means = [], [], [], [], [], [], [], []
+    for p, (eta, h, f, (g, one_minus, slope)) in enumerate(problems):
+        u = np.log(g) - np.log(one_minus)
+        du = slope / (g * one_minus)
+        d = np.empty_like(f)
+        d[1:-1] = (f[2:] - f[:-2]) / (2 * h)
+        d[0], d[-1] = (f[1] - f[0]) / h, (f[-1] - f[-2]) / h
+        cell = np.maximum(h / 2 * (f[:-1] + f[1:]) + h * h / 12 * (d[:-1] - d[1:]), 0.0)
+        F = np.concatenate([np.zeros((1, f.shape[1])), np.cumsum(cell, axis=0)])
+        total = F[-1].sum()
+        n, m = u.shape
+        us.append(u.T.ravel())
+        Fs.append((F / total).T.ravel())
+        dFs.append((f / du / total).T.ravel())
+        lens.append(np.full(m, n))
+        owner.append(np.full(m, p))
+        mass = f * h / (f * h).sum()
+        mean_u = float((mass * u).sum())
+        sd_u = float(np.sqrt(max((mass * u * u).sum() - mean_u ** 2, 1e-24)))
+        bounds.append((u.min(), u.max()))
+        t0.append(np.clip(mean_u + sd_u * special.ndtri(q), u.min(), u.max()))  # normal start
+        means.append(float((f * g * h).sum() / (f * h).sum()))
+    U, F, dF = np.concatenate(us), np.concatenate(Fs), np.concatenate(dFs)
+    lens, owner = np.concatenate(lens), np.concatenate(owner)
+    start = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    lines = lens.size
+    lo_all = min(b[0] for b in bounds)
+    span = max(b[1] for b in bounds) - lo_all + 1.0
+    offsets = np.arange(lines) * span
+    flat = U + np.repeat(offsets, lens)  # every line sorted, lines one after another
+    last_F = F[start + lens - 1]
+    member = np.zeros((lines, P))
+    member[np.arange(lines), owner] = 1.0
 
     def cdf(t):
-        idx = np.searchsorted(flat, t[:, None] + offsets[None, :], side="right") - cols * n - 1
-        i = np.clip(idx, 0, n - 2)
-        u0, width = u[i, cols], u[i + 1, cols] - u[i, cols]
-        th = np.clip((t[:, None] - u0) / width, 0.0, 1.0)
+        """CDF and density of every problem at its points ``t`` (P, Q)."""
+        tl = t[owner].T  # (Q, lines)
+        idx = np.searchsorted(flat, tl + offsets[None, :], side="right") - start[None, :] - 1
+        gi = start[None, :] + np.minimum(np.maximum(idx, 0), lens[None, :] - 2)
+        u0 = U[gi]
+        width = U[gi + 1] - u0
+        th = np.minimum(np.maximum((tl - u0) / width, 0.0), 1.0)
         th2, th3 = th * th, th * th * th
-        s0, s1 = width * dF[i, cols], width * dF[i + 1, cols]
-        val = ((2 * th3 - 3 * th2 + 1) * F[i, cols] + (th3 - 2 * th2 + th) * s0
-               + (3 * th2 - 2 * th3) * F[i + 1, cols] + (th3 - th2) * s1)
-        dens = ((6 * th2 - 6 * th) * F[i, cols] + (3 * th2 - 4 * th + 1) * s0
-                + (6 * th - 6 * th2) * F[i + 1, cols] + (3 * th2 - 2 * th) * s1) / width
-        inside = (idx >= 0) & (idx < n - 1)
-        val = np.where(idx < 0, 0.0, np.where(idx >= n - 1, F[-1, cols], val))
-        return val.sum(axis=1), np.where(inside, dens, 0.0).sum(axis=1)
+        F0, F1 = F[gi], F[gi + 1]
+        s0, s1 = width * dF[gi], width * dF[gi + 1]
+        val = ((2 * th3 - 3 * th2 + 1) * F0 + (th3 - 2 * th2 + th) * s0
+               + (3 * th2 - 2 * th3) * F1 + (th3 - th2) * s1)
+        dens = ((6 * th2 - 6 * th) * F0 + (3 * th2 - 4 * th + 1) * s0
+                + (6 * th - 6 * th2) * F1 + (3 * th2 - 2 * th) * s1) / width
+        inside = (idx >= 0) & (idx < lens[None, :] - 1)
+        val = np.where(idx < 0, 0.0, np.where(idx >= lens[None, :] - 1, last_F[None, :], val))
+        return (val @ member).T, (np.where(inside, dens, 0.0) @ member).T
 
-    q = np.asarray(q, float)
-    lo, hi = np.full(q.size, u.min()), np.full(q.size, u.max())
-    mass = f * h / (f * h).sum()
-    mean_u = float((mass * u).sum())
-    sd_u = float(np.sqrt(max((mass * u * u).sum() - mean_u ** 2, 1e-24)))
-    t = np.clip(mean_u + sd_u * special.ndtri(q), lo, hi)  # normal start
+    lo = np.array([b[0] for b in bounds])[:, None] + np.zeros((1, Q))
+    hi = np.array([b[1] for b in bounds])[:, None] + np.zeros((1, Q))
+    t = np.array(t0).reshape(P, Q)
     for _ in range(100):
         val, dens = cdf(t)
         if np.all(np.abs(val - q) < 1e-13):
@@ -570,25 +912,54 @@ def _mu_summaries(eta, h, f, rates, q) -> np.ndarray:
             t = new
             break
         t = new
-    mean = float((f * g * h).sum() / (f * h).sum())
-    return np.concatenate([special.expit(t), [mean]])
+    return np.concatenate([special.expit(t), np.array(means)[:, None]], axis=1)
 
 
 class _Grid:
-    """The fine grid: lines (τ_j, κ_l) of uniform η nodes, their densities."""
+    """The fine grid: lines (τ_j, κ_l) of uniform η nodes, their densities.
 
-    def __init__(self, data, prior, lo, hi, tau, lk, n):
+    With a :class:`_SlabCache` the lines already computed by an earlier pass
+    of the same fit are reused; with ``moments`` W's conditional cumulants
+    are integrated with the density (``node_cumulants``, every node)."""
+
+    def __init__(self, data, prior, lo, hi, tau, lk, n, cache=None, moments=False):
         self.tau, self.lk, self.lo, self.hi = tau, lk, lo, hi
         self.h = (hi - lo) / (n - 1)  # (len(tau), len(lk))
         self.eta = lo[None] + self.h[None] * np.arange(n)[:, None, None]
-        self.logp = _log_density(data, self.eta, tau, lk, prior)
+        self.node_cumulants = None
+        if cache is None and not moments:
+            self.logp = _log_density(data, self.eta, tau, lk, prior)
+            self._rates = None
+        else:
+            cache = _SlabCache() if cache is None else cache
+            keys = [("line", float(t), lk.tobytes(), lo[j].tobytes(), hi[j].tobytes(), n)
+                    for j, t in enumerate(tau)]
+
+            def compute(js):
+                eta = self.eta[:, js]
+                if moments:
+                    E = eta.reshape(-1, lk.size)
+                    log_i, raw, ref = _integrals(data, E, np.repeat(tau[js][None], n, 0).ravel(), lk,
+                                                 moments=True)
+                    lp = _sum_log_density(data, log_i, eta, tau[js], lk, prior)
+                    cum = _w_cumulants(data, raw, ref, n, js.size)
+                else:
+                    lp, cum = _log_density(data, eta, tau[js], lk, prior), None
+                rates = _rates(eta, tau[js])
+                return [(lp[:, i], None if cum is None else [c[:, i] for c in cum], [r[:, i] for r in rates])
+                        for i in range(js.size)]
+
+            slabs = cache.get(keys, compute, need=(lambda v: v[1] is not None) if moments else None)
+            self.logp = np.stack([s[0] for s in slabs], axis=1)
+            if moments:
+                self.node_cumulants = [np.stack([s[1][r] for s in slabs], axis=1) for r in range(4)]
+            self._rates = tuple(np.stack([s[2][r] for s in slabs], axis=1) for r in range(3))
         dens = np.exp(self.logp - self.logp.max())
         self.line_w = _trapezoid(tau.size)[:, None] * _trapezoid(lk.size)[None, :]
         mass = dens * (self.h * self.line_w)[None] * _trapezoid(n)[:, None, None]
         self.total = mass.sum()
         self.weights = mass / self.total
         self.density = dens * self.line_w[None] / self.total  # per unit η, line weights included
-        self._rates = None
 
     @property
     def rates(self):
@@ -598,6 +969,9 @@ class _Grid:
 
     def mu(self, q, every=(1, 1, 1)) -> np.ndarray:
         """μ's quantiles and mean, from every ``every``-th node on each axis."""
+        return self.mu_many(q, [every])[0]
+
+    def _lines(self, every):
         a, b, c = every
         sel = (slice(None, None, a), slice(None, None, b), slice(None, None, c))
         f = self.density[sel]
@@ -607,7 +981,11 @@ class _Grid:
         h = self.h[sel[1:]] * a
         n = f.shape[0]
         rates = tuple(r[sel].reshape(n, -1) for r in self.rates)
-        return _mu_summaries(self.eta[sel].reshape(n, -1), h.ravel()[None, :], f.reshape(n, -1), rates, q)
+        return self.eta[sel].reshape(n, -1), h.ravel()[None, :], f.reshape(n, -1), rates
+
+    def mu_many(self, q, everies) -> np.ndarray:
+        """:meth:`mu` of several subgrids ``everies``, solved together: (len(everies), len(q) + 1)."""
+        return _mu_summaries_many([self._lines(e) for e in everies], q)
 
     def refine(self, q) -> np.ndarray:
         """Factors by which each axis's node count must grow: the η step's
@@ -615,13 +993,16 @@ class _Grid:
         quantiles and mean; τ and log κ_q (trapezoid sums of smooth functions)
         are refined when dropping every other node moves them by more than
         ``HALF_TOLERANCE``."""
-        full = self.mu(q)
+        everies = [(1, 1, 1), (2, 1, 1)] + ([(1, 2, 1)] if self.tau.size >= 5 else []) \
+            + ([(1, 1, 2)] if self.lk.size >= 5 else [])
+        got = dict(zip(everies, self.mu_many(q, everies)))
+        full = got[(1, 1, 1)]
         factor = np.ones(3, int)
-        if np.abs(full - self.mu(q, (2, 1, 1))).max() / 15 > TOLERANCE:
+        if np.abs(full - got[(2, 1, 1)]).max() / 15 > TOLERANCE:
             factor[0] = 2
-        if self.tau.size >= 5 and np.abs(full - self.mu(q, (1, 2, 1))).max() > HALF_TOLERANCE:
+        if (1, 2, 1) in got and np.abs(full - got[(1, 2, 1)]).max() > HALF_TOLERANCE:
             factor[1] = 2
-        if self.lk.size >= 5 and np.abs(full - self.mu(q, (1, 1, 2))).max() > HALF_TOLERANCE:
+        if (1, 1, 2) in got and np.abs(full - got[(1, 1, 2)]).max() > HALF_TOLERANCE:
             factor[2] = 2
         return factor
 
@@ -655,6 +1036,8 @@ def _grid_posterior(data: _Data, prior: ThreeLevelPrior, quantiles=(), coarse=CO
        :meth:`_Grid.refine` asks;
     4. W's conditional cumulants on the nodes with mass.
     """
+    if data.lattice is None:  # one set of x lattices for every pass of this fit
+        data = replace(data, lattice=_Lattice(data))
     bounds = prior.box()
     q = np.union1d(CHECK_QUANTILES, quantiles)
     axes = [np.linspace(*bounds[a], coarse[a]) for a in range(3)]
@@ -666,11 +1049,13 @@ def _grid_posterior(data: _Data, prior: ThreeLevelPrior, quantiles=(), coarse=CO
         axes = [np.linspace(*box[a], ZOOM[a]) for a in range(3)]
     shape = np.array(fine, int)
     ranges = None
+    cache = _SlabCache()
+    moments = data.k.shape[0] <= MOMENT_PATTERNS
     for round_ in range(8):
         tau, lk = np.linspace(*box[1], shape[1]), np.linspace(*box[2], shape[2])
         if ranges is None:
-            ranges = _line_ranges(data, prior, box[0], tau, lk)
-        grid = _Grid(data, prior, *ranges, tau, lk, shape[0])
+            ranges = _line_ranges(data, prior, box[0], tau, lk, cache=cache)
+        grid = _Grid(data, prior, *ranges, tau, lk, shape[0], cache=cache, moments=moments)
         if round_ == 7:
             break
         low, high = grid.open_lines()
@@ -696,7 +1081,11 @@ def _grid_posterior(data: _Data, prior: ThreeLevelPrior, quantiles=(), coarse=CO
             ranges = None
         shape = new
     live = grid.weights > 1e-14 * grid.weights.max()
-    grid.cumulants = _log_density(data, grid.eta, grid.tau, grid.lk, prior, moments=True, live=live)
+    if grid.node_cumulants is not None:  # integrated with the density: kept where a κ_q node has mass
+        kept = live.any(axis=2)[:, :, None]
+        grid.cumulants = [np.where(kept, c, np.nan) for c in grid.node_cumulants]
+    else:
+        grid.cumulants = _log_density(data, grid.eta, grid.tau, grid.lk, prior, moments=True, live=live)
     return grid
 
 
