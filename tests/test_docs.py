@@ -37,6 +37,7 @@ def _conf():
     return conf
 
 
+@pytest.mark.slow  # the whole Sphinx build: in the full suite, not the fast tier
 def test_docs_build_without_warnings(tmp_path):
     _needs_inspect()
     out = subprocess.run([*BUILD, "-d", str(tmp_path / "doctrees"), str(DOCS), str(tmp_path / "html")],

@@ -273,6 +273,7 @@ def _check_layout(facts, console):
 
 
 @needs_chromium
+@pytest.mark.slow  # a browser
 def test_html_25_models_in_chromium(pages, rep25, tmp_path):
     probe = {"clicks": [["t-models", "model"], ["t-models", "score"], ["t-models", "score"]],
              "filter": ["t-pairs", "model-003-"]}
@@ -292,6 +293,7 @@ def test_html_25_models_in_chromium(pages, rep25, tmp_path):
 
 
 @needs_chromium
+@pytest.mark.slow  # a browser
 def test_html_100_models_in_chromium(pages, tmp_path):
     facts, dom, console = browse(pages["r100"], tmp_path, "#sort=models.score.desc", {}, shot_height=3000)
     _check_layout(facts, console)

@@ -63,6 +63,7 @@ def _prior_importance_sample(k, n, codes, draws, seed):
     return w / w.sum(), mu, phi @ m / m.sum()
 
 
+@pytest.mark.slow  # 200,000 importance draws
 def test_grid_matches_brute_force_on_a_tiny_example():
     """3 clusters of 1, 2 and 3 questions, K = 2..4.  (1) Against importance
     sampling from the prior (10⁶ draws, independent code): at the grid's
