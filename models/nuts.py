@@ -20,14 +20,55 @@ as slowly on an empty cache.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+
 #: g++ flags added after PyTensor's own (later flags win)
 COMPILE_FLAGS = "-O2 -g0"
 
 
 def sample(**kwargs):
-    """``pymc.sample(**kwargs)`` inside the current model context, compiled as above."""
+    """``pymc.sample(**kwargs)`` inside the current model context, compiled as above.
+
+    An interrupt (Ctrl-C) is never swallowed: PyMC catches it and returns the
+    draws so far (or fails during tuning with another error), which would make
+    a complete-looking report from a fraction of the draws; here it is raised
+    again as :class:`KeyboardInterrupt` once PyMC has stopped."""
     import pymc as pm
     import pytensor
     flags = f"{pytensor.config.gcc__cxxflags} {COMPILE_FLAGS}".strip()
-    with pytensor.config.change_flags(gcc__cxxflags=flags):
-        return pm.sample(**kwargs)
+    with _interrupts() as hit, pytensor.config.change_flags(gcc__cxxflags=flags):
+        try:
+            idata = pm.sample(**kwargs)
+        except Exception:
+            if hit:
+                raise KeyboardInterrupt("sampling interrupted") from None
+            raise
+    if hit:
+        raise KeyboardInterrupt("sampling interrupted")
+    return idata
+
+
+@contextlib.contextmanager
+def _interrupts():
+    """Record SIGINT while the block runs (a list that is non-empty once hit), then
+    pass it on to the handler that was there (by default: KeyboardInterrupt)."""
+    hit: list = []
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield hit
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def record(signum, frame):
+        hit.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, record)
+    try:
+        yield hit
+    finally:
+        signal.signal(signal.SIGINT, previous)

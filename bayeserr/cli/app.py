@@ -3,6 +3,7 @@ themselves on ``main`` from their own modules."""
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
@@ -15,11 +16,24 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except InputError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {printable(exc)}", err=True)
             ctx.exit(2)
         except MemoryError as exc:  # what the estimates before loading did not foresee
-            click.echo(f"error: {_out_of_memory(ctx, exc)}", err=True)
+            click.echo(f"error: {printable(_out_of_memory(ctx, exc))}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:  # every output is written atomically at the end: none was
+            click.echo("interrupted: nothing was written.", err=True)
+            ctx.exit(130)
+
+
+#: control characters other than newline and tab (terminal escape sequences start with one)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text) -> str:
+    """An error message safe for a terminal: user text quoted in it (model names, values,
+    archive members) cannot send escape sequences; each control character shows as \\xNN."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
 def _out_of_memory(ctx, exc: MemoryError) -> str:

@@ -1,0 +1,88 @@
+"""An interrupt anywhere exits 130 with one line and writes nothing (issue 30
+item 4); PyMC's habit of returning the draws so far on Ctrl-C never becomes a
+complete-looking report."""
+
+import signal
+import sys
+import types
+
+import pytest
+
+from bayeserr.examples import example_path
+
+
+def test_interrupt_in_a_command_exits_130_and_writes_nothing(cli, tmp_path, monkeypatch):
+    import bayeserr.reporting.build as build
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(build, "build_report", interrupted)
+    out = tmp_path / "r.md"
+    res = cli("report", example_path(), "--bayes", "off", "-o", out)
+    assert res.exit_code == 130 and res.output.strip() == "interrupted: nothing was written."
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def _fake_pymc(monkeypatch, behaviour):
+    """pymc and pytensor stand-ins: ``behaviour`` plays pm.sample."""
+    pm = types.ModuleType("pymc")
+    pm.sample = behaviour
+    pt = types.ModuleType("pytensor")
+
+    class Config:
+        gcc__cxxflags = ""
+
+        @staticmethod
+        def change_flags(**kw):
+            import contextlib
+            return contextlib.nullcontext()
+    pt.config = Config()
+    monkeypatch.setitem(sys.modules, "pymc", pm)
+    monkeypatch.setitem(sys.modules, "pytensor", pt)
+
+
+def test_sampler_returning_partial_draws_after_ctrl_c_is_an_interrupt(monkeypatch):
+    from bayeserr.models import nuts
+
+    def pymc_like(**kwargs):  # PyMC catches the interrupt and returns the draws so far
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            return "91 of 300 draws"
+        return "all draws"
+    _fake_pymc(monkeypatch, pymc_like)
+    with pytest.raises(KeyboardInterrupt):
+        nuts.sample(draws=300)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+
+
+def test_interrupt_during_tuning_is_an_interrupt_not_its_error(monkeypatch):
+    from bayeserr.models import nuts
+
+    def tuning(**kwargs):  # PyMC during tuning: the interrupt surfaces as another error
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            raise ValueError("not enough draws to compute diagnostics") from None
+    _fake_pymc(monkeypatch, tuning)
+    with pytest.raises(KeyboardInterrupt):
+        nuts.sample(draws=300)
+
+
+def test_sampling_without_interrupt_returns_its_draws(monkeypatch):
+    from bayeserr.models import nuts
+    _fake_pymc(monkeypatch, lambda **kw: "all draws")
+    assert nuts.sample(draws=300) == "all draws"
+    _fake_pymc(monkeypatch, lambda **kw: (_ for _ in ()).throw(ValueError("a real error")))
+    with pytest.raises(ValueError, match="a real error"):
+        nuts.sample(draws=300)
+
+
+def test_error_lines_carry_no_terminal_escapes(cli, tmp_path):
+    """Issue 30 item 15: model names quoted in an error line (here `compare`'s
+    unknown model) could send escape sequences to the terminal."""
+    evil = "m\x1b]0;pwned\x07\x1b[2J"
+    res = cli("compare", example_path(), "ckpt-0419", evil, "--bayes", "off")
+    assert res.exit_code == 2 and res.output.startswith("error:")
+    assert "\x1b" not in res.output and "\x07" not in res.output
+    assert "\\x1b]0;pwned\\x07" in res.output  # shown, distinguishably
