@@ -89,7 +89,7 @@ class Design:
     def __post_init__(self):
         """Every field checked once (an :class:`InputError` naming the field,
         the allowed range and what was given)."""
-        for name, low, high, bounds in (("n", 1, None, dict(integer=True)),
+        for name, low, high, bounds in (("n", 2, None, dict(integer=True)),  # an SE needs two questions
                                         ("accuracy", 0, 1, dict(low_open=True, high_open=True)),
                                         ("spread", 0, None, {}),
                                         ("cluster_size", 1, None, dict(integer=True)),
@@ -116,6 +116,10 @@ class Design:
                                  f"both (got cluster_size={self.cluster_size!r}); drop cluster_size.")
             object.__setattr__(self, "cluster_sizes", tuple(int(m) for m in sizes))
             object.__setattr__(self, "n", sum(self.cluster_sizes))
+        if self.cluster_sizes is None and self.cluster_size > 1 and self.n < 2 * self.cluster_size:
+            raise InputError(f"n = {self.n} questions in clusters of {self.cluster_size} make fewer than two "
+                             "clusters, and clustered inference needs at least two: give n at least "
+                             f"{2 * self.cluster_size} or a smaller cluster size.")
         if self.icc_diff is not None:
             _check_field("icc_diff", self.icc_diff)
             self.level_correlations()  # validates

@@ -9,10 +9,14 @@ import re
 
 from bayeserr.reporting.tables import Cell
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: control characters, and the Unicode line separators and bidirectional controls (U+202E would
+#: reverse the rest of a name in its cell): shown as a space
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-_MARKUP = re.compile(r"([\\|`]|<(?=[A-Za-z/!?]))")
+#: Markdown that user text must not make: table cells (|), code (`), raw HTML (<tag), links and
+#: images ([text](url), ![alt](url): a remote image is a tracking pixel where the .md is rendered)
+_MARKUP = re.compile(r"([\\|`\[\]]|<(?=[A-Za-z/!?]))")
 
 
 def plain(text) -> str:

@@ -118,6 +118,10 @@ def design_effect_icc(cluster_size: float, icc: float) -> float:
     return 1.0 + (cluster_size - 1.0) * icc
 
 
+#: more questions than any eval could hold: a plan beyond it is an input mistake, not a plan
+MAX_QUESTIONS = 1e15
+
+
 def n_required(delta: float, omega2: float, sigma2_a: float = 0.0, sigma2_b: float = 0.0,
                k_a: float = 1, k_b: float = 1, *, alpha: float = 0.05, power: float = 0.8,
                deff: float = 1.0) -> float:
@@ -136,7 +140,12 @@ def n_required(delta: float, omega2: float, sigma2_a: float = 0.0, sigma2_b: flo
         raise InputError(f"delta must be a positive difference (got {delta}); e.g. 0.03 for 3 points.")
     _check_deff(deff)
     z = _z_sum(alpha, power)
-    return z**2 * paired_variance(omega2, sigma2_a, sigma2_b, k_a, k_b) * deff / delta**2
+    n = z**2 * paired_variance(omega2, sigma2_a, sigma2_b, k_a, k_b) * deff / delta / delta  # δ² can underflow
+    if not math.isfinite(n) or n > MAX_QUESTIONS:
+        raise InputError(f"delta {delta:g} is too small to plan for: it would take more than "
+                         f"{MAX_QUESTIONS:.0e} questions. Give the smallest difference that matters, "
+                         "e.g. --delta 0.01 for 1 point.")
+    return n
 
 
 def mde(n: float, omega2: float, sigma2_a: float = 0.0, sigma2_b: float = 0.0,

@@ -1,0 +1,43 @@
+"""User text cannot make Markdown links, images or raw HTML, nor reverse or
+break lines (issue 30 items 16 and 19)."""
+
+import numpy as np
+import pandas as pd
+
+import bayeserr
+from bayeserr.reporting.text import esc, plain
+
+
+def test_links_images_and_html_are_escaped():
+    assert esc("![x](https://evil.example/p.png)") == "!\\[x\\](https://evil.example/p.png)"
+    assert esc("[click](http://a)") == "\\[click\\](http://a)"
+    assert esc("<script>alert(1)</script>") == "\\<script>alert(1)\\</script>"
+    assert esc("a|b`c") == "a\\|b\\`c"
+
+
+def test_line_separators_and_bidi_controls_are_removed():
+    assert plain("gpt\u202e4o") == "gpt 4o" and plain("a\u2028b\u2029c") == "a b c"
+    assert plain("x\u2066y\u2069") == "x y "
+
+
+def test_a_report_with_hostile_names_has_no_live_markup():
+    names = ["![p](https://evil.example/t.png)", "[x](javascript:alert(1))", "<img src=x>", "ok\u202eevil"]
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"model": np.repeat(names, 30), "question_id": np.tile(range(30), 4),
+                       "score": (rng.random(120) < 0.6).astype(int)})
+    md = bayeserr.report(bayeserr.load(df), bayes="off").to_markdown()
+    assert "](https://evil" not in md.replace("\\](https://evil", "")
+    assert "<img" not in md.replace("\\<img", "") and "\u202e" not in md
+    assert "!\\[p\\](https://evil.example/t.png)" in md
+
+
+def test_power_with_an_impossibly_small_delta_is_an_input_error(cli):
+    res = cli("power", "--delta", "1e-300", "--omega2", "0.1")
+    assert res.exit_code == 2 and "too small to plan for" in res.output and "Traceback" not in res.output
+
+
+def test_simulations_refuse_designs_without_two_questions_or_two_clusters(cli):
+    res = cli("simulate", "coverage", "--n", "1")
+    assert res.exit_code == 2 and "n must be a whole number in [2" in res.output
+    res = cli("simulate", "coverage", "--n", "20", "--cluster-size", "50")
+    assert res.exit_code == 2 and "fewer than two clusters" in res.output
