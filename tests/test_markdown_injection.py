@@ -41,3 +41,16 @@ def test_simulations_refuse_designs_without_two_questions_or_two_clusters(cli):
     assert res.exit_code == 2 and "n must be a whole number in [2" in res.output
     res = cli("simulate", "coverage", "--n", "20", "--cluster-size", "50")
     assert res.exit_code == 2 and "fewer than two clusters" in res.output
+
+
+def test_output_edge_cases(cli, tmp_path):
+    """Issue 30 item 18: the bundled example is never overwritten, `-o dir/` is
+    not a file named `dir`, and plot refuses an option it would ignore."""
+    from bayeserr.examples import example_path
+    before = example_path().read_bytes()
+    res = cli("demo", "-o", example_path(), "--format", "md")
+    assert res.exit_code == 2 and "input file" in res.output and example_path().read_bytes() == before
+    res = cli("demo", "-o", f"{tmp_path}/newdir/")
+    assert res.exit_code == 2 and "names a folder" in res.output and not (tmp_path / "newdir").exists()
+    res = cli("plot", example_path(), "-o", tmp_path / "x.png", "--save-posterior", tmp_path / "post")
+    assert res.exit_code == 2 and "saves no posterior" in res.output and not (tmp_path / "x.png").exists()

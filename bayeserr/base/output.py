@@ -48,9 +48,11 @@ def protect(*paths) -> None:
 
 def check_writable(path) -> Path:
     """The output path, after refusing inputs and impossible targets."""
-    path = Path(path)
-    if str(path) in ("", "-"):
+    given, path = str(path), Path(path)
+    if given in ("", "-"):
         raise InputError("give an output file name (e.g. -o report.md).")
+    if given.endswith(("/", os.sep)):  # a folder meant, not a file named after it (Path drops the "/")
+        raise InputError(f"{given}: names a folder; give a file name, e.g. {path.as_posix()}/report.md.")
     if _identity(path) is not None and _identity(path) in _PROTECTED:
         raise InputError(f"{path}: this is an input file; refusing to overwrite it. "
                          "Choose another output name.")

@@ -194,6 +194,8 @@ def demo(fmt, level, output):
     from bayeserr.data.loading import load as _load
     from bayeserr.examples import example_path
     from bayeserr.reporting import build_report
+    from bayeserr.base.output import protect
+    protect(example_path())  # the package's own data is an input too: never overwritten
     fmt = output_format(fmt, output)
     ds = _load(example_path(), name="bundled example: internal_eval.csv.gz")
     _write_report(build_report(ds, level=level, inputs=[example_path()], command=command_line()),
@@ -226,6 +228,9 @@ def plot(file, kind, output, level, cluster_correction, on_unpaired, adjust, pai
     from bayeserr.reporting import build_report
     if Path(output).suffix.lower() not in FIGURE_SUFFIXES:  # before any work
         raise InputError(f"{output}: write figures as .svg, .png or .pdf.")
+    if save_posterior:  # a figure writes no posterior: say so rather than ignore the option
+        raise InputError("plot draws a figure and saves no posterior: drop --save-posterior, or run "
+                         "'bayeserr report FILE --bayes mcmc --save-posterior DIR'.")
     bayes = bayes_settings(kw, "json")
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
                       bayes=bayes, adjust=adjust, pairs=pairs, top_k=top_k)
