@@ -54,3 +54,25 @@ def test_output_edge_cases(cli, tmp_path):
     assert res.exit_code == 2 and "names a folder" in res.output and not (tmp_path / "newdir").exists()
     res = cli("plot", example_path(), "-o", tmp_path / "x.png", "--save-posterior", tmp_path / "post")
     assert res.exit_code == 2 and "saves no posterior" in res.output and not (tmp_path / "x.png").exists()
+
+
+def test_long_model_names_are_cut_in_figures_only():
+    """Issue 30 item 13: 3,000-character names made the heatmap's rotated
+    labels take gigabytes; figures cut labels (distinct), tables keep names."""
+    import time
+
+    from bayeserr.renderers import plots
+    names = ["x" * 2990 + f"-model-{i}" for i in range(4)]
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"model": np.repeat(names, 40), "question_id": np.tile(range(40), 4),
+                       "score": (rng.random(160) < 0.6).astype(int)})
+    rep = bayeserr.report(bayeserr.load(df))
+    start = time.process_time()
+    for kind in ("forest", "ranks", "heatmap", "pairs"):
+        fig = plots.figure(rep, kind)
+        labels = [line for ax in fig.axes for t in ax.get_yticklabels() + ax.get_xticklabels()
+                  for line in t.get_text().split("\n") if line]
+        assert labels and max(map(len, labels)) <= plots.MAX_LABEL + 12, kind  # + a score or " −" joiner
+        plots.svg(fig)
+    assert time.process_time() - start < 30
+    assert names[0] in rep.to_markdown().replace("\\", "")

@@ -77,11 +77,16 @@ def _label_size(rows: int, height: float, largest: float = 9.0) -> float:
     return float(np.clip(0.75 * per_row, 4.0, largest))
 
 
+#: tick labels are cut to this many characters (distinct, with an ellipsis): full names are in the
+#: tables; a rotated label's memory grows with the square of its length (1,000 characters: 1.2 GB)
+MAX_LABEL = 60
+
+
 def _names(ax, axis: str, labels, **kw):
-    """Tick labels as plain text (a name like ``$x$`` is not math)."""
+    """Tick labels as plain text (a name like ``$x$`` is not math), at most :data:`MAX_LABEL` characters."""
     set_labels = ax.set_yticks if axis == "y" else ax.set_xticks
-    from bayeserr.reporting.text import plain
-    set_labels(range(len(labels)), [plain(s) for s in labels], parse_math=False, **kw)
+    short = short_names(labels, MAX_LABEL)
+    set_labels(range(len(labels)), [short[s] for s in labels], parse_math=False, **kw)
 
 
 def forest_methods(models) -> list:
