@@ -9,8 +9,9 @@ from bayeserr.reporting.text import esc, plain
 
 
 def test_links_images_and_html_are_escaped():
-    assert esc("![x](https://evil.example/p.png)") == "!\\[x\\](https://evil.example/p.png)"
-    assert esc("[click](http://a)") == "\\[click\\](http://a)"
+    assert esc("![x](https://evil.example/p.png)") == "![x\\](https://evil.example/p.png)"
+    assert esc("[click](http://a)") == "[click\\](http://a)" and esc("[r][1]") == "[r\\][1]"
+    assert esc("cut to [0, 1]") == "cut to [0, 1]"
     assert esc("<script>alert(1)</script>") == "\\<script>alert(1)\\</script>"
     assert esc("a|b`c") == "a\\|b\\`c"
 
@@ -28,7 +29,7 @@ def test_a_report_with_hostile_names_has_no_live_markup():
     md = bayeserr.report(bayeserr.load(df), bayes="off").to_markdown()
     assert "](https://evil" not in md.replace("\\](https://evil", "")
     assert "<img" not in md.replace("\\<img", "") and "\u202e" not in md
-    assert "!\\[p\\](https://evil.example/t.png)" in md
+    assert "![p\\](https://evil.example/t.png)" in md
 
 
 def test_power_with_an_impossibly_small_delta_is_an_input_error(cli):
@@ -76,3 +77,31 @@ def test_long_model_names_are_cut_in_figures_only():
         plots.svg(fig)
     assert time.process_time() - start < 30
     assert names[0] in rep.to_markdown().replace("\\", "")
+
+
+def test_a_terminal_without_utf8_gets_ascii_typography(tmp_path):
+    """Issue 30 item 8: with stdout in cp1252 the report's own '−' and '–' crashed it."""
+    import os
+    import subprocess
+    import sys
+
+    from bayeserr.examples import example_path
+    env = {**os.environ, "PYTHONIOENCODING": "cp1252"}
+    res = subprocess.run([sys.executable, "-m", "bayeserr.cli", "report", str(example_path()), "--bayes", "off"],
+                         capture_output=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr.decode("cp1252", "replace")
+    out = res.stdout.decode("cp1252")
+    assert "ckpt-0419 - baseline-v1" in out and "Traceback" not in out
+
+
+def test_config_file_that_is_not_utf8_is_an_input_error(cli, tmp_path, monkeypatch):
+    (tmp_path / "bayeserr.toml").write_bytes(b"level = 0.9\n# caf\xe9\n")
+    monkeypatch.chdir(tmp_path)
+    res = cli("config")
+    assert res.exit_code == 2 and "not UTF-8" in res.output and "Traceback" not in res.output
+
+
+def test_a_name_that_is_not_utf8_is_written_escaped(tmp_path):
+    from bayeserr.base.output import write_atomic
+    out = write_atomic(tmp_path / "r.md", "input: data-\udce9.csv\n")
+    assert out.read_text(encoding="utf-8") == "input: data-\\udce9.csv\n"

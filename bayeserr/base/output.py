@@ -66,7 +66,8 @@ def check_writable(path) -> Path:
 def write_atomic(path, data) -> Path:
     """Write ``data`` (str or bytes) to ``path`` atomically (see the module docstring)."""
     path = check_writable(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    # a name that is not valid UTF-8 (a file name read with surrogate escapes) is written as \udcXX
+    raw = data.encode("utf-8", errors="backslashreplace") if isinstance(data, str) else data
     target = path.resolve() if not path.exists() or path.is_file() else path
     if path.exists() and not path.is_file():
         # a device or fifo (e.g. /dev/null, /dev/full): write to it directly

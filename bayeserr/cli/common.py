@@ -64,7 +64,27 @@ def emit(text: str, output=None) -> None:
         write_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
-        click.echo(text, nl=not text.endswith("\n"))
+        click.echo(for_terminal(text), nl=not text.endswith("\n"))
+
+
+#: the report's typography in ASCII, for a terminal whose encoding lacks it (cp1252, latin-1)
+_ASCII = str.maketrans({"−": "-", "–": "-", "—": "-", "…": "...", "≥": ">=", "≤": "<=", "±": "+/-",
+                        "†": "+", "×": "x", "’": "'", "“": '"', "”": '"', "²": "^2", "√": "sqrt ",
+                        "Σ": "sum ", "Δ": "delta ", "δ": "delta", "μ": "mu", "ρ": "rho", "σ": "sigma",
+                        "τ": "tau", "κ": "kappa", "ω": "omega", "α": "alpha", "β": "beta", "η": "eta"})
+
+
+def for_terminal(text: str) -> str:
+    """``text`` as stdout can encode it: unchanged on UTF-8; else the report's own
+    typography in ASCII (a minus sign stays a minus sign) and anything else the
+    encoding lacks (e.g. a model name in another script) as a backslash escape."""
+    import sys
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except (UnicodeEncodeError, LookupError):
+        return text.translate(_ASCII).encode(encoding, errors="backslashreplace").decode(encoding)
 
 
 #: the format an --output file's extension names, when --format is not given

@@ -64,6 +64,9 @@ def _parse(path: Path) -> dict:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc}). Fix the file.") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at position {exc.start}); "
+                         "TOML files are UTF-8: save it as UTF-8.") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc}).") from None
 

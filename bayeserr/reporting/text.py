@@ -15,8 +15,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2
 
 
 #: Markdown that user text must not make: table cells (|), code (`), raw HTML (<tag), links and
-#: images ([text](url), ![alt](url): a remote image is a tracking pixel where the .md is rendered)
-_MARKUP = re.compile(r"([\\|`\[\]]|<(?=[A-Za-z/!?]))")
+#: images ([text](url), ![alt](url): a remote image is a tracking pixel where the .md is rendered;
+#: escaping the "]" of "](" or "][" breaks both, and leaves plain brackets such as "[0, 1]" alone)
+_MARKUP = re.compile(r"([\\|`]|\](?=[(\[])|<(?=[A-Za-z/!?]))")
 
 
 def plain(text) -> str:
