@@ -121,7 +121,8 @@ def bootstrap_means(s: np.ndarray, codes: np.ndarray | None = None, draws: int =
 
 def to_inference_data(means: np.ndarray, models):
     """Draws (draws × models) as ``arviz.InferenceData`` with a ``model`` dim."""
-    import arviz as az
+    from bayeserr.models.diagnostics import import_arviz
+    az = import_arviz()
     return az.from_dict(posterior={"mean": means[None]}, coords={"model": list(models)},
                         dims={"mean": ["model"]}, attrs={"model": "bayesian_bootstrap"})
 

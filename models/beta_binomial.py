@@ -91,7 +91,8 @@ class BetaPosterior:
 
     def to_inference_data(self, draws: int = 4000, seed: int = 0):
         """Posterior draws as ``arviz.InferenceData`` (one chain)."""
-        import arviz as az
+        from bayeserr.models.diagnostics import import_arviz
+        az = import_arviz()
         rng = np.random.default_rng(seed)
         return az.from_dict(posterior={"p": rng.beta(self.alpha, self.beta, (1, draws))},
                             attrs={"model": "beta_binomial", "prior": prior_label(self.prior)})

@@ -29,6 +29,8 @@ import numpy as np
 
 
 def build_pymc_model(wins: np.ndarray, scale: float = 1.0):
+    from bayeserr.models.diagnostics import writable_cache
+    writable_cache()  # PyMC imports ArviZ, which writes to the cache folder
     import pymc as pm
     m = wins.shape[0]
     i, j = np.nonzero(wins)

@@ -15,8 +15,24 @@ RHAT_MAX = 1.01
 ESS_MIN = 400
 
 
+def writable_cache() -> None:
+    """Point ``XDG_CACHE_HOME`` at a temporary folder when the user's cache folder
+    cannot be written (a container running as an arbitrary uid with a read-only
+    ``$HOME``): ArviZ creates ``~/.cache/arviz`` when it is imported (PyMC imports
+    it too) and would fail with a PermissionError that names no cause."""
+    import os
+    import tempfile
+    from pathlib import Path
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    probe = cache if cache.exists() else next((p for p in cache.parents if p.exists()), cache)
+    if not os.access(probe, os.W_OK | os.X_OK):
+        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bayeserr-cache-")
+
+
 def import_arviz():
-    """ArviZ without its import-time FutureWarning about the 1.0 refactor."""
+    """ArviZ without its import-time FutureWarning about the 1.0 refactor (and
+    with a cache folder it can write, :func:`writable_cache`)."""
+    writable_cache()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", UserWarning)

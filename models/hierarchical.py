@@ -184,7 +184,8 @@ class HierarchicalPosterior:
             raise ValueError("this posterior was built without its data (k, n); refit with fit_exact")
 
     def to_inference_data(self, draws: int = 4000, seed: int = 0):
-        import arviz as az
+        from bayeserr.models.diagnostics import import_arviz
+        az = import_arviz()
         d = self.sample(draws, seed)
         post = {"mu": d["mu"][None], "kappa": d["kappa"][None], "icc": 1 / (1 + d["kappa"][None])}
         return az.from_dict(posterior=post, attrs={"model": "hierarchical_beta_binomial",
@@ -626,6 +627,8 @@ def build_pymc_models(data, prior: HierarchicalPrior = HierarchicalPrior()):
     one PyMC model with a ``model`` dimension: one graph, compiled once, for
     every model of a report (the data sets' groups are stacked, each group
     pointing at its model's μ and κ)."""
+    from bayeserr.models.diagnostics import writable_cache
+    writable_cache()  # PyMC imports ArviZ, which writes to the cache folder
     import pymc as pm
     k = np.concatenate([np.asarray(kk, float) for kk, _ in data]).astype(int)
     n = np.concatenate([np.asarray(nn, float) for _, nn in data]).astype(int)
@@ -673,7 +676,8 @@ def fit_mcmc_many(data, prior: HierarchicalPrior = HierarchicalPrior(), *, draws
 
 def _one_model(joint, m: int, k, n, rng, target_accept: float):
     """Model ``m``'s slice of a joint fit, with its group rates ``theta``."""
-    import arviz as az
+    from bayeserr.models.diagnostics import import_arviz
+    az = import_arviz()
     post = joint.posterior[["mu", "log_kappa"]].isel(model=m, drop=True)
     post["kappa"] = np.exp(post["log_kappa"])
     post["icc"] = 1 / (1 + post["kappa"])

@@ -92,7 +92,8 @@ class DirichletPaired:
         return pi[:, 0] - pi[:, 1]
 
     def to_inference_data(self, draws: int = 4000, seed: int = 0):
-        import arviz as az
+        from bayeserr.models.diagnostics import import_arviz
+        az = import_arviz()
         return az.from_dict(posterior={"delta": self.sample(draws, seed)[None]},
                             attrs={"model": "dirichlet_paired", "alpha": self.alpha})
 

@@ -48,6 +48,8 @@ def _pair_effects(pm, name, sd_scale, index, dim):
 
 def build_pymc_model(k, n, cluster_codes=None):
     """``k``, ``n``: arrays (2, questions) of right answers and answers."""
+    from bayeserr.models.diagnostics import writable_cache
+    writable_cache()  # PyMC imports ArviZ, which writes to the cache folder
     import pymc as pm
     k, n = np.asarray(k, int), np.asarray(n, int)
     coords = {"model": ["A", "B"], "question": np.arange(k.shape[1])}

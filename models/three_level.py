@@ -1309,6 +1309,8 @@ def build_pymc_models(data, prior: ThreeLevelPrior = ThreeLevelPrior()):
     in one PyMC model with a ``model`` dimension (one graph, compiled once):
     every data set's clusters and questions are stacked, each pointing at its
     model's η, τ and κ_q."""
+    from bayeserr.models.diagnostics import writable_cache
+    writable_cache()  # PyMC imports ArviZ, which writes to the cache folder
     import pymc as pm
     codes = [np.asarray(c, int) for _, _, c in data]
     n_clusters = [int(c.max()) + 1 for c in codes]
@@ -1358,7 +1360,9 @@ def fit_mcmc_many(data, prior: ThreeLevelPrior = ThreeLevelPrior(), *, draws: in
     joint run's)."""
     import warnings
 
-    import arviz as az
+    from bayeserr.models.diagnostics import import_arviz
+
+    az = import_arviz()
     from bayeserr.models import nuts
     model = build_pymc_models(data, prior)
     with model, warnings.catch_warnings():

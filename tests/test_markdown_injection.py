@@ -105,3 +105,24 @@ def test_a_name_that_is_not_utf8_is_written_escaped(tmp_path):
     from bayeserr.base.output import write_atomic
     out = write_atomic(tmp_path / "r.md", "input: data-\udce9.csv\n")
     assert out.read_text(encoding="utf-8") == "input: data-\\udce9.csv\n"
+
+
+def test_unwritable_cache_folder_is_replaced_before_arviz_is_imported(monkeypatch, tmp_path):
+    """Issue 30 item 9: with a read-only $HOME ArviZ's import (PyMC's too) died
+    creating ~/.cache/arviz; the cache moves to a temporary folder instead."""
+    import os
+
+    from bayeserr.models import diagnostics
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p).startswith(str(home)) else real_access(p, mode))
+    diagnostics.writable_cache()
+    cache = os.environ["XDG_CACHE_HOME"]
+    assert not cache.startswith(str(home)) and real_access(cache, os.W_OK)
+    monkeypatch.setattr(os, "access", real_access)
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    diagnostics.writable_cache()  # a writable home: nothing changes
+    assert "XDG_CACHE_HOME" not in os.environ

@@ -17,6 +17,8 @@ def sampling_output(progress: bool):
     import logging
     import warnings
 
+    from bayeserr.models.diagnostics import writable_cache
+    writable_cache()  # PyMC imports ArviZ, which writes to the user's cache folder
     import pymc  # noqa: F401 - imported first: its import sets this logger's level
     logger = logging.getLogger("pymc")
     level = logger.level
