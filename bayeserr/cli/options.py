@@ -61,6 +61,11 @@ def load_options(f):
                      show_default=True,
                      help="Logs: a folder holding two runs of one task and model stops, or keeps the "
                           "latest run (older runs are counted as dropped)."),
+        click.option("--partial-runs", type=click.Choice(["exclude", "include"]), default="exclude",
+                     show_default=True,
+                     help="Logs whose status is not 'success' (error, cancelled, started): left out and "
+                          "counted as dropped (as inspect eval-set would re-run them), or used, each "
+                          "named in a note."),
         click.option("--scorer", help="Inspect: the scorer whose score is used [default: the first]."),
         click.option("--cluster-field", help="Inspect: sample metadata field used as cluster (dotted path); "
                      "default: the field the logs' own metrics cluster by (ci_clustered, ci_hierarchical, "
@@ -71,7 +76,7 @@ def load_options(f):
 
 
 LOAD_KEYS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "no_cluster",
-             "input_format", "scorer", "cluster_field", "metric", "filt", "duplicate_runs")
+             "input_format", "scorer", "cluster_field", "metric", "filt", "duplicate_runs", "partial_runs")
 
 
 def pop_load(kw: dict) -> dict:

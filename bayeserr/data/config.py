@@ -36,7 +36,7 @@ PYPROJECT = "pyproject.toml"
 KEYS = (
     # reading the input
     "model-col", "question-col", "score-col", "cluster-col", "sample-col", "no-cluster",
-    "input-format", "duplicate-runs", "scorer", "cluster-field", "metric", "filter", "where",
+    "input-format", "duplicate-runs", "partial-runs", "scorer", "cluster-field", "metric", "filter", "where",
     # the analysis
     "level", "cluster-correction", "on-unpaired", "adjust", "methods", "pairs", "top-k", "prior-sensitivity",
     # the Bayesian columns

@@ -7,7 +7,11 @@ An expression names a column, an operator and a value::
     col=a,b,c        any of the values
     col!=value       not the value (col!=a,b: none of them); a missing value is "not equal"
     col<N  col<=N    numeric comparisons; rows with no value never match
-    col>N  col>=N    (when N is not a number the values are compared as text, e.g. ISO dates)
+    col>N  col>=N    (when N is not a number the values are compared as text, e.g. ISO dates;
+                     N may be inf or -inf; NaN is an error, as nothing compares with it)
+
+Integer columns compare with integer values exactly (``big=9007199254740993``
+is not ``2**53``, as it would be in floating point).
 
 ``==`` is read as ``=``; a literal comma inside a value is written ``\\,``.
 Several expressions must all hold (AND).  Each expression drops the rows
@@ -76,6 +80,8 @@ class Condition:
         """``{value: rows equal to it}`` for each value of a ``=``/``!=`` expression
         (missing values equal nothing)."""
         if self._numeric_mask(series) is not None:
+            if _integer_column(series):
+                return {v: _integer_compare(series, "=", v) for v in self.values}
             x = series.to_numpy(dtype=float, na_value=np.nan)
             return {v: x == _number(v) for v in self.values}
         codes, index = _factorize(series)
@@ -93,9 +99,16 @@ class Condition:
         if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype) \
                 or isinstance(dtype, pd.CategoricalDtype):
             return None
-        numbers = [_number(v) for v in self.values]
+        numbers = [_number(v) if self.op in ("=", "!=") else _bound(v) for v in self.values]
         if any(n is None for n in numbers):
             return None
+        if _integer_column(series):  # exactly, as integers (not as floats: 2**53 + 1 is not 2**53)
+            if self.op in ("=", "!="):
+                hit = np.zeros(len(series), dtype=bool)
+                for v in self.values:
+                    hit |= _integer_compare(series, "=", v)
+                return ~hit if self.op == "!=" else hit
+            return _integer_compare(series, self.op, self.values[0])
         x = series.to_numpy(dtype=float, na_value=np.nan)
         if self.op in ("=", "!="):
             hit = np.isin(x, numbers)  # NaN is never among them
@@ -105,7 +118,7 @@ class Condition:
 
     def _compare(self, uniques) -> np.ndarray:
         value = self.values[0]
-        number = _number(value)
+        number = _bound(value)
         cmp = _TEXT_CMP[self.op]
         if not len(uniques):
             return np.zeros(0, dtype=bool)
@@ -173,8 +186,73 @@ def _number(value) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def _bound(value: str) -> float | None:
+    """The number of a ``<``/``>`` value, infinities included (``col<inf``: every
+    number); ``None`` for text.  NaN was refused by :func:`parse_where`."""
+    number = _number(value)
+    if number is None:
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    return number
+
+
+def _integer_column(series: pd.Series) -> bool:
+    dtype = series.dtype
+    return (pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+            and not isinstance(dtype, pd.CategoricalDtype))
+
+
+def _integer_value(value: str):
+    """The exact value of numeric text (``decimal.Decimal``), ``None`` otherwise."""
+    import decimal
+    try:
+        return decimal.Decimal(value.strip())
+    except (decimal.InvalidOperation, ValueError):
+        return None
+
+
+def _integer_compare(series: pd.Series, op: str, value: str) -> np.ndarray:
+    """``series op value`` for an integer column, exactly (no float rounding);
+    missing values never match."""
+    import decimal
+    missing = series.isna().to_numpy()
+    dtype = np.dtype(np.uint64 if pd.api.types.is_unsigned_integer_dtype(series.dtype) else np.int64)
+    x = series.to_numpy(dtype=dtype, na_value=0)
+    info = np.iinfo(dtype)
+    exact = _integer_value(value)
+    if exact is None or not exact.is_finite():
+        number = _bound(value)  # an infinity (or an odd spelling float() reads)
+        if number is None or math.isnan(number):
+            return np.zeros(len(x), dtype=bool)
+        if math.isinf(number):
+            keep = (number > 0) == (op in ("<", "<="))
+            return np.full(len(x), keep and op != "=", dtype=bool) & ~missing
+        exact = decimal.Decimal(number)
+    if exact.adjusted() >= 20:  # beyond the column's range (and no 10**999999-digit integers)
+        exact = decimal.Decimal(2 ** 65 if exact > 0 else -(2 ** 65))
+    elif exact.adjusted() < -1:  # between -0.1 and 0.1: only its sign matters
+        exact = decimal.Decimal(0) if exact.is_zero() else decimal.Decimal("0.5").copy_sign(exact)
+    if op == "=":
+        if exact != exact.to_integral_value():
+            return np.zeros(len(x), dtype=bool)
+        bound, op = int(exact), "="
+    elif op in ("<", ">="):  # x < v  <=>  x < ceil(v)
+        bound = int(exact.to_integral_value(rounding=decimal.ROUND_CEILING))
+    else:  # x <= v  <=>  x <= floor(v)
+        bound = int(exact.to_integral_value(rounding=decimal.ROUND_FLOOR))
+    if bound < info.min or bound > info.max:  # beyond every value the column can hold
+        above = bound > info.max
+        everything = {"=": False, "<": above, "<=": above, ">": not above, ">=": not above}[op]
+        return np.full(len(x), everything, dtype=bool) & ~missing
+    cmp = operator.eq if op == "=" else _TEXT_CMP[op]
+    return np.asarray(cmp(x, dtype.type(bound)), dtype=bool) & ~missing
+
+
 def _equal_to(uniques, value: str) -> np.ndarray:
     number = _number(value)
+    exact = _integer_value(value)
     low = value.strip().lower()
     out = np.zeros(len(uniques), dtype=bool)
     for i, u in enumerate(uniques):
@@ -182,6 +260,8 @@ def _equal_to(uniques, value: str) -> np.ndarray:
             out[i] = low in (("true", "1") if u else ("false", "0"))
         elif isinstance(u, str):
             out[i] = u == value
+        elif isinstance(u, (int, np.integer)) and exact is not None and exact.is_finite():
+            out[i] = int(u) == exact  # exactly: 2**53 + 1 is not 2**53
         elif isinstance(u, (int, float, np.integer, np.floating)) and number is not None:
             out[i] = float(u) == number
         else:
@@ -211,6 +291,11 @@ def parse_where(text) -> Condition:
             raise InputError(f"--where {text}: {op} takes one value (a number, or text compared as "
                              f"text); write one expression per bound, e.g. --where '{column}{op}1'.")
         values = (rest.replace("\\,", ",").strip(),)
+        bound = _bound(values[0])
+        if bound is not None and math.isnan(bound):
+            raise InputError(f"--where {text}: '{values[0]}' is not a number {op} can compare with "
+                             "(nothing is less or greater than NaN, so the expression would keep or "
+                             f"drop rows by accident). Give a number, e.g. --where '{column}{op}1'.")
     if not values or any(v == "" for v in values):
         raise InputError(f"--where {text}: no value given. Use {SYNTAX}, e.g. --where {column}=VALUE.")
     return Condition(column, op, values)

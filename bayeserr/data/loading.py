@@ -50,7 +50,13 @@ from bayeserr.data.dataset import (
     resolve_columns,
 )
 from bayeserr.data.memory import _check_load_memory
-from bayeserr.data.readers import TABLE_FORMATS, UnscoredLog
+from bayeserr.data.readers import (
+    PARTIAL_RULE,
+    TABLE_FORMATS,
+    NotALog,
+    UnscoredLog,
+    _check_partial_runs,
+)
 from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 
 # ---------------------------------------------------------------------- public
@@ -103,7 +109,8 @@ def _as_frame(source: pd.DataFrame, where: str) -> pd.DataFrame:
 def load(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
          sample_col=None, no_cluster: bool = False, models=None, name: str | None = None,
          dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
-         filt=None, duplicate_runs: str = "error", where=None) -> xr.Dataset:
+         filt=None, duplicate_runs: str = "error", where=None,
+         partial_runs: str = "exclude") -> xr.Dataset:
     """Read and validate per-answer results into an ``xarray.Dataset`` (SPEC §1).
 
     Parameters
@@ -156,6 +163,15 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         samples (within one input, e.g. a folder) are an error naming the
         files, or (``"latest"``) the newest run is used and the older ones
         are counted as dropped.
+    partial_runs : {"exclude", "include"}
+        Inspect logs whose status is not ``"success"`` (a run cancelled,
+        failed or still running: only the samples that finished first).
+        ``"exclude"`` (default): in a folder, or among several inputs, they
+        are left out and counted as dropped with their status and sample
+        counts (a note gives the rule); a log file given alone is used, with
+        a note giving its status.  ``"include"``: used, each named in a note.
+        An ``.eval`` without ``header.json`` (a run in progress) is an error
+        alone and skipped, counted as dropped, otherwise.
     dropped : list of (reason, count)
         Rows a caller already removed, for the row accounting.
 
@@ -181,6 +197,8 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
                 cluster_col=cluster_col, sample_col=sample_col, scorer=scorer,
                 cluster_field=cluster_field, metric=metric, filt=filt, name=name)
     _check_arguments(args)
+    _check_partial_runs(partial_runs)
+    args["partial_runs"] = partial_runs
     models = _model_list(models)
     dropped = _dropped_list(dropped)
     conditions = parse_where_list(where)
@@ -188,29 +206,42 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     inputs = _inputs(source)
     several = len(inputs) > 1
     parts, accounts = [], []  # accounts: (label, RowAccount or the index of its part), input order
+    skipped, notes = [], []  # among several inputs: files that are not logs; notes of skipped logs
     for i, inp in enumerate(inputs):
         try:
             parts.append(_read_input(inp, args, input_format, no_cluster, duplicate_runs, fields,
                                      None if several else name, several, i))
             accounts.append((parts[-1].label, len(parts) - 1))
+        except NotALog as exc:  # among several inputs (a pattern matching logs.json), skipped
+            if not several:
+                raise
+            skipped.append(f"{os.fspath(inp.source)} ({exc.kind})")
         except UnscoredLog as exc:  # among several inputs, skipped and counted, as in a folder
             if not several:
                 raise
             where = os.fspath(inp.source)
-            accounts.append((where, RowAccount(exc.n_samples, 0, ((f"unscored log {Path(where).name}",
+            accounts.append((where, RowAccount(exc.n_samples, 0, ((exc.why(Path(where).name),
                                                                    exc.n_samples),))))
+            if exc.reason is not None:
+                notes.append(PARTIAL_RULE)
+    if skipped:
+        notes.insert(0, f"Not logs, skipped: {', '.join(skipped[:6])}"
+                        f"{f' and {len(skipped) - 6} more' if len(skipped) > 6 else ''}.")
     if not parts:
-        raise InputError(f"{_combined_label([a for a, _ in accounts])}: no scored samples in any "
-                         "input. Score the logs (inspect score) first.")
+        labels = [a for a, _ in accounts] or [os.fspath(i.source) for i in inputs]
+        why = ("no complete log: " + "; ".join(r for _, a in accounts for r, _ in a.dropped)
+               + f". {PARTIAL_RULE}") if PARTIAL_RULE in notes else \
+            "no scored samples in any input. Score the logs (inspect score) first."
+        raise InputError(f"{_combined_label(labels)}: {why}")
     if several:
         label = name or _combined_label([a for a, _ in accounts])
         _check_log_clusters(parts, label)
         df, rows = _combine(parts, args, no_cluster, label)
-        book = _Book(parts, accounts, rows.part_of_row, dropped)
+        book = _Book(parts, accounts, rows.part_of_row, dropped, notes)
     else:
         part = parts[0]
         df, rows, label = part.df, part.rows, part.label
-        book = _Book(parts, accounts, None, dropped)
+        book = _Book(parts, accounts, None, dropped, notes)
     cols = resolve_columns(df, label, model_col=model_col, question_col=question_col,
                            score_col=score_col, cluster_col=cluster_col,
                            sample_col=sample_col, no_cluster=no_cluster)
@@ -291,13 +322,13 @@ class _Book:
     """The row accounting as rows are dropped: the total and, with several
     inputs, each input's (in the order given, inputs skipped included)."""
 
-    def __init__(self, parts: list, accounts: list, part_of_row, dropped):
+    def __init__(self, parts: list, accounts: list, part_of_row, dropped, notes=()):
         self.labels = [label for label, _ in accounts]
         self.accounts = [parts[a].account() if isinstance(a, int) else a for _, a in accounts]
         self.index = np.array([i for i, (_, a) in enumerate(accounts) if isinstance(a, int)])
         self.part_of_row = part_of_row
         self.extra = list(dropped)  # rows the caller removed before load()
-        self.notes = tuple(dict.fromkeys(n for p in parts for n in p.notes))
+        self.notes = tuple(dict.fromkeys([*notes, *(n for p in parts for n in p.notes)]))
 
     def drop(self, reason: str, removed: np.ndarray) -> None:
         if self.part_of_row is None:
@@ -396,7 +427,7 @@ def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fie
             raise InputError(f"load() needs the path of a results file (or '-' for standard input); "
                              f"got {describe(source)}.")
         df, rows, more, log, seen, notes = _read_source(path, name, args, input_format, no_cluster,
-                                                        duplicate_runs, fields)
+                                                        duplicate_runs, fields, several)
         part = _Part(source, df, rows, more, rows.where, log, path, seen, notes["notes"],
                      notes["log_cluster"])
     if inp.model is not None:
@@ -420,7 +451,8 @@ def _name_model(part: _Part, model: str, args) -> pd.DataFrame:
     return df
 
 
-def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fields=()):
+def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fields=(),
+                 several: bool = False):
     """``(DataFrame, _Rows, dropped, read by a log reader, metadata fields seen, reader notes)``
     from a path or ``-``; the notes are ``{"notes": [...], "log_cluster": field or None}``.
 
@@ -432,7 +464,8 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
     logs = read_logs(path, input_format, scorer=args["scorer"],
                      cluster_field=None if no_cluster else args["cluster_field"],
                      metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs,
-                     fields=[f for f in fields if f not in _LOG_COLUMNS], cluster_from_log=not no_cluster)
+                     fields=[f for f in fields if f not in _LOG_COLUMNS], cluster_from_log=not no_cluster,
+                     partial_runs=args.get("partial_runs", "exclude"), among_others=several)
     if logs is not None:
         df, dropped = logs
         origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation
@@ -441,7 +474,8 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
         where = name or path
         return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen), notes
     ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
-           (("model_col", "model"), ("question_col", "question"), ("cluster_col", "cluster"))]
+           (("model_col", "model"), ("question_col", "question"), ("cluster_col", "cluster"),
+            ("sample_col", "sample"))]
     used = set(ids) | {args["score_col"] or "score", args["sample_col"] or "sample",
                        DEFAULT_COLUMNS["n_samples"], DEFAULT_COLUMNS["n_correct"]} | set(fields)
     if no_cluster and not args["cluster_col"]:

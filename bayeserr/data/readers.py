@@ -128,6 +128,20 @@ def id_text(value) -> str | None:
         return str(value)
 
 
+def _question_key(task: str, sample_id) -> str:
+    """The question id ``"<task>/<sample id>"`` of a log's sample.
+
+    In the sample id, ``%`` is written ``%25`` and ``/`` is written ``%2F``, so
+    the last ``/`` always separates task and id: task ``t`` with id ``x/1``
+    (``t/x%2F1``) and task ``t/x`` with id ``1`` (``t/x/1``) are two
+    questions.  Ids with neither character (nearly all) are unchanged.
+    """
+    sid = id_text(sample_id)
+    if isinstance(sid, str) and ("/" in sid or "%" in sid):
+        sid = sid.replace("%", "%25").replace("/", "%2F")
+    return f"{task}/{sid}"
+
+
 def _parse_json(data, where: str, fix: str):
     try:
         return json.loads(data)
@@ -227,6 +241,10 @@ class _EvalArchive:
         return buf
 
 
+#: the member an unfinished ``.eval`` has from its start (the run's ``eval`` header)
+JOURNAL_START = "_journal/start.json"
+
+
 def _is_sample_member(name: str) -> bool:
     return name.startswith("samples/") and name.endswith(".json")
 
@@ -239,7 +257,7 @@ def _eval_members(archive: _EvalArchive) -> tuple[dict, list]:
         groups.setdefault(info.filename, []).append(info)
     used, dropped = {}, []
     for name, infos in groups.items():
-        if name != "header.json" and not _is_sample_member(name):
+        if name not in ("header.json", JOURNAL_START) and not _is_sample_member(name):
             continue
         if len({(i.CRC, i.file_size) for i in infos}) > 1:
             raise InputError(
@@ -331,8 +349,7 @@ def _read_eval_archive(path: Path, label: str, cluster_field, fields=None,
     try:
         infos, dropped = _eval_members(archive)
         if "header.json" not in infos:
-            raise InputError(f"{path}: no header.json in the archive: the run did not finish "
-                             "writing its log. Re-run or finish the evaluation first.")
+            _unfinished_archive(archive, infos)
         fix = "The log is damaged; re-run the evaluation or leave this log out."
         header = _parse_json(archive.read(infos["header.json"]), f"{path}, member header.json", fix)
         declared = _all_declared(header) if auto else ()
@@ -346,6 +363,182 @@ def _read_eval_archive(path: Path, label: str, cluster_field, fields=None,
     return header, samples, dropped
 
 
+def _unfinished_archive(archive: _EvalArchive, infos: dict):
+    """Raise for an ``.eval`` without ``header.json``: :class:`UnfinishedLog`
+    (skipped in a folder) when Inspect's journal shows a run that started,
+    else a plain error (not an Inspect log, or a damaged one)."""
+    path = archive.path
+    if JOURNAL_START not in infos:
+        raise InputError(f"{path}: no header.json in the archive (nor Inspect's {JOURNAL_START}): not "
+                         "an Inspect log, or a damaged one. Re-run the evaluation or leave this log out.")
+    written = sum(1 for n in infos if _is_sample_member(n))
+    start = None
+    try:  # the run's task, model and planned samples, for the message (bounded like every member)
+        start = json.loads(archive.read(infos[JOURNAL_START]))
+    except (InputError, ValueError, RecursionError):
+        pass
+    ev = start.get("eval") if isinstance(start, dict) else None
+    ev = ev if isinstance(ev, dict) else {}
+    planned = _planned({"eval": ev})
+    what = _run_name(ev, path)
+    counts = f"{written}{'' if planned is None else f' of {planned}'} samples written"
+    reason = f"run{what} in progress or interrupted: {path.name} (no header.json yet, {counts})"
+    raise UnfinishedLog(
+        f"{path}: no header.json in the archive: the run{what} is still in progress or was interrupted "
+        f"before Inspect finished its log ({counts}). Wait for it to finish, or resume it (inspect "
+        "eval-retry, or inspect eval-set on the same folder); in a folder of logs such a log is "
+        "skipped and counted as dropped.", written, reason)
+
+
+def _run_name(ev: dict, path: Path) -> str:
+    """``" of TASK with MODEL"`` from a log's ``eval`` header (what is known of it)."""
+    task, model = ev.get("task"), ev.get("model")
+    out = f" of {task}" if isinstance(task, str) and task else ""
+    return out + (f" with {model}" if isinstance(model, str) and model else "")
+
+
+def _planned(header) -> int | None:
+    """Samples the run planned (dataset samples × epochs), from the log header:
+    ``results.total_samples``, else ``eval.dataset`` and ``eval.config``."""
+    def count(v):
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+    results = header.get("results") if isinstance(header, dict) else None
+    if isinstance(results, dict) and count(results.get("total_samples")) is not None:
+        return results["total_samples"]
+    ev = header.get("eval") if isinstance(header, dict) else None
+    ev = ev if isinstance(ev, dict) else {}
+    ds = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
+    cfg = ev.get("config") if isinstance(ev.get("config"), dict) else {}
+    epochs = count(cfg.get("epochs")) or 1
+    if isinstance(ds.get("sample_ids"), list):
+        return len(ds["sample_ids"]) * epochs
+    n = count(ds.get("samples"))
+    if n is None:
+        return None
+    limit = count(cfg.get("limit"))
+    return (n if limit is None else min(n, limit)) * epochs
+
+
+# -------------------------------------------------- what a folder holds besides logs
+#: bytes read from the start of a ``.json`` file to tell a log from the other
+#: JSON files a log folder holds (Inspect's manifests, bayeserr's own outputs)
+PEEK_BYTES = 1 << 16
+#: a larger ``logs.json`` manifest is recognised but not read for its list of logs
+MAX_MANIFEST_BYTES = 64 << 20
+MANIFEST = "Inspect's log-folder manifest"
+_WS = re.compile(r"[ \t\n\r]*")
+_OBJECT = object()  # an object value, not decoded
+
+
+def _first_key(path: Path):
+    """``(key, value)``: the first key of the JSON object the file starts with
+    and its value (``_OBJECT`` for an object, ``None`` when it does not fit in
+    :data:`PEEK_BYTES`); ``("", None)`` for ``{}``, ``(None, None)`` otherwise.
+    Reads at most :data:`PEEK_BYTES`."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(PEEK_BYTES)
+    except OSError:
+        return None, None
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    i = _WS.match(text, 0).end()
+    if text[i:i + 1] != "{":
+        return None, None
+    i = _WS.match(text, i + 1).end()
+    if text[i:i + 1] == "}":
+        return "", None
+    if text[i:i + 1] != '"':
+        return None, None
+    try:
+        key, i = json.decoder.scanstring(text, i + 1)
+    except ValueError:
+        return None, None
+    i = _WS.match(text, i).end()
+    if text[i:i + 1] != ":":
+        return None, None
+    i = _WS.match(text, i + 1).end()
+    if text[i:i + 1] == "{":
+        return key, _OBJECT
+    try:
+        return key, json.JSONDecoder().raw_decode(text, i)[0]
+    except (ValueError, RecursionError):
+        return key, None
+
+
+def _bayeserr_kind(schema) -> str | None:
+    if isinstance(schema, str) and schema.startswith("bayeserr."):
+        return f"bayeserr's own output, {schema[:60]}"
+    return None
+
+
+def _json_kind(path: Path) -> str | None:
+    """What a ``.json`` file of a log folder is when it is recognisably not a
+    log (Inspect's manifest or eval-set definition, a bayeserr report or
+    ``--save-posterior`` index), from its first key; ``None``: read it as a log."""
+    key, value = _first_key(path)
+    if key == "schema":
+        return _bayeserr_kind(value)
+    if key == "posteriors" and path.name == "index.json":
+        return "bayeserr's --save-posterior index"
+    if key == "eval_set_id":
+        return "Inspect's eval-set definition"
+    if (key == "" and path.name == "logs.json") or (
+            isinstance(key, str) and key.endswith((".eval", ".json")) and value is _OBJECT):
+        return MANIFEST
+    return None
+
+
+def _object_kind(obj, path: Path) -> str | None:
+    """:func:`_json_kind` for a parsed JSON value that has no ``eval`` header."""
+    if not isinstance(obj, dict):
+        return None
+    if _bayeserr_kind(obj.get("schema")):
+        return _bayeserr_kind(obj.get("schema"))
+    if "posteriors" in obj and path.name == "index.json":
+        return "bayeserr's --save-posterior index"
+    if "eval_set_id" in obj and "tasks" in obj:
+        return "Inspect's eval-set definition"
+    if (not obj and path.name == "logs.json") or (obj and all(
+            isinstance(k, str) and k.endswith((".eval", ".json")) and isinstance(v, dict) and "eval" in v
+            for k, v in obj.items())):
+        return MANIFEST
+    return None
+
+
+def _manifest_notes(manifests: list[Path], logs: list[Path], root: Path) -> list[str]:
+    """Notes from Inspect's ``logs.json`` manifests: the logs a manifest lists
+    that are not in the folder (moved or deleted since Inspect wrote it)."""
+    notes = []
+    present = {str(f.relative_to(root)).replace("\\", "/") for f in logs}
+    for m in manifests:
+        try:
+            if m.stat().st_size > MAX_MANIFEST_BYTES:
+                continue
+            listed = json.loads(m.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(listed, dict):
+            continue
+        base = m.parent.relative_to(root)
+        prefix = "" if str(base) == "." else str(base).replace("\\", "/") + "/"
+        missing = [k for k in listed if isinstance(k, str) and prefix + k not in present]
+        if missing:
+            notes.append(f"{_label(m, root)} ({MANIFEST}) lists {_n(len(listed), 'log')}, "
+                         f"{len(missing)} of them not in the folder ({_shown_files(missing)}): moved or "
+                         "deleted since Inspect wrote it; the report covers the logs present.")
+    return notes
+
+
+class NotALog(InputError):
+    """A JSON file that is recognisably not an Inspect log (Inspect's manifest,
+    a bayeserr report ...): skipped, with a note, in a folder of logs."""
+
+    def __init__(self, message: str, kind: str):
+        super().__init__(message)
+        self.kind = kind
+
+
 def _read_json_log(path: Path, label: str, cluster_field, fields=None,
                    auto: bool = False) -> tuple[dict, list, list]:
     try:
@@ -354,7 +547,12 @@ def _read_json_log(path: Path, label: str, cluster_field, fields=None,
         raise InputError(f"{path}: cannot be read ({exc}).") from None
     log = _parse_json(data, str(path), "Check the file; an Inspect .json log is one JSON object.")
     if not isinstance(log, dict) or "eval" not in log:
-        raise InputError(f"{path}: not an Inspect log (no 'eval' header).")
+        kind = _object_kind(log, path)
+        if kind:
+            raise NotALog(f"{path}: {kind}, not an Inspect log. Pass the folder of logs, or a log "
+                          "file.", kind)
+        raise InputError(f"{path}: not an Inspect log (no 'eval' header). In a folder of logs, move "
+                         "it out of the folder, or pass the log files themselves (e.g. 'logs/*.eval').")
     raw = log.get("samples") or []
     if not isinstance(raw, list):
         raise InputError(f"{path}: 'samples' is {describe(raw)}, not a list of samples. "
@@ -440,6 +638,9 @@ class _Run:
     dropped: list = field(default_factory=list)
     declared: dict = field(default_factory=dict)  #: {field: [metric]}: what the log's metrics cluster by
     values: list = field(default_factory=list)  #: per row, the values of the declared fields
+    status: object = None  #: Inspect: the header's status ("success", "cancelled", "error", "started")
+    planned: int | None = None  #: Inspect: samples the run planned (samples × epochs), when known
+    scored: int = 0  #: Inspect: samples with a score
 
     def keys(self) -> set:
         return {(r["question_id"], r.get("sample", 0)) for r in self.rows}
@@ -474,19 +675,30 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
     if not scored:
         raise UnscoredLog(f"{path}: none of its {len(samples)} samples has a score (status: "
                           f"{status}): the run looks unfinished or was never scored. "
-                          "Score it (inspect score) or leave this log out.", len(samples))
+                          "Score it (inspect score) or leave this log out.", len(samples),
+                          None if status in (None, "success") else
+                          f"unscored log {path.name} (status {_status_text(status)})")
     names = list(scored[0].scores)
     name = scorer or names[0]
     run = _Run(path, task, model, _created(header["eval"].get("created"), path),
                n_read=len(samples) + sum(c for _, c in dropped), dropped=dropped,
-               declared=_cluster_metrics(header, name))
+               declared=_cluster_metrics(header, name), status=status, planned=_planned(header),
+               scored=len(scored))
+    unscored = 0
     for s in samples:
+        if not s.scores and status not in (None, "success"):
+            unscored += 1  # a partial run: the samples it failed on or never finished
+            continue
+        if not s.scores:
+            raise InputError(f"{s.origin}: sample {s.id} (epoch {s.epoch}) has no score (it failed or "
+                             "was never scored) although the log's status is success. Score it (inspect "
+                             "score), or leave this log out.")
         if name not in s.scores:
             raise InputError(f"{s.origin}: sample {s.id} (epoch {s.epoch}) has no score "
                              f"from scorer '{name}'.{suggest(name, names)} Scorers: {', '.join(names)}.")
         result = s.scores[name]
         value = result.get("value") if isinstance(result, dict) else result
-        row = {"model": model, "question_id": f"{task}/{id_text(s.id)}", "sample": s.epoch,
+        row = {"model": model, "question_id": _question_key(task, s.id), "sample": s.epoch,
                "score": inspect_value_to_float(value, f"{s.origin}: sample {s.id}"), "task": task,
                **s.extra}
         if cluster_field:
@@ -497,6 +709,9 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
         run.origin.append(s.origin)
         if auto:
             run.values.append(s.declared)
+    if unscored:
+        run.dropped.append((f"unscored samples of partial run {path.name} (status {_status_text(status)})",
+                            unscored))
     return run
 
 
@@ -679,15 +894,64 @@ def _frame(runs: list[_Run], fields: _Fields | None = None, notes=(), cluster=No
 
 
 class UnscoredLog(InputError):
-    """A log with no scored samples (an unfinished or unscored run)."""
+    """A log with no scored samples (an unfinished or unscored run): an error
+    alone, skipped and counted as dropped (``reason``, ``n_samples``) in a folder
+    or among several inputs."""
 
-    def __init__(self, message: str, n_samples: int):
+    def __init__(self, message: str, n_samples: int, reason: str | None = None):
         super().__init__(message)
         self.n_samples = n_samples
+        self.reason = reason
+
+    def why(self, name: str) -> str:
+        """The row-accounting reason of the skipped log ``name``."""
+        return self.reason or f"unscored log {name}"
+
+
+class UnfinishedLog(UnscoredLog):
+    """An ``.eval`` archive without ``header.json``: a run still in progress or interrupted."""
+
+
+class PartialLog(UnscoredLog):
+    """A log whose status is not ``success`` (cancelled, error, started), read
+    among other inputs with ``partial_runs="exclude"``: set aside and counted."""
+
+
+#: what ``partial_runs`` may be: logs whose status is not "success" are set aside, or used
+PARTIAL_RUNS = ("exclude", "include")
+#: the note that says why partial runs were left out (row accounting)
+PARTIAL_RULE = ("Logs whose status is not 'success' (a run cancelled, failed or still running) are "
+                "left out and counted as dropped, as inspect eval-set would re-run them: their samples "
+                "are the ones that finished first, not a sample of the task. To see one, report its "
+                "file on its own; --partial-runs include (Python: partial_runs='include') uses them all.")
+
+
+def _status_text(status) -> str:
+    return str(status)[:40] if status is not None else "unknown"
+
+
+def _partial(run: _Run) -> bool:
+    """A run whose log header's status is not "success" (a missing status counts as complete)."""
+    return run.status is not None and run.status != "success"
+
+
+def _partial_text(run: _Run) -> str:
+    of = "" if run.planned is None else f" of {run.planned}"
+    return f"{run.file.name} (status {_status_text(run.status)}, {run.scored}{of} samples scored)"
+
+
+def _partial_reason(run: _Run) -> str:
+    return f"partial run of {run.task} with {run.model}: {_partial_text(run)}"
+
+
+def _check_partial_runs(mode) -> None:
+    if mode not in PARTIAL_RUNS:
+        raise InputError(f"partial_runs must be one of {', '.join(PARTIAL_RUNS)} (got {describe(mode)}).")
 
 
 def read_inspect(path, scorer: str | None = None, cluster_field: str | None = None, *,
-                 duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True):
+                 duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True,
+                 partial_runs: str = "exclude", among_others: bool = False):
     """Inspect AI log(s) as a results table, and the rows skipped.
 
     Question ids are ``"<task>/<sample id>"`` (see the module docstring).  A
@@ -708,27 +972,92 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     reads no cluster.  ``df.attrs["notes"]`` says which field was taken (or
     that the logs' metrics cluster differently from the report), and
     ``df.attrs["log_cluster"]`` names the field.
+
+    **Folders as Inspect writes them.**  Other JSON files of a folder are
+    told from logs by their first key (reading at most :data:`PEEK_BYTES`):
+    Inspect's ``logs.json`` manifest and ``eval-set.json`` (``inspect
+    eval-set``), bayeserr's own JSON outputs (``"schema": "bayeserr.…"``)
+    and ``--save-posterior`` ``index.json`` are skipped with a note; logs a
+    manifest lists that are not in the folder are named in a note.  An
+    ``.eval`` archive without ``header.json`` (a run in progress or
+    interrupted) is an error alone and skipped, counted as dropped, in a folder.
+
+    **Partial runs.**  A log whose header's status is not ``"success"``
+    (``"cancelled"``, ``"error"``, ``"started"``) holds only the samples that
+    finished first.  With ``partial_runs="exclude"`` (default) such logs in a
+    folder are set aside before re-runs are matched, counted as dropped with
+    their status and sample counts, and a note gives the rule; a log file read
+    alone is used, with a note giving its status (``among_others``: it is one
+    of several inputs, so it is set aside too, raising :class:`PartialLog`).
+    ``partial_runs="include"`` uses them, each named in a note.
     """
     _check_duplicate_runs(duplicate_runs)
+    _check_partial_runs(partial_runs)
     root = Path(path)
-    runs, dropped = [], []
+    runs, dropped, skipped, manifests = [], [], [], []
     files = _log_files(root, ("*.eval", "*.json"))
     wanted = _Fields(fields)
     auto = cluster_field is None and cluster_from_log
+    folder = root.is_dir()
+    logs = []
     for f in files:
+        kind = _json_kind(f) if folder and f.suffix == ".json" else None
+        if kind is None:
+            logs.append(f)
+            continue
+        skipped.append(f"{_label(f, root)} ({kind})")
+        if kind == MANIFEST:
+            manifests.append(f)
+    set_aside = False
+    for f in logs:
         try:
             runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field, wanted, auto))
-        except UnscoredLog as exc:
-            if len(files) == 1:
+        except NotALog as exc:
+            if not folder:
                 raise
-            dropped.append((f"unscored log {f.name}", exc.n_samples))
+            skipped.append(f"{_label(f, root)} ({exc.kind})")
+        except UnscoredLog as exc:
+            if not folder:
+                raise
+            dropped.append((exc.why(f.name), exc.n_samples))
+            set_aside = set_aside or isinstance(exc, UnfinishedLog) or exc.reason is not None
+    notes = []
+    if skipped:
+        notes.append(f"Not logs, skipped: {_shown_files(skipped, 6)}.")
+    notes += _manifest_notes(manifests, logs, root) if folder else []
+    partial = [r for r in runs if _partial(r)]
+    if partial and partial_runs == "exclude" and (folder or among_others):
+        if not folder:
+            (run,) = partial
+            raise PartialLog(f"{path}: {_partial_text(run)}: a partial run, left out. {PARTIAL_RULE}",
+                             run.n_read, _partial_reason(run))
+        dropped += [(_partial_reason(r), r.n_read) for r in partial]
+        runs = [r for r in runs if not _partial(r)]
+        set_aside = True
+    elif partial:
+        how = "--partial-runs include" if partial_runs == "include" else "read on its own"
+        notes.append(f"Partial run{'s' if len(partial) > 1 else ''} used ({how}): "
+                     f"{'; '.join(_partial_text(r) for r in partial)}: the report covers only the "
+                     "samples that finished, which may not represent the task.")
+    if set_aside:
+        notes.append(PARTIAL_RULE)
     if not runs:
+        why = "; ".join(f"{r} ({c} samples)" for r, c in dropped) if dropped else ""
+        if set_aside:
+            raise InputError(f"{path}: no complete log to report ({_shorten(why)}). {PARTIAL_RULE}")
+        if skipped and not dropped:
+            raise InputError(f"{path}: no Inspect logs in this folder, only "
+                             f"{_shown_files(skipped, 6)}. Pass a folder of logs.")
         raise InputError(f"{path}: no scored samples in any log. Score the logs (inspect score) first.")
     runs, older = _dedupe_runs(runs, duplicate_runs, root, "created")
-    runs, cluster, notes = _log_clusters(runs, root, scorer, cluster_field, auto, wanted)
+    runs, cluster, more = _log_clusters(runs, root, scorer, cluster_field, auto, wanted)
     for run in runs:
         dropped += run.dropped
-    return _frame(runs, wanted, notes, cluster), dropped + older
+    return _frame(runs, wanted, notes + more, cluster), dropped + older
+
+
+def _shorten(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 # ------------------------------------------------------------------ lm-evaluation-harness
@@ -802,7 +1131,7 @@ def _lmeval_run(path: Path, label: str, metric: str | None, filt: str | None) ->
     for (lineno, r), f in zip(records, filter_of):
         if f != chosen:
             continue
-        run.rows.append({"model": run.model, "question_id": f"{task}/{id_text(r['doc_id'])}",
+        run.rows.append({"model": run.model, "question_id": _question_key(task, r['doc_id']),
                          "score": r.get(name), "cluster_id": task, "task": task})
         run.origin.append(f"{label} line {lineno}")
     if len(records) > len(run.rows):
@@ -861,7 +1190,8 @@ def detect(path) -> str:
 
 
 def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=None, metric=None,
-              filt=None, duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True):
+              filt=None, duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True,
+              partial_runs: str = "exclude", among_others: bool = False):
     """``(DataFrame, dropped rows)`` from an eval-log reader, or ``None`` for plain tables.
 
     ``input_format`` is ``auto``, a reader of :data:`READERS` or a table
@@ -869,20 +1199,25 @@ def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=No
     ``"latest"``) decides what re-runs of a task with the same model do;
     ``fields`` (Inspect) names metadata fields to add as columns;
     ``cluster_from_log`` (Inspect) clusters by the field the logs' metrics
-    use when ``cluster_field`` is not given (:func:`read_inspect`).
+    use when ``cluster_field`` is not given; ``partial_runs`` (Inspect,
+    ``"exclude"`` or ``"include"``) decides what logs whose status is not
+    "success" do, ``among_others`` that the path is one of several inputs
+    (:func:`read_inspect`).
     """
     choices = ("auto",) + READERS + TABLE_FORMATS
     if not isinstance(input_format, str) or input_format not in choices:
         raise InputError(f"--input-format {describe(input_format)} is unknown."
                          f"{suggest(input_format, choices)} Use one of {', '.join(choices)}.")
     _check_duplicate_runs(duplicate_runs)
+    _check_partial_runs(partial_runs)
     fmt = detect(path) if input_format == "auto" else input_format
     if fmt in ("inspect", "lm-eval") and str(path) == STDIN:
         raise InputError(f"{fmt} logs are read from a file or a folder, not standard input ('-'). "
                          "Pass the path of the log(s).")
     if fmt == "inspect":
         return read_inspect(path, scorer, cluster_field, duplicate_runs=duplicate_runs, fields=fields,
-                            cluster_from_log=cluster_from_log)
+                            cluster_from_log=cluster_from_log, partial_runs=partial_runs,
+                            among_others=among_others)
     if fmt == "lm-eval":
         return read_lmeval(path, metric, filt, duplicate_runs=duplicate_runs)
     return None

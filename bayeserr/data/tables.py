@@ -173,19 +173,58 @@ def _read_table(path, id_columns, *, fmt=None, check_columns=None, categorical=F
     return df, lines, fmt, src.where
 
 
-def _head(src: _Source, sep: str, n_rows: int = 200) -> tuple[list[str], list[list[str]]]:
-    """The header fields (parsed as the CSV parser parses them) and the first rows."""
+#: the most bytes the header sniff reads: the header and as many of the first rows
+#: as fit (a cell of any size, e.g. a long model output, is read whole by pandas)
+HEAD_BYTES = 16 << 20
+
+
+class _Bounded(io.RawIOBase):
+    """The first ``limit`` bytes of a binary stream; ``cut`` once more were left."""
+
+    def __init__(self, fh, limit: int):
+        self.fh, self.left, self.cut = fh, limit, False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.left <= 0:
+            self.cut = self.cut or bool(self.fh.read(1))
+            return 0
+        data = self.fh.read(min(len(buffer), self.left))
+        buffer[:len(data)] = data
+        self.left -= len(data)
+        return len(data)
+
+
+def _head(src: _Source, sep: str, n_rows: int = 200,
+          limit: int | None = None) -> tuple[list[str], list[list[str]]]:
+    """The header fields (parsed as the CSV parser parses them) and the first
+    rows, from at most ``limit`` bytes (:data:`HEAD_BYTES`): a row cut off by
+    that limit is left out, so huge cells cost no more memory than that."""
+    limit = HEAD_BYTES if limit is None else limit
+    old = csv.field_size_limit()
     with src.binary() as fh:
-        text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
+        bounded = _Bounded(fh, limit)
+        text = io.TextIOWrapper(io.BufferedReader(bounded), encoding="utf-8-sig", errors="replace",
+                                newline="")
         rows = (row for row in csv.reader(text, delimiter=sep) if row)  # pandas skips blank lines
         try:
+            csv.field_size_limit(max(old, limit + 1))  # the limit of the csv module is 128 KiB
             header = next(rows)
-            first = [row for _, row in zip(range(n_rows), rows)]
+            first = [row for _, row in zip(range(n_rows + 1), rows)]
         except StopIteration:
             raise InputError(f"{src.where}: the file is empty (no header line). Check the file.") from None
         except csv.Error as exc:
             raise InputError(f"{src.where}: the first lines cannot be parsed ({exc}).") from None
-    return header, first
+        finally:
+            csv.field_size_limit(old)
+    if bounded.cut:
+        if not first:  # the header itself may be cut off
+            raise InputError(f"{src.where}: the header line is longer than {limit >> 10:,} KiB; "
+                             "this is not a results table. Check the file and its --input-format.")
+        first.pop()  # the row the limit cut off
+    return header, first[:n_rows]
 
 
 def _looks_numeric(values) -> bool:
@@ -244,7 +283,9 @@ def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categoric
         position = {n: i for i, n in reversed(list(enumerate(names)))}
         dtype = {c: object if _looks_numeric(r[position[c]] for r in first if len(r) > position[c])
                  else "category" for c in ids}
-    df = pd.read_csv(src.parser_input(), sep=sep, low_memory=False, compression=compression, dtype=dtype)
+    na = _na_values(names, first, ids)
+    df = pd.read_csv(src.parser_input(), sep=sep, low_memory=False, compression=compression, dtype=dtype,
+                     keep_default_na=False, na_values=na)
     if dtype:
         for c in ids:
             if dtype[c] is object:
@@ -255,11 +296,30 @@ def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categoric
     numeric = [c for c in ids if not _is_text(df[c])]
     if numeric:
         text = pd.read_csv(src.parser_input(), sep=sep, usecols=numeric, low_memory=False,
-                           compression=compression,
+                           compression=compression, keep_default_na=False, na_values=na,
                            dtype=dict.fromkeys(numeric, object if categorical else str))
         for c in numeric:
             df[c] = text[c].astype("category") if categorical else text[c]
     return df
+
+
+#: the cells pandas reads as missing by default ("", "NA", "null", "None", "NaN", "#N/A", ...)
+try:
+    from pandas._libs.parsers import STR_NA_VALUES as _PANDAS_NA
+except ImportError:  # a private name: pandas' documented list
+    _PANDAS_NA = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                  "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+_DEFAULT_NA = frozenset(_PANDAS_NA)
+
+
+def _na_values(names, first, ids) -> dict:
+    """``na_values`` for ``pd.read_csv(keep_default_na=False)``: identifier
+    columns (by name) are text, so only an empty cell is missing there (a
+    model, question or cluster called ``NA``, ``None`` or ``null`` is one);
+    every other column (by position, renamed or unnamed ones too) keeps
+    pandas' default missing values, so scores still read ``NA`` as missing."""
+    width = max([len(names)] + [len(r) for r in first]) + 1  # + 1: an index column pandas infers
+    return {**{i: _DEFAULT_NA for i in range(width)}, **{c: [""] for c in ids}}
 
 
 def _is_text(series: pd.Series) -> bool:
