@@ -88,7 +88,8 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
                       seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k)
     ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))
-    rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line())
+    rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line(),
+                       config=click.get_current_context().find_root().meta.get("bayeserr.data.config"))
     _write_report(rep, fmt, output, save_posterior, bayes.seed)
 
 

@@ -59,13 +59,15 @@ def _config(ctx, fmt, **values):
             origin = "default"
         rows.append((key, _shown(values[param.name]), origin))
     files = {k: str(v) for k, v in (cfg.files if cfg else {}).items()}
+    ignored = [(str(p), why) for p, why in (cfg.ignored if cfg else [])]
     if fmt == "json":
-        click.echo(json.dumps({"files": files, "settings": {k: {"value": v, "source": o}
-                                                             for k, v, o in rows}}, indent=2))
+        click.echo(json.dumps({"files": files, "ignored": [{"path": p, "why": w} for p, w in ignored],
+                               "settings": {k: {"value": v, "source": o} for k, v, o in rows}}, indent=2))
         return
     lines = ["Configuration files (bayeserr.toml wins over pyproject.toml; flags over both):"]
     lines += [f"  {k}: {files[k]}" for k in ("bayeserr.toml", "pyproject.toml") if k in files] or \
-        ["  none found (searched upward from the current directory)"]
+        ["  none found (searched upward from the current directory to the repository or home folder)"]
+    lines += [f"  ignored, not trusted: {p} ({w})" for p, w in ignored]
     width = max(len(k) for k, _, _ in rows)
     texts = [("(not set)" if v is None else "; ".join(v) if isinstance(v, list) else str(v).lower()
               if isinstance(v, bool) else str(v)) for _, v, _ in rows]

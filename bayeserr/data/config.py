@@ -51,6 +51,7 @@ class Config:
     values: dict = field(default_factory=dict)  #: key -> value (TOML types)
     sources: dict = field(default_factory=dict)  #: key -> the file (Path) it came from
     files: dict = field(default_factory=dict)  #: "bayeserr.toml" / "pyproject.toml" -> Path read
+    ignored: list = field(default_factory=list)  #: (Path, why) of files found but not trusted
 
     def source_text(self, key: str) -> str:
         path = self.sources[key]
@@ -87,21 +88,58 @@ def _pyproject_table(path: Path) -> dict | None:
     return table
 
 
-def find(start=None) -> dict:
+def find(start=None, ignored: list | None = None) -> dict:
     """``{"bayeserr.toml": path, "pyproject.toml": path}``: the nearest of each
     (a pyproject.toml only if it has ``[tool.bayeserr]``), searching upward
-    from ``start`` (default: the current directory)."""
+    from ``start`` (default: the current directory) up to the repository's
+    root (a folder holding ``.git``) or the home folder, whichever comes first.
+
+    A file another user could have planted is not trusted (as git's
+    ``safe.directory``): one owned by another user (root excepted) or writable
+    by any user (group-writable is fine: user private groups make it the
+    default on many systems) is skipped, and ``(path, why)`` appended to
+    ``ignored``.
+    """
     here = Path(start or os.getcwd()).resolve()
+    home = _home()
     found: dict = {}
     for folder in (here, *here.parents):
-        if CONFIG_FILE not in found and (folder / CONFIG_FILE).is_file():
-            found[CONFIG_FILE] = folder / CONFIG_FILE
-        if PYPROJECT not in found and (folder / PYPROJECT).is_file() \
-                and _pyproject_table(folder / PYPROJECT) is not None:
-            found[PYPROJECT] = folder / PYPROJECT
-        if len(found) == 2:
+        for kind in (CONFIG_FILE, PYPROJECT):
+            path = folder / kind
+            if kind in found or not path.is_file():
+                continue
+            if kind == PYPROJECT and _pyproject_table(path) is None:
+                continue  # a pyproject.toml without [tool.bayeserr] is no configuration
+            why = _untrusted(path)
+            if why:
+                if ignored is not None:
+                    ignored.append((path, why))
+                continue
+            found[kind] = path
+        if len(found) == 2 or (folder / ".git").exists() or folder == home:
             break
     return found
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, OSError):  # no home folder (some containers)
+        return None
+
+
+def _untrusted(path: Path) -> str | None:
+    """Why a configuration file is not to be trusted, or None."""
+    try:
+        st = path.stat()
+    except OSError:
+        return "cannot be read"
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    if uid is not None and st.st_uid not in (uid, 0):
+        return f"owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o002:
+        return "writable by every user"
+    return None
 
 
 def _table(kind: str, path: Path) -> dict:
@@ -137,7 +175,7 @@ def read(start=None) -> Config:
     :class:`~bayeserr.base.errors.InputError` naming the file, with a "did you
     mean"."""
     cfg = Config()
-    found = find(start)
+    found = find(start, cfg.ignored)
     for kind in (PYPROJECT, CONFIG_FILE):  # lowest precedence first
         if kind not in found:
             continue

@@ -187,9 +187,11 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def provenance(inputs=(), command: str | None = None, seed: int | None = None) -> dict:
+def provenance(inputs=(), command: str | None = None, seed: int | None = None, config=None) -> dict:
     """What made a report: bayeserr version, time (UTC, ISO 8601), the command
-    line, each input file with its SHA-256, and the seed."""
+    line, each input file with its SHA-256, the seed, and (``config``, a
+    :class:`~bayeserr.data.config.Config`) the configuration files whose
+    settings applied and those found but not trusted."""
     from datetime import datetime, timezone
 
     from bayeserr.base.version import __version__
@@ -198,8 +200,12 @@ def provenance(inputs=(), command: str | None = None, seed: int | None = None) -
         path = Path(item)
         members = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
         files += [{"path": str(f), "sha256": _sha256(f)} for f in members if f.is_file()]
-    return {"version": __version__, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "command": command, "inputs": files, "seed": seed}
+    out = {"version": __version__, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "command": command, "inputs": files, "seed": seed}
+    if config is not None and (config.files or config.ignored):
+        out["config"] = [{"path": str(p), "sha256": _sha256(p)} for p in config.files.values()]
+        out["config_ignored"] = [{"path": str(p), "why": why} for p, why in config.ignored]
+    return out
 
 
 def _check_pairs_option(pairs: str, models) -> None:
@@ -231,7 +237,7 @@ def _check_inputs(inputs) -> list:
     return list(inputs)
 
 
-def build_report_view(view: DataView, options: Options, *, inputs=(), command=None) -> Report:
+def build_report_view(view: DataView, options: Options, *, inputs=(), command=None, config=None) -> Report:
     """The pipeline on a :class:`~bayeserr.stats.view.DataView` (see :func:`build_report`)."""
     _check_pairs_option(options.pairs, view.models)
     check_pair_memory(len(view.models))  # fail at once, before any work, if the pairs cannot fit
@@ -257,7 +263,7 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
                   adjust=options.adjust, bayes=options.bayes if options.bayes.on else None,
                   prior_sensitivity=sensitivity, posteriors=fits,
                   pass_at_k=_pass_at_k(view, options) if options.pass_k else None,
-                  provenance=provenance(inputs, command, options.seed), methods=options.methods,
+                  provenance=provenance(inputs, command, options.seed, config), methods=options.methods,
                   pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking)
 
 
@@ -290,7 +296,7 @@ def _groups(scores, comps) -> tuple[dict | None, str | None]:
 
 
 def build_report(ds, *, options: Options | None = None, inputs=None, command: str | None = None,
-                 **kwargs) -> Report:
+                 config=None, **kwargs) -> Report:
     """Score every model, compare every pair, collect the warnings.
 
     Keyword arguments are those of :class:`~bayeserr.registries.options.Options`:
@@ -300,7 +306,9 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     ``pass_k``, ``seed``.  The numbers are those of ``bayeserr report`` with
     the same options.  ``inputs`` (files or folders, hashed into the
     provenance; default: the file the dataset was loaded from) and
-    ``command`` are recorded, not used.
+    ``command`` are recorded, not used, and so are the configuration files
+    of ``config`` (a :class:`~bayeserr.data.config.Config`, as the command
+    line reads them).
     """
     from bayeserr.base.errors import InputError, describe
     options = Options.coerce(options, **kwargs)
@@ -313,7 +321,7 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     if inputs is None:
         source = Path(str(ds.attrs.get("source", ""))) if isinstance(ds, xr.Dataset) else None
         inputs = [source] if source is not None and str(source) and source.exists() else []
-    return build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command)
+    return build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command, config=config)
 
 
 # ------------------------------------------------------------------ compare

@@ -237,7 +237,20 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
         out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level), user_text=True)]
     out += [Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
             Heading("Rows"), Para(rows_text(rep.rows), "rows")]
+    settings = settings_text(getattr(rep, "provenance", None) or {})
+    if settings:
+        out.append(Para(settings, "rows", user_text=True))
     return out
+
+
+def settings_text(prov: dict) -> str:
+    """Which configuration files set defaults of this report, and which were found but not trusted."""
+    used = [c["path"] for c in prov.get("config", [])]
+    ignored = [f"{c['path']} ({c['why']})" for c in prov.get("config_ignored", [])]
+    text = f"Settings from: {', '.join(used)} (flags override them; bayeserr config lists them)." if used else ""
+    if ignored:
+        text += (" " if text else "") + f"Ignored, not trusted: {'; '.join(ignored)}."
+    return text
 
 
 def _posterior_table(post, level: float) -> tables.Table:
