@@ -221,3 +221,24 @@ def test_render_table_keeps_a_given_caption_and_explains_on_request():
     table = Table("models", "Models", cols, ((Cell("text", "a"), Cell("num", 1.0, digits=0)),), caption="Plain.")
     assert r"\caption{Plain.}" in latex_renderer.render_table(table)[0]
     assert r"\caption{Plain. $K$: answers per question" in latex_renderer.render_table(table, explain=True)[0]
+
+
+# ------------------------------------------------------------------ names outside Latin-1 (issue 30 item 17)
+def test_names_outside_latin1_are_escaped():
+    esc = latex_renderer.esc
+    assert esc("Ωmega") == r"$\Omega$mega" and esc("λ-model") == r"$\lambda$-model"
+    assert esc("模型") == "{[}U+6A21{]}{[}U+578B{]}" and esc("😀 bot") == "{[}U+1F600{]} bot"
+    assert esc("e\u0301cole") == "école" and esc("a\u200db") == "ab"
+    assert all(ord(c) < 256 for c in esc("ℓ Ω 模 😀 Ꭰ"))
+
+
+@pytest.mark.slow
+@needs_tex
+def test_report_with_names_outside_latin1_compiles(tmp_path):
+    names = ["Ωmega-7B", "模型-一", "😀 bot", "e\u0301cole", "a\u200db-zwj", "ok"]
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"model": np.repeat(names, 40), "question_id": np.tile(range(40), len(names)),
+                       "score": (rng.random(40 * len(names)) < 0.6).astype(int)})
+    tex = bayeserr.report(bayeserr.load(df), bayes="off").to_latex()
+    log, text, _ = compile_pdf(tex, tmp_path, "unicode")
+    assert "[U+6A21]" in text and "mega-7B" in text and "cole" in text  # glyphs as pdftotext reads them

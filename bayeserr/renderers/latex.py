@@ -142,7 +142,43 @@ _EM = {**dict.fromkeys("0123456789", 0.5), **dict.fromkeys(".,;:!'`|", 0.28),
 
 
 def esc(text) -> str:
-    return "".join(SPECIAL.get(ch, ch) for ch in plain(text))
+    """User text for pdflatex: LaTeX's special characters escaped, composed to
+    NFC (an accent typed as a combining mark joins its letter), and every
+    character pdflatex cannot typeset without extra packages — outside
+    Latin-1: Greek, CJK, emoji — written as ``[U+XXXX]`` (Greek letters as
+    math; the brackets braced, as "\\\\[" would start an optional argument),
+    so the output always compiles; zero-width joiners are dropped."""
+    import unicodedata
+    return "".join(SPECIAL.get(ch) or _beyond_latin1(ch) for ch in unicodedata.normalize("NFC", plain(text)))
+
+
+def _beyond_latin1(ch: str) -> str:
+    if ord(ch) < 256:
+        return ch
+    import unicodedata
+    if unicodedata.category(ch) in ("Cf", "Mn"):  # zero-width joiners, leftover combining marks
+        return ""
+    name = unicodedata.name(ch, "")
+    if name.startswith("GREEK ") and " LETTER " in name:
+        letter = _GREEK.get(name.rsplit(" ", 1)[-1].lower())
+        if letter is not None:
+            if "CAPITAL" not in name:
+                return "o" if letter == "omicron" else f"$\\{letter}$"  # no \omicron: it is an o
+            if letter.capitalize() in _GREEK_CAPITALS:
+                return f"$\\{letter.capitalize()}$"
+            return _LATIN_LOOKING[letter].upper()  # no macro: the glyph is the Latin capital
+    return f"{{[}}U+{ord(ch):04X}{{]}}"
+
+
+#: Unicode's name of a Greek letter -> LaTeX's (lamda is spelled lambda there)
+_GREEK = {n: n for n in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+                         "kappa", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon",
+                         "phi", "chi", "psi", "omega")} | {"lamda": "lambda"}
+#: capitals LaTeX has macros for
+_GREEK_CAPITALS = {"Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"}
+#: capitals without a macro (their glyph is a Latin capital): the Latin letter they look like
+_LATIN_LOOKING = {"omicron": "o", "alpha": "a", "beta": "b", "epsilon": "e", "zeta": "z", "eta": "h",
+                  "iota": "i", "kappa": "k", "mu": "m", "nu": "n", "rho": "p", "tau": "t", "chi": "x"}
 
 
 def comment(text) -> str:
