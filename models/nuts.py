@@ -61,6 +61,9 @@ def _interrupts():
         yield hit
         return
     previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:  # interrupts are ignored here (a background job): leave it so
+        yield hit
+        return
 
     def record(signum, frame):
         hit.append(signum)

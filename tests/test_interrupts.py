@@ -25,6 +25,15 @@ def test_interrupt_in_a_command_exits_130_and_writes_nothing(cli, tmp_path, monk
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+@pytest.fixture(autouse=True)
+def default_sigint():
+    """Ctrl-C raises KeyboardInterrupt here, whatever the test runner inherited (a background job
+    starts with SIGINT ignored); the handler is put back afterwards."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _fake_pymc(monkeypatch, behaviour):
     """pymc and pytensor stand-ins: ``behaviour`` plays pm.sample."""
     pm = types.ModuleType("pymc")
@@ -88,3 +97,11 @@ def test_error_lines_carry_no_terminal_escapes(cli, tmp_path):
     assert res.exit_code == 2 and res.output.startswith("error:")
     assert "\x1b" not in res.output and "\x07" not in res.output
     assert "\\x1b]0;pwned\\x07" in res.output  # shown, distinguishably
+
+
+def test_ignored_interrupts_stay_ignored(monkeypatch):
+    """A background job starts with SIGINT ignored: sampling leaves it so."""
+    from bayeserr.models import nuts
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _fake_pymc(monkeypatch, lambda **kw: signal.getsignal(signal.SIGINT))
+    assert nuts.sample(draws=300) is signal.SIG_IGN
