@@ -249,3 +249,28 @@ def test_lmeval_doc_ids_with_slashes(tmp_path):
                             for n, d in enumerate(["e/1", 2, "e/3"])))
     df, _ = read_lmeval(path)
     assert list(df["question_id"]) == ["arc/e%2F1", "arc/2", "arc/e%2F3"]
+
+
+# ------------------------------------------------------------------ issue 30 item 19: API inputs
+def _frame():
+    return pd.DataFrame({"model": ["a", "a", "b", "b"], "question_id": ["q1", "q2", "q1", "q2"],
+                         "score": [1, 0, 1, 0]})
+
+
+@pytest.mark.parametrize("change, expect", [
+    (lambda df: df.assign(score=[1 + 1j, 0, 1, 0]), "complex numbers"),
+    (lambda df: df.assign(score=pd.Series([1 + 1j, 0, 1, 0], dtype=object)), "complex numbers"),
+    (lambda df: df.assign(model=[["a"], ["a"], ["b"], ["b"]]), "holds lists, dicts or sets"),
+    (lambda df: df.assign(question_id=[{"a": 1}, {"b": 2}, {"a": 1}, {"b": 2}]), "holds lists, dicts or sets"),
+])
+def test_api_inputs_that_cannot_be_scores_or_ids_are_input_errors(change, expect):
+    with pytest.raises(bayeserr.InputError, match=expect):
+        bayeserr.load(change(_frame()))
+
+
+def test_unused_columns_may_hold_anything_and_input_format_is_checked():
+    assert bayeserr.load(_frame().assign(tags=[["x"], [], ["y"], []])).sizes["model"] == 2
+    with pytest.raises(bayeserr.InputError, match="'xml' is unknown"):
+        bayeserr.load(_frame(), input_format="xml")
+    with pytest.raises(bayeserr.InputError, match="a DataFrame is already a table"):
+        bayeserr.load(_frame(), input_format="inspect")

@@ -189,6 +189,10 @@ def _fail_rows(rows: _Rows, mask: np.ndarray, problem: str, fix: str) -> None:
 def _check_ids(df: pd.DataFrame, cols: Columns, rows: _Rows) -> None:
     for key in ("model", "question", "cluster", "sample"):
         name = getattr(cols, key)
+        if name is not None and df[name].dtype == object:  # a DataFrame's cell can hold anything
+            _fail_rows(rows, df[name].map(lambda v: isinstance(v, (list, dict, set))).to_numpy(),
+                       f"the {key} column '{name}' holds lists, dicts or sets",
+                       f"An id is a single value (text or a number): flatten the {key} column.")
         if name is not None:
             _fail_rows(rows, df[name].isna().to_numpy(), f"the {key} column '{name}' is empty",
                        f"Fill in the {key} for those rows or remove them.")
@@ -199,6 +203,9 @@ def _validated_scores(df: pd.DataFrame, cols: Columns, rows: _Rows) -> np.ndarra
     raw = df[cols.score]
     if raw.dtype == bool:
         raw = raw.astype(np.float64)
+    if raw.dtype.kind == "c" or (raw.dtype == object and raw.map(lambda v: isinstance(v, complex)).any()):
+        raise InputError(f"{rows.where}: the score column '{cols.score}' holds complex numbers; scores are "
+                         "real numbers in [0, 1].")
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     missing = raw.isna().to_numpy()
     _fail_rows(rows, missing, f"the score column '{cols.score}' is missing",

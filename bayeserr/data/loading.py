@@ -56,6 +56,7 @@ from bayeserr.data.readers import (
     NotALog,
     UnscoredLog,
     _check_partial_runs,
+    check_input_format,
 )
 from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 
@@ -197,6 +198,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
                 cluster_col=cluster_col, sample_col=sample_col, scorer=scorer,
                 cluster_field=cluster_field, metric=metric, filt=filt, name=name)
     _check_arguments(args)
+    check_input_format(input_format)
     _check_partial_runs(partial_runs)
     args["partial_runs"] = partial_runs
     models = _model_list(models)
@@ -417,6 +419,9 @@ def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fie
                 several: bool, index: int) -> _Part:
     source = inp.source
     if isinstance(source, pd.DataFrame):
+        if input_format not in ("auto", "table"):
+            raise InputError(f"input_format={input_format!r} reads files; a DataFrame is already a table "
+                             "(drop input_format, or give 'table').")
         label = name or (f"DataFrame {index + 1}" if several else "DataFrame")
         df = _as_frame(source, label)
         part = _Part(source, df, _Rows(label, len(df), unit="rows", note=", positions counting from 1"),

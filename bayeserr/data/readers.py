@@ -1189,6 +1189,14 @@ def detect(path) -> str:
     return "table"
 
 
+def check_input_format(input_format) -> None:
+    """``input_format`` is ``auto``, a reader of :data:`READERS` or a table format."""
+    choices = ("auto",) + READERS + TABLE_FORMATS
+    if not isinstance(input_format, str) or input_format not in choices:
+        raise InputError(f"--input-format {describe(input_format)} is unknown."
+                         f"{suggest(input_format, choices)} Use one of {', '.join(choices)}.")
+
+
 def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=None, metric=None,
               filt=None, duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True,
               partial_runs: str = "exclude", among_others: bool = False):
@@ -1204,10 +1212,7 @@ def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=No
     "success" do, ``among_others`` that the path is one of several inputs
     (:func:`read_inspect`).
     """
-    choices = ("auto",) + READERS + TABLE_FORMATS
-    if not isinstance(input_format, str) or input_format not in choices:
-        raise InputError(f"--input-format {describe(input_format)} is unknown."
-                         f"{suggest(input_format, choices)} Use one of {', '.join(choices)}.")
+    check_input_format(input_format)
     _check_duplicate_runs(duplicate_runs)
     _check_partial_runs(partial_runs)
     fmt = detect(path) if input_format == "auto" else input_format
