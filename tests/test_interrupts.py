@@ -17,8 +17,9 @@ def test_interrupt_in_a_command_exits_130_and_writes_nothing(cli, tmp_path, monk
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
+    # the lazily bound name first: reading it binds the real function, which teardown puts back
+    monkeypatch.setattr(bayeserr.reporting, "build_report", interrupted)
     monkeypatch.setattr(build, "build_report", interrupted)
-    monkeypatch.setattr(bayeserr.reporting, "build_report", interrupted, raising=False)  # the lazy name
     out = tmp_path / "r.md"
     res = cli("report", example_path(), "--bayes", "off", "-o", out)
     assert res.exit_code == 130 and res.output.strip() == "interrupted: nothing was written."

@@ -7,6 +7,13 @@ traceback.
 
 from __future__ import annotations
 
+import re
+
+#: characters user text must not carry into a report or a terminal: C0/C1 controls (escape
+#: sequences start with one) other than newline and tab, the Unicode line separators, and the
+#: bidirectional controls (U+202E would reverse the rest of a name)
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
 
 class InputError(ValueError):
     """Bad input data or arguments; the message says what and how to fix it."""

@@ -3,12 +3,11 @@ themselves on ``main`` from their own modules."""
 
 from __future__ import annotations
 
-import re
 import sys
 
 import click
 
-from bayeserr.base.errors import InputError
+from bayeserr.base.errors import CONTROL, InputError
 
 
 class _Group(click.Group):
@@ -26,14 +25,11 @@ class _Group(click.Group):
             ctx.exit(130)
 
 
-#: control characters other than newline and tab (terminal escape sequences start with one)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def printable(text) -> str:
     """An error message safe for a terminal: user text quoted in it (model names, values,
-    archive members) cannot send escape sequences; each control character shows as \\xNN."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    archive members) cannot send escape sequences; each control character
+    (:data:`~bayeserr.base.errors.CONTROL`) shows as \\xNN or \\uNNNN."""
+    return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 def _out_of_memory(ctx, exc: MemoryError) -> str:

@@ -7,11 +7,9 @@ from __future__ import annotations
 import math
 import re
 
+from bayeserr.base.errors import CONTROL
 from bayeserr.reporting.tables import Cell
 
-#: control characters, and the Unicode line separators and bidirectional controls (U+202E would
-#: reverse the rest of a name in its cell): shown as a space
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 #: Markdown that user text must not make: table cells (|), code (`), raw HTML (<tag), links and
@@ -22,7 +20,7 @@ _MARKUP = re.compile(r"([\\|`]|\](?=[(\[])|<(?=[A-Za-z/!?]))")
 
 def plain(text) -> str:
     """Text with control characters (ANSI/OSC escapes, newlines) removed."""
-    return _CONTROL.sub(" ", str(text).replace("\n", " ").replace("\r", " "))
+    return CONTROL.sub(" ", str(text).replace("\n", " ").replace("\r", " "))
 
 
 def esc(text) -> str:
