@@ -186,10 +186,20 @@ def _fail_rows(rows: _Rows, mask: np.ndarray, problem: str, fix: str) -> None:
                          f"({rows.describe(positions)}). {fix}")
 
 
+#: what pandas' C type scan (``infer_dtype``) calls a column of plain text or real numbers
+_PLAIN_KINDS = ("string", "integer", "integer-na", "floating", "decimal", "boolean", "empty")
+
+
+def _may_hold_containers(col: pd.Series) -> bool:
+    """An object column whose values are not all text or numbers (pandas' C type scan): only
+    then are the rows looked at one by one (a 50M-row column of text is not)."""
+    return col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) not in _PLAIN_KINDS
+
+
 def _check_ids(df: pd.DataFrame, cols: Columns, rows: _Rows) -> None:
     for key in ("model", "question", "cluster", "sample"):
         name = getattr(cols, key)
-        if name is not None and df[name].dtype == object:  # a DataFrame's cell can hold anything
+        if name is not None and _may_hold_containers(df[name]):  # a DataFrame's cell can hold anything
             _fail_rows(rows, df[name].map(lambda v: isinstance(v, (list, dict, set))).to_numpy(),
                        f"the {key} column '{name}' holds lists, dicts or sets",
                        f"An id is a single value (text or a number): flatten the {key} column.")
@@ -203,7 +213,9 @@ def _validated_scores(df: pd.DataFrame, cols: Columns, rows: _Rows) -> np.ndarra
     raw = df[cols.score]
     if raw.dtype == bool:
         raw = raw.astype(np.float64)
-    if raw.dtype.kind == "c" or (raw.dtype == object and raw.map(lambda v: isinstance(v, complex)).any()):
+    if raw.dtype.kind == "c" or (raw.dtype == object  # looked at value by value only if not plainly real
+                                 and pd.api.types.infer_dtype(raw, skipna=True) not in _PLAIN_KINDS
+                                 and raw.map(lambda v: isinstance(v, complex)).any()):
         raise InputError(f"{rows.where}: the score column '{cols.score}' holds complex numbers; scores are "
                          "real numbers in [0, 1].")
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
