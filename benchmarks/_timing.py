@@ -1,5 +1,7 @@
-"""Shared timing helper for the benchmark scripts."""
+"""Shared timing helpers for the benchmark scripts."""
 
+import resource
+import subprocess
 import time
 
 
@@ -11,3 +13,14 @@ def best_of(repeat, fn):
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def best_cpu(cmd: list, repeat: int = 3) -> float:
+    """Best CPU time (user + sys) of ``repeat`` runs of ``cmd`` in a child process, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return best

@@ -50,29 +50,18 @@ import argparse
 import cProfile
 import io
 import pstats
-import resource
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import best_cpu as cpu
 from _timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 EVALPERF = ROOT.parent / "shared" / "data" / "real" / "evalperf_per_task.csv.gz"
 EXE = [sys.executable, "-m", "bayeserr.cli"]
-
-
-def cpu(cmd: list[str], repeat: int = 3) -> float:
-    """Best CPU time (user + sys) of ``repeat`` runs of ``cmd`` in a child process, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-    return best
 
 
 def wall(cmd: list[str], repeat: int = 3) -> float:

@@ -18,25 +18,15 @@ Run: ``python benchmarks/bench_startup.py`` (needs ../shared for the SWE-bench f
 from __future__ import annotations
 
 import os
-import resource
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, run from anywhere
+from _timing import best_cpu as cpu  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SWE = ROOT.parent / "shared" / "data" / "real" / "swebench_verified_bashonly_per_instance.csv.gz"
-
-
-def cpu(cmd: list[str], repeat: int = 3) -> float:
-    """Best CPU time (user + sys) of ``repeat`` runs of ``cmd`` in a child process, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-    return best
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -53,7 +54,7 @@ class ModelScore:
     def caveats(self) -> list:
         return caveats.for_model(self)
 
-    @property
+    @cached_property  # frozen: computed once (to_dict, the table and the caveats all read it)
     def recommended(self):
         """The :class:`~bayeserr.registries.methods.Recommendation`: the interval the
         report's table shows for this model, its method and whether it was cut to [0, 1]."""

@@ -57,6 +57,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import unicodedata
 from dataclasses import replace
 
 from bayeserr.reporting import document as doc
@@ -148,14 +149,12 @@ def esc(text) -> str:
     Latin-1: Greek, CJK, emoji — written as ``[U+XXXX]`` (Greek letters as
     math; the brackets braced, as "\\\\[" would start an optional argument),
     so the output always compiles; zero-width joiners are dropped."""
-    import unicodedata
     return "".join(SPECIAL.get(ch) or _beyond_latin1(ch) for ch in unicodedata.normalize("NFC", plain(text)))
 
 
 def _beyond_latin1(ch: str) -> str:
     if ord(ch) < 256:
         return ch
-    import unicodedata
     if unicodedata.category(ch) in ("Cf", "Mn"):  # zero-width joiners, leftover combining marks
         return ""
     name = unicodedata.name(ch, "")

@@ -165,15 +165,15 @@ def _pass_at_k(view: DataView, options: Options) -> dict:
     from bayeserr.stats.passk import pass_at_k
     # the report's settings, but no posteriors kept: pass@k values are fractional scores with one
     # value per problem, so the Bayesian intervals are the cheap ones (bootstrap, cluster effect)
-    plain = replace(options, prior_sensitivity=False)
+    pk_options = replace(options, prior_sensitivity=False)
     n, c = view.pass_counts()
     have = n > 0
     out = {}
     for k in options.pass_k:
         values = np.full(n.shape, np.nan)
         values[have] = pass_at_k(n[have], c[have], int(k))
-        scores, pk_view, _, _ = _ranked(view.with_scores(values), plain, False)
-        comps = compare_view(pk_view, plain) if len(scores) > 1 else Comparisons()
+        scores, pk_view, _, _ = _ranked(view.with_scores(values), pk_options, False)
+        comps = compare_view(pk_view, pk_options) if len(scores) > 1 else Comparisons()
         out[int(k)] = (scores, comps)
     return out
 
