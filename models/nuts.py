@@ -54,26 +54,29 @@ def sample(**kwargs):
 
 @contextlib.contextmanager
 def _interrupts():
-    """Record SIGINT while the block runs (a list that is non-empty once hit), then
-    pass it on to the handler that was there (by default: KeyboardInterrupt)."""
+    """Record SIGINT (and SIGTERM, where a program made it an interrupt: the command
+    line does) while the block runs, in a list that is non-empty once hit, then pass
+    each on to the handler that was there (by default: KeyboardInterrupt)."""
     hit: list = []
     if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
         yield hit
         return
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is signal.SIG_IGN:  # interrupts are ignored here (a background job): leave it so
-        yield hit
-        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # an ignored SIGINT (a background job) stays ignored; SIGTERM is watched only if Python handles it
+    watched = {sig: h for sig, h in previous.items()
+               if callable(h) or (sig == signal.SIGINT and h is not signal.SIG_IGN)}
 
     def record(signum, frame):
         hit.append(signum)
-        if callable(previous):
-            previous(signum, frame)
-        else:
-            raise KeyboardInterrupt
+        handler = watched[signum]
+        if callable(handler):
+            handler(signum, frame)
+        raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, record)
+    for sig in watched:
+        signal.signal(sig, record)
     try:
         yield hit
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in watched.items():
+            signal.signal(sig, handler)

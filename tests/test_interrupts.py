@@ -106,3 +106,28 @@ def test_ignored_interrupts_stay_ignored(monkeypatch):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _fake_pymc(monkeypatch, lambda **kw: signal.getsignal(signal.SIGINT))
     assert nuts.sample(draws=300) is signal.SIG_IGN
+
+
+def test_sigterm_during_sampling_is_an_interrupt_even_with_sigint_ignored(monkeypatch):
+    """A background job (SIGINT ignored) stopped by SIGTERM while PyMC samples: the
+    command line's SIGTERM handler raises KeyboardInterrupt, which PyMC would swallow
+    into partial draws; the sampler records it and raises it again."""
+    from bayeserr.models import nuts
+
+    from bayeserr.cli.app import _terminate
+    before = signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        def pymc_like(**kwargs):
+            try:
+                signal.raise_signal(signal.SIGTERM)
+            except KeyboardInterrupt:
+                return "91 of 300 draws"
+            return "all draws"
+        _fake_pymc(monkeypatch, pymc_like)
+        with pytest.raises(KeyboardInterrupt):
+            nuts.sample(draws=300)
+        assert signal.getsignal(signal.SIGTERM) is _terminate
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -9,19 +9,30 @@
   matplotlib do: re-running a report into the same file is the normal
   workflow, and the atomic rename means the old file survives any failure.
 
+* A folder of outputs (``--save-posterior``) is written in full into a hidden
+  temporary folder beside it and put in place by renaming
+  (:class:`StagedFolder`), so an interrupted run leaves either the old folder
+  or the new one, never a mixture; a folder that is not one of bayeserr's is
+  never replaced.
+
 A failed write is an :class:`~bayeserr.base.errors.InputError` naming the path
-and the reason (the CLI's exit code 2).
+and the reason (the CLI's exit code 2).  :data:`WRITTEN` lists what this
+process has put in place, so an interrupt can say what was written.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from bayeserr.base.errors import InputError
 
 _PROTECTED: set = set()
+#: outputs put in place by this process (files and folders), in order
+WRITTEN: list[Path] = []
 
 
 def _identity(path) -> tuple | None:
@@ -76,6 +87,7 @@ def write_atomic(path, data) -> Path:
                 fh.write(raw)
         except OSError as exc:
             raise InputError(f"{path}: could not write ({exc.strerror or exc}).") from None
+        WRITTEN.append(path)
         return path
     fd, tmp = None, None
     try:
@@ -96,6 +108,7 @@ def write_atomic(path, data) -> Path:
             os.close(fd)
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+    WRITTEN.append(path)
     return path
 
 
@@ -103,3 +116,98 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def _failed(path, exc: OSError, what: str) -> InputError:
+    return InputError(f"{path}: {what} ({exc.strerror or exc}); nothing was written there.")
+
+
+class StagedFolder:
+    """A folder of outputs written beside its target, then renamed into place.
+
+    ``with StagedFolder(target, is_ours) as staged:`` checks ``target`` first
+    (an input, a file, or a non-empty folder for which ``is_ours(folder)`` is
+    false are refused before anything is written), then gives ``staged.path``,
+    a new hidden folder in the nearest existing ancestor of ``target``; files
+    written there are created with the umask's permissions.  ``commit()``
+    puts it in place: a new or empty target by one ``rename``; a target that
+    ``is_ours`` is moved aside, replaced and then removed, so no stale file of
+    an earlier run survives.  Leaving the block without ``commit()`` (an
+    error, an interrupt) removes the staged folder and leaves ``target`` as it
+    was.
+    """
+
+    def __init__(self, target, is_ours: Callable[[Path], bool], option: str = "output folder"):
+        self.target = Path(target)
+        self.is_ours = is_ours
+        self.option = option
+        self.path: Path | None = None
+        self._check()
+
+    def _check(self) -> None:
+        t = self.target
+        if str(t) in ("", "-"):
+            raise InputError(f"{self.option}: give a folder name.")
+        if _identity(t) is not None and _identity(t) in _PROTECTED:
+            raise InputError(f"{self.option} {t}: this is an input; choose another folder.")
+        if t.exists() and not t.is_dir():
+            raise InputError(f"{self.option} {t}: is a file, not a folder; choose a folder name.")
+        if t.is_dir():
+            if any(_identity(f) in _PROTECTED for f in _files(t)):
+                raise InputError(f"{self.option} {t}: holds an input file; choose another folder.")
+            if _entries(t, self.option) and not self.is_ours(t):
+                raise InputError(f"{self.option} {t}: the folder is not empty and was not written by "
+                                 f"{self.option}; choose a new or empty folder (nothing in it was changed).")
+
+    def _anchor(self) -> Path:
+        """The nearest existing folder at or above the target's parent."""
+        anchor = self.target.absolute().parent
+        while not anchor.exists() and anchor != anchor.parent:
+            anchor = anchor.parent
+        if not anchor.is_dir():
+            raise InputError(f"{self.option} {self.target}: {anchor} is not a folder.")
+        return anchor
+
+    def __enter__(self) -> StagedFolder:
+        anchor = self._anchor()
+        try:
+            self.path = Path(tempfile.mkdtemp(prefix=f".{self.target.name[:64]}.", suffix=".tmp", dir=anchor))
+            os.chmod(self.path, 0o777 & ~_umask())  # mkdtemp makes it 0700
+        except OSError as exc:
+            raise _failed(f"{self.option} {self.target}", exc, "cannot create the folder") from None
+        return self
+
+    def commit(self) -> Path:
+        t, staged = self.target, self.path
+        try:
+            t.parent.mkdir(parents=True, exist_ok=True)
+            if t.is_dir() and _entries(t, self.option):  # ours (checked on entry): moved aside, replaced, removed
+                old = Path(tempfile.mkdtemp(prefix=f".{t.name[:64]}.", suffix=".old", dir=t.parent))
+                os.replace(t, old / "previous")
+                os.replace(staged, t)
+                shutil.rmtree(old, ignore_errors=True)
+            else:  # new, or empty: rename() replaces an empty folder in one step
+                os.replace(staged, t)
+        except OSError as exc:
+            raise _failed(f"{self.option} {t}", exc, "could not put the folder in place") from None
+        self.path = None
+        WRITTEN.append(t)
+        return t
+
+    def __exit__(self, *exc_info) -> None:
+        if self.path is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path = None
+
+
+def _entries(folder: Path, option: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError as exc:
+        raise _failed(f"{option} {folder}", exc, "cannot read the folder") from None
+
+
+def _files(folder: Path):
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            yield os.path.join(root, name)

@@ -7,7 +7,7 @@ import json
 import click
 
 from bayeserr.base.errors import InputError
-from bayeserr.cli.app import main
+from bayeserr.cli.app import main, signals_held
 from bayeserr.cli.common import (
     command_line,
     emit,
@@ -23,7 +23,6 @@ from bayeserr.cli.options import (
     analysis_options,
     bayes_options,
     bayes_settings,
-    choice,
     load_options,
     pop_load,
     ranged,
@@ -34,13 +33,27 @@ from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS
 
 
 def _write_report(rep, fmt, output, save_posterior=None, seed=0):
-    emit(rep.render(fmt), output)
-    if save_posterior:
-        from bayeserr.bayes.saving import save_posteriors
-        if not rep.posteriors:
-            raise InputError("--save-posterior: there is no posterior to save (--bayes off?).")
-        paths = save_posteriors(rep.posteriors, save_posterior, seed=seed)
-        click.echo(f"wrote {len(paths)} posterior file(s) and index.json to {save_posterior}", err=True)
+    """The report (to ``output`` or stdout) and, with ``--save-posterior``, its posterior
+    folder: everything that can fail (rendering, the folder's checks, the netCDF files)
+    happens before either is put in place."""
+    text = rep.render(fmt)
+    if not save_posterior:
+        emit(text, output)
+        return
+    if not rep.posteriors:
+        raise InputError("--save-posterior: there is no posterior to save (--bayes off?).")
+    _with_posteriors(lambda: emit(text, output), rep.posteriors, save_posterior, seed)
+
+
+def _with_posteriors(write, fits, folder, seed):
+    """Stage the posterior folder, then ``write()`` the report and put the folder in place."""
+    from bayeserr.bayes.saving import posterior_folder, write_posteriors
+    with posterior_folder(folder) as staged:
+        paths = write_posteriors(fits, staged.path, seed)
+        with signals_held():
+            write()
+            staged.commit()
+    click.echo(f"wrote {len(paths)} posterior file(s) and index.json to {folder}", err=True)
 
 
 @main.command()
@@ -119,10 +132,17 @@ def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, 
                       bayes=bayes, seed=bayes.seed)
     ds = load(files, models=[a, b], where=where, **pop_load(kw))
     rep = build_comparison(ds, a, b, options=options)
-    if save_posterior and rep.posterior is not None and rep.posterior.idata is not None:
-        from bayeserr.bayes.saving import save_one
-        save_one(rep.posterior.idata, save_posterior)
-    emit(rep.render(fmt))
+    text = rep.render(fmt)
+    if not save_posterior:
+        emit(text)
+    elif rep.posterior is None:
+        raise InputError("--save-posterior: there is no posterior to save (--bayes off?).")
+    elif rep.posterior.idata is None:
+        raise InputError(f"--save-posterior: this comparison's posterior ({rep.posterior.method}) is "
+                         "computed exactly and has no draws to save; --bayes mcmc samples one.")
+    else:
+        _with_posteriors(lambda: emit(text), {f"{a} − {b}": {"paired": rep.posterior.idata}},
+                         save_posterior, bayes.seed)
 
 
 @main.command()
@@ -192,10 +212,10 @@ def power(ctx, pilot, fmt, power_, where, **kw):
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to this file.")
 def demo(fmt, level, output):
     """Run the report on the bundled example (a fictional internal eval set)."""
+    from bayeserr.base.output import protect
     from bayeserr.data.loading import load as _load
     from bayeserr.examples import example_path
     from bayeserr.reporting import build_report
-    from bayeserr.base.output import protect
     protect(example_path())  # the package's own data is an input too: never overwritten
     fmt = output_format(fmt, output)
     ds = _load(example_path(), name="bundled example: internal_eval.csv.gz")

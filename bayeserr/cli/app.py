@@ -3,7 +3,10 @@ themselves on ``main`` from their own modules."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 
 import click
 
@@ -12,6 +15,9 @@ from bayeserr.base.errors import CONTROL, InputError
 
 class _Group(click.Group):
     def invoke(self, ctx):
+        from bayeserr.base.output import WRITTEN
+        WRITTEN.clear()
+        _STOPPED_BY.clear()
         try:
             return super().invoke(ctx)
         except InputError as exc:
@@ -20,9 +26,47 @@ class _Group(click.Group):
         except MemoryError as exc:  # what the estimates before loading did not foresee
             click.echo(f"error: {printable(_out_of_memory(ctx, exc))}", err=True)
             ctx.exit(2)
-        except KeyboardInterrupt:  # every output is written atomically at the end: none was
-            click.echo("interrupted: nothing was written.", err=True)
-            ctx.exit(130)
+        except KeyboardInterrupt:  # every output is written atomically at the end
+            click.echo(_interrupted(WRITTEN), err=True)
+            ctx.exit(128 + (_STOPPED_BY[-1] if _STOPPED_BY else signal.SIGINT))
+
+
+#: the signals that stopped this command (SIGTERM is turned into an interrupt by :func:`run`)
+_STOPPED_BY: list[int] = []
+
+
+def _interrupted(written) -> str:
+    what = "terminated" if _STOPPED_BY and _STOPPED_BY[-1] == signal.SIGTERM else "interrupted"
+    if not written:  # outputs are put in place at the very end (signals_held): usually nothing
+        return f"{what}: nothing was written."
+    return f"{what} after writing {', '.join(printable(p) for p in written)}."
+
+
+def _terminate(signum, frame):
+    """SIGTERM (``kill``, a CI job cancelled, a container stopped) as Ctrl-C: through
+    whatever SIGINT handler is in force (the sampler's records it), so every
+    ``finally`` runs and staged outputs are removed; the exit code is 143."""
+    _STOPPED_BY.append(signum)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Hold SIGINT and SIGTERM while outputs are put in place (a few renames), so an
+    interrupt cannot fall between the report and its posterior folder; one that
+    arrives meanwhile acts once the block is done."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def printable(text) -> str:
@@ -86,4 +130,6 @@ def run():
     import os
     for name in BLAS_THREADS:  # before NumPy is imported (every heavy import is lazy)
         os.environ.setdefault(name, "1")
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
     return main(args=join_multi_values(sys.argv[1:]), prog_name="bayeserr")
