@@ -57,6 +57,22 @@ def protect(*paths) -> None:
             _PROTECTED.add(ident)
 
 
+def _usable(path: Path) -> None:
+    """Refuse a name the system cannot take (too long, a loop of symbolic links,
+    a folder in the way), naming the reason, before any work is done."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        import errno
+        why = {errno.ENAMETOOLONG: "the name is too long for the file system (255 bytes per name "
+                                   "on most); choose a shorter name",
+               errno.ELOOP: "it is a loop of symbolic links; remove the link or choose another name",
+               errno.ENOTDIR: "a part of the path is a file, not a folder"}.get(exc.errno)
+        raise InputError(f"{path}: cannot write here ({why or exc.strerror or exc}).") from None
+
+
 def check_writable(path) -> Path:
     """The output path, after refusing inputs and impossible targets."""
     given, path = str(path), Path(path)
@@ -64,6 +80,7 @@ def check_writable(path) -> Path:
         raise InputError("give an output file name (e.g. -o report.md).")
     if given.endswith(("/", os.sep)):  # a folder meant, not a file named after it (Path drops the "/")
         raise InputError(f"{given}: names a folder; give a file name, e.g. {path.as_posix()}/report.md.")
+    _usable(path)
     if _identity(path) is not None and _identity(path) in _PROTECTED:
         raise InputError(f"{path}: this is an input file; refusing to overwrite it. "
                          "Choose another output name.")
@@ -91,7 +108,8 @@ def write_atomic(path, data) -> Path:
         return path
     fd, tmp = None, None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        # the temporary name is cut so that a legal 255-byte name still has room for it (32 characters: at most 128 bytes)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:32]}.", suffix=".tmp", dir=target.parent)
         with os.fdopen(fd, "wb") as fh:
             fd = None
             fh.write(raw)
@@ -148,6 +166,7 @@ class StagedFolder:
         t = self.target
         if str(t) in ("", "-"):
             raise InputError(f"{self.option}: give a folder name.")
+        _usable(t)
         if _identity(t) is not None and _identity(t) in _PROTECTED:
             raise InputError(f"{self.option} {t}: this is an input; choose another folder.")
         if t.exists() and not t.is_dir():
@@ -171,7 +190,7 @@ class StagedFolder:
     def __enter__(self) -> StagedFolder:
         anchor = self._anchor()
         try:
-            self.path = Path(tempfile.mkdtemp(prefix=f".{self.target.name[:64]}.", suffix=".tmp", dir=anchor))
+            self.path = Path(tempfile.mkdtemp(prefix=f".{self.target.name[:32]}.", suffix=".tmp", dir=anchor))
             os.chmod(self.path, 0o777 & ~_umask())  # mkdtemp makes it 0700
         except OSError as exc:
             raise _failed(f"{self.option} {self.target}", exc, "cannot create the folder") from None
@@ -182,7 +201,7 @@ class StagedFolder:
         try:
             t.parent.mkdir(parents=True, exist_ok=True)
             if t.is_dir() and _entries(t, self.option):  # ours (checked on entry): moved aside, replaced, removed
-                old = Path(tempfile.mkdtemp(prefix=f".{t.name[:64]}.", suffix=".old", dir=t.parent))
+                old = Path(tempfile.mkdtemp(prefix=f".{t.name[:32]}.", suffix=".old", dir=t.parent))
                 os.replace(t, old / "previous")
                 os.replace(staged, t)
                 shutil.rmtree(old, ignore_errors=True)

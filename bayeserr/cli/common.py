@@ -58,13 +58,30 @@ def _configured(param: str) -> str | None:
 
 
 def emit(text: str, output=None) -> None:
-    """Print to stdout, or write atomically to ``output``."""
+    """Print to stdout, or write atomically to ``output``.
+
+    Standard output that cannot take the text is an error, never a lost
+    report: closed (``>&-``) or failing (``> /dev/full``) is an
+    :class:`InputError`; a pipe whose reader left (``| head``) ends the
+    command quietly with exit code 141 (128 + SIGPIPE), as ``cat`` does."""
     if output:
         from bayeserr.base.output import write_atomic
         write_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
-    else:
-        click.echo(for_terminal(text), nl=not text.endswith("\n"))
+        return
+    import sys
+    if sys.stdout is None:
+        raise InputError("standard output is closed: the output has nowhere to go. "
+                         "Write it to a file with -o FILE, or leave stdout open.")
+    try:
+        click.echo(for_terminal(text), nl=not text.endswith("\n"))  # click.echo flushes
+    except BrokenPipeError:
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's exit flush must not fail
+        raise click.exceptions.Exit(141) from None
+    except OSError as exc:
+        raise InputError(f"could not write to standard output ({exc.strerror or exc}). "
+                         "Write the output to a file with -o FILE.") from None
 
 
 #: the report's typography in ASCII, for a terminal whose encoding lacks it (cp1252, latin-1)

@@ -14,6 +14,7 @@ import json
 import click
 
 from bayeserr.cli.app import main
+from bayeserr.cli.common import emit
 from bayeserr.cli.defaults import option_of
 from bayeserr.data.config import KEYS
 
@@ -61,8 +62,8 @@ def _config(ctx, fmt, **values):
     files = {k: str(v) for k, v in (cfg.files if cfg else {}).items()}
     ignored = [(str(p), why) for p, why in (cfg.ignored if cfg else [])]
     if fmt == "json":
-        click.echo(json.dumps({"files": files, "ignored": [{"path": p, "why": w} for p, w in ignored],
-                               "settings": {k: {"value": v, "source": o} for k, v, o in rows}}, indent=2))
+        emit(json.dumps({"files": files, "ignored": [{"path": p, "why": w} for p, w in ignored],
+                         "settings": {k: {"value": v, "source": o} for k, v, o in rows}}, indent=2))
         return
     lines = ["Configuration files (bayeserr.toml wins over pyproject.toml; flags over both):"]
     lines += [f"  {k}: {files[k]}" for k in ("bayeserr.toml", "pyproject.toml") if k in files] or \
@@ -74,7 +75,7 @@ def _config(ctx, fmt, **values):
     vwidth = max(len(t) for t in texts)
     lines += ["", f"{'setting':<{width}}  {'value':<{vwidth}}  from"]
     lines += [f"{k:<{width}}  {t:<{vwidth}}  {o}" for (k, _, o), t in zip(rows, texts)]
-    click.echo("\n".join(lines))
+    emit("\n".join(lines))
 
 
 config = click.Command(

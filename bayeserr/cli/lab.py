@@ -10,7 +10,7 @@ import click
 
 from bayeserr.base.errors import InputError
 from bayeserr.cli.app import main
-from bayeserr.cli.common import floats, ints
+from bayeserr.cli.common import emit, floats, ints
 from bayeserr.cli.options import LEVEL, PROBABILITY, SEED, ranged
 
 
@@ -68,11 +68,11 @@ def _run(designs, study, reps, seed, **kw):
 def _emit(df, fmt, markdown):
     """The results as JSON records, CSV, or the Markdown ``markdown(df)`` makes."""
     if fmt == "json":
-        click.echo(df.to_json(orient="records", indent=2))
+        emit(df.to_json(orient="records", indent=2))
     elif fmt == "csv":
-        click.echo(df.to_csv(index=False), nl=False)
+        emit(df.to_csv(index=False))
     else:
-        click.echo(markdown(df))
+        emit(markdown(df))
 
 
 def _pivot(value, key):

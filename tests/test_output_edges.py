@@ -1,0 +1,72 @@
+"""Output edge cases (issue 30 item 18): names the file system cannot take are
+clear errors, legal long names work, and standard output that cannot take the
+report — full, closed, or a pipe whose reader left — never loses it silently."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bayeserr.base.errors import InputError
+from bayeserr.base.output import write_atomic
+
+CLI = [sys.executable, "-m", "bayeserr.cli"]
+
+
+def test_a_symlink_loop_is_a_clear_error(cli, tmp_path):
+    (tmp_path / "a.md").symlink_to(tmp_path / "b.md")
+    (tmp_path / "b.md").symlink_to(tmp_path / "a.md")
+    res = cli("demo", "-o", tmp_path / "a.md")
+    assert res.exit_code == 2 and "loop of symbolic links" in res.output
+    res = cli("report", tmp_path / "a.md", "--bayes", "off", "--save-posterior", tmp_path / "a.md")
+    assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_a_name_too_long_is_a_clear_error(cli, tmp_path):
+    res = cli("demo", "-o", tmp_path / ("a" * 300 + ".md"))
+    assert res.exit_code == 2 and "too long" in res.output and "Traceback" not in res.output
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["b" * 252 + ".md", "é" * 126 + ".md", "名" * 83 + ".md"])
+def test_the_longest_legal_names_are_written(tmp_path, name):
+    """255 bytes is the usual limit per name: the temporary name beside it must fit too."""
+    assert len(name.encode()) in (255, 252) and len(name.encode()) <= 255
+    write_atomic(tmp_path / name, "x")
+    assert os.listdir(tmp_path) == [name] and (tmp_path / name).read_text() == "x"
+
+
+def test_a_file_in_the_path_is_a_clear_error(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(InputError, match="cannot write here|does not exist"):
+        write_atomic(tmp_path / "f" / "r.md", "x")
+
+
+def _run(stdout, shell_suffix=""):
+    return subprocess.run(CLI + ["demo"], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_stdout_is_an_error():
+    with open("/dev/full", "w") as full:
+        res = _run(full)
+    assert res.returncode == 2 and "could not write to standard output" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_closed_stdout_is_an_error():
+    res = subprocess.run(["bash", "-c", 'exec "$@" >&-', "bash", *CLI, "demo"],
+                         stderr=subprocess.PIPE, text=True, timeout=120)
+    assert res.returncode == 2 and "standard output is closed" in res.stderr
+
+
+def test_a_pipe_whose_reader_left_ends_quietly():
+    """``bayeserr demo | head -0``: exit 141 (128 + SIGPIPE) and no traceback."""
+    r, w = os.pipe()
+    os.close(r)  # no reader: the first write fails with EPIPE
+    try:
+        res = subprocess.run(CLI + ["demo"], stdout=w, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert res.returncode == 141 and res.stderr == ""
