@@ -126,3 +126,39 @@ def test_unwritable_cache_folder_is_replaced_before_arviz_is_imported(monkeypatc
     monkeypatch.delenv("XDG_CACHE_HOME")
     diagnostics.writable_cache()  # a writable home: nothing changes
     assert "XDG_CACHE_HOME" not in os.environ
+
+
+def test_names_that_look_alike_are_warned_about_and_written_apart(cli, tmp_path):
+    """Issue 30 item 16: NFC vs NFD, a zero-width joiner and a bidi override make
+    different models whose names are shown identically: one warning, in every
+    format, writes each with its code points."""
+    names = ["caf\u00e9", "cafe\u0301", "gpt\u202e4o", "gpt 4o", "a\u200db", "ab", "ok"]
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"model": np.repeat(names, 30), "question_id": np.tile(range(30), len(names)),
+                       "score": (rng.random(30 * len(names)) < 0.6).astype(int)})
+    rep = bayeserr.report(bayeserr.load(df), bayes="off")
+    found = [w for w in rep.to_dict()["warnings"] if w["code"] == "look_alike_names"]
+    assert len(found) == 1
+    for shown in ("'cafe{U+0301}' vs 'caf{U+00E9}'", "'gpt{U+202E}4o' vs 'gpt 4o'", "'a{U+200D}b' vs 'ab'"):
+        assert shown in found[0]["message"]
+        for text in (rep.to_markdown(), rep.to_latex(), rep.to_html()):
+            assert shown.replace("'", "") in text.replace("&#x27;", "'").replace("'", "").replace("\n  ", " ")
+    assert "ok" not in found[0]["message"].split(":", 1)[1]
+    # distinct-looking names (case differs, a real space) are not flagged
+    plain_df = df.replace({"cafe\u0301": "Caf\u00e9", "gpt\u202e4o": "gpt4o", "a\u200db": "a b"})
+    rep = bayeserr.report(bayeserr.load(plain_df), bayes="off")
+    assert not [w for w in rep.to_dict()["warnings"] if w["code"] == "look_alike_names"]
+
+
+def test_arena_markdown_has_no_live_markup_and_warns_about_look_alikes(cli, tmp_path):
+    models = np.array(["<script>alert(1)</script>", "![p](https://e.x/t.png)", "caf\u00e9", "cafe\u0301"])
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 4, 400)
+    b = (a + rng.integers(1, 4, 400)) % 4
+    votes = pd.DataFrame({"model_a": models[a], "model_b": models[b],
+                          "winner": rng.choice(["model_a", "model_b", "tie"], 400)})
+    votes.to_csv(tmp_path / "votes.csv", index=False)
+    res = cli("arena", tmp_path / "votes.csv", "--format", "md")
+    assert res.exit_code == 0, res.output
+    assert "<script" not in res.output.replace("\\<script", "") and "](https" not in res.output.replace("\\](", "")
+    assert "'cafe{U+0301}' vs 'caf{U+00E9}'" in res.output.replace("\n  ", " ")

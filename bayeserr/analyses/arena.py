@@ -53,6 +53,7 @@ from bayeserr.base.caveat import Caveat
 from bayeserr.base.errors import InputError, _row_list, suggest
 from bayeserr.data.dataset import RowAccount
 from bayeserr.data.tables import read_table
+from bayeserr.registries.caveats import look_alike_names
 
 ELO_SCALE = 400 / math.log(10)
 ELO_BASE = 1000.0
@@ -711,7 +712,7 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
     wins = cells.wins(cells.full())
     st = _structure(wins)
     s_hat = _centre(fit_strengths(wins), st.group, st.core)
-    caveats = _structure_caveats(votes.models, wins, st) + caveats
+    caveats = look_alike_names(votes.models) + _structure_caveats(votes.models, wins, st) + caveats
     if np.all(votes.win_a == 0.5):
         caveats.append(Caveat("no_decisive_votes", None, (
             f"all {votes.a.size} votes are ties: with a tie as half a win each, every rating is 1000 and "

@@ -64,6 +64,20 @@ def for_model(score) -> list[Caveat]:
     return out
 
 
+def look_alike_names(names) -> list[Caveat]:
+    """One warning naming the models whose names differ only in invisible characters
+    or Unicode normalisation (shown identically in every table), written out so they differ."""
+    from bayeserr.base.names import codepoints, look_alike
+    groups = look_alike(names)
+    if not groups:
+        return []
+    listed = "; ".join(" vs ".join(f"'{codepoints(n)}'" for n in g) for g in groups)
+    return [Caveat("look_alike_names", None, facts={"groups": groups}, message=(
+        f"{sum(map(len, groups))} models have names that look the same as another's but differ in "
+        f"invisible characters or in how accents are encoded, written here with their code points: "
+        f"{listed}. Their rows are separate models; rename them in the input if that is not meant."))]
+
+
 def mcnemar_clustered() -> Caveat:
     return Caveat("mcnemar_clustered", None, "McNemar's test assumes independent questions, "
                   "which clustering breaks (it can reject a true null far more often than its "

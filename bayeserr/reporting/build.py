@@ -24,9 +24,9 @@ from bayeserr.analyses.comparison import (
 from bayeserr.analyses.ranking import rank_view
 from bayeserr.analyses.scoring import Scores, score_view
 from bayeserr.base.jsonable import dumps, to_jsonable  # noqa: F401 (dumps: its former home)
-from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS  # noqa: F401 (their former home)
 from bayeserr.registries import caveats as _caveats
 from bayeserr.registries.options import Options
+from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS  # noqa: F401 (their former home)
 from bayeserr.reporting.tables import select_pairs
 from bayeserr.stats.estimators import z_value
 from bayeserr.stats.planning import tie_zone
@@ -248,7 +248,8 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
     if options.bayes.on and options.prior_sensitivity:
         from bayeserr.bayes.priors import prior_sensitivity
         sensitivity = tuple(prior_sensitivity(scores, level=options.level))
-    warnings = [w for m in scores for w in m.caveats] + pair_caveats(comps, view.clustered) + notes
+    warnings = _caveats.look_alike_names(view.models) + [w for m in scores for w in m.caveats]
+    warnings += pair_caveats(comps, view.clustered) + notes
     if view.clustered and any(m.binary for m in scores):
         warnings.append(_caveats.Caveat(
             "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull (in the "

@@ -1,0 +1,37 @@
+"""Names that look alike: two models whose names differ only in invisible
+characters or Unicode normalisation are shown identically in every report.
+
+:func:`look_alike` groups names by what a reader sees — NFKC-normalised, with
+control characters (:data:`~bayeserr.base.errors.CONTROL`, which reports show
+as spaces), invisible format characters (zero-width joiners and spaces, soft
+hyphens: Unicode category Cf) and repeated spaces removed — and
+:func:`codepoints` writes a name so that such names read differently.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from bayeserr.base.errors import CONTROL
+
+
+def seen(name: str) -> str:
+    """What a reader sees of ``name`` (see the module docstring)."""
+    text = CONTROL.sub(" ", name)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def look_alike(names) -> list[tuple[str, ...]]:
+    """Groups (in first-seen order) of two or more distinct names that look the same."""
+    groups: dict[str, list[str]] = {}
+    for name in dict.fromkeys(str(n) for n in names):
+        groups.setdefault(seen(name), []).append(name)
+    return [tuple(g) for g in groups.values() if len(g) > 1]
+
+
+def codepoints(name: str) -> str:
+    """``name`` with every character outside printable ASCII written as U+XXXX,
+    so names that look alike read differently (``café`` → ``caf{U+00E9}``,
+    its decomposed twin → ``cafe{U+0301}``; no character any format escapes)."""
+    return "".join(c if " " <= c <= "~" else f"{{U+{ord(c):04X}}}" for c in name)
