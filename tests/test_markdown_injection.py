@@ -162,3 +162,25 @@ def test_arena_markdown_has_no_live_markup_and_warns_about_look_alikes(cli, tmp_
     assert res.exit_code == 0, res.output
     assert "<script" not in res.output.replace("\\<script", "") and "](https" not in res.output.replace("\\](", "")
     assert "'cafe{U+0301}' vs 'caf{U+00E9}'" in res.output.replace("\n  ", " ")
+
+
+def test_a_very_long_name_is_cut_in_the_html_page_and_whole_one_click_away():
+    """Issue 30 item 13: a 10,000-character name filled the HTML tables and prose.
+    Table cells show its first 60 characters and open to the whole name; prose
+    shows the cut name with the whole one in its tooltip; short names are untouched."""
+    import html as _html
+    import re
+    long = "Superlongname" * 800  # 10,400 characters
+    names = [long, "gpt-4o", "claude"]
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"model": np.repeat(names, 60), "question_id": np.tile(range(60), 3),
+                       "score": (rng.random(180) < 0.6).astype(int)})
+    page = bayeserr.report(bayeserr.load(df), bayes="off").to_html(figures=False)
+    whole = [m.start() for m in re.finditer(re.escape(long), page)]
+    opened = re.findall(r'<details class="name"><summary>([^<]*)</summary>' + re.escape(long) + "</details>",
+                        page)
+    tips = re.findall(r'<span title="' + re.escape(long) + r'">([^<]*)</span>', page)
+    assert opened and all(s == _html.escape(long[:60]) + "… (10,400 characters)" for s in opened)
+    assert tips and set(tips) == {long[:60] + "…"}
+    assert len(whole) == len(opened) + len(tips)  # every full occurrence is folded or a tooltip
+    assert "<td>gpt-4o</td>" in page and "gpt-4o" in page

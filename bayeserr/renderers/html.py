@@ -83,6 +83,7 @@ th[aria-sort=ascending]::after{content:" \\25B2";font-size:.7em}th[aria-sort=des
 .tools input{width:16rem;max-width:100%}.tools .count{color:#666}
 label.allcols{font-size:.85rem;color:#245;cursor:pointer;margin-left:.3rem}input.allcols{margin:.6rem 0 0}
 details.rows>summary{cursor:pointer;color:#245;margin:.4rem 0}
+details.name,details.name>summary{display:inline}details.name>summary{cursor:pointer;text-decoration:underline dotted}details.name[open]{display:block;overflow-wrap:anywhere;max-height:20rem;overflow-y:auto}
 .note{color:#555;font-size:.85rem;max-width:60rem}.se{color:#666;font-size:.8rem;display:block}
 figure{margin:1rem 0;max-width:100%}figure svg{max-width:100%;height:auto}
 figure.wide{overflow:auto}figure.wide svg{max-width:none}
@@ -335,12 +336,47 @@ def esc(x) -> str:
     return _html.escape(plain(x))
 
 
+#: names (cell text) longer than this many characters are shown cut, the full text one click away
+LONG_NAME = 120
+
+
+def name_html(text) -> str:
+    """User text for a table cell: a name over :data:`LONG_NAME` characters shows its
+    first 60 and opens to the full name, so one 10,000-character name cannot fill the page."""
+    shown = plain(text)
+    if len(shown) <= LONG_NAME:
+        return _html.escape(shown)
+    return (f'<details class="name"><summary>{_html.escape(shown[:60])}… ({len(shown):,} characters)'
+            f'</summary>{_html.escape(shown)}</details>')
+
+
+def _long_names(blocks) -> list[str]:
+    """The long names (over :data:`LONG_NAME` characters) in the tables' text cells, longest first."""
+    found = set()
+    for t in blocks:
+        for row in t.rows if isinstance(t, Table) else ():
+            for c in row:
+                values = c.value if c.kind == "pair" else (c.value,) if c.kind == "text" else ()
+                found.update(plain(v) for v in values if isinstance(v, str) and len(plain(v)) > LONG_NAME)
+    return sorted(found, key=len, reverse=True)
+
+
+def prose_html(text, long_names=()) -> str:
+    """Escaped prose in which each long name the tables hold is cut to its first 60
+    characters (the whole name in its tooltip and, one click away, in the tables)."""
+    out = esc(text)
+    for name in long_names:
+        cut = f'<span title="{_html.escape(name)}">{_html.escape(name[:60])}…</span>'
+        out = out.replace(_html.escape(name), cut)
+    return out
+
+
 def cell_html(c: Cell) -> str:
     if c.kind == "pct_se" and not c.missing:
         return f'{pct(c.value, c.digits)}<span class="se">({pct(c.se, c.digits)})</span>'
     if c.kind == "pair":  # the minus stays with A when the cell wraps: "A −" over "B"
-        return f"{esc(c.value[0])}&nbsp;− {esc(c.value[1])}"
-    return cell_text(c, escape=esc) if c.kind == "text" else esc(cell_text(c))
+        return f"{name_html(c.value[0])}&nbsp;− {name_html(c.value[1])}"
+    return cell_text(c, escape=name_html) if c.kind == "text" else esc(cell_text(c))
 
 
 def _describe(t: Table, col) -> str | None:
@@ -484,6 +520,8 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
     if source is None and rep is not None:
         source = getattr(rep, "source", None)
     parts, tables, counts, rules = [], [], {}, []
+    blocks = list(blocks)
+    long_names = _long_names(blocks)
     for b in blocks:
         if isinstance(b, doc.Heading):
             text = _short(b.text, source) if b.level == 1 else b.text
@@ -497,10 +535,10 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
             rules.append(table_css(b, ident))
         elif isinstance(b, doc.Para):
             attr = ' id="rows"' if b.role == "rows" else (' class="note"' if b.role == "note" else "")
-            parts.append(f"<p{attr}>{esc(b.text)}</p>")
+            parts.append(f"<p{attr}>{prose_html(b.text, long_names)}</p>")
         elif isinstance(b, doc.Bullets):
-            items = "".join(f'<li><span class="code">[{esc(code)}]</span> {esc(text)}</li>' if code
-                            else f"<li>{esc(text)}</li>" for code, text in b.items)
+            items = "".join(f'<li><span class="code">[{esc(code)}]</span> {prose_html(text, long_names)}</li>'
+                            if code else f"<li>{prose_html(text, long_names)}</li>" for code, text in b.items)
             parts.append(f'<ul class="warn">{items}</ul>')
         elif isinstance(b, doc.Figure) and rep is not None:
             from bayeserr.renderers import plots
