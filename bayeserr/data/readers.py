@@ -48,17 +48,26 @@ many samples are lost.  Logs of the same task and model on disjoint samples
 (a run split in parts) are simply read together.  Unscored logs are set
 aside first, so a crashed re-run never hides a finished one.
 
-**Limits.**  Archive members are stream-decompressed and never inflate past
-the size their zip entry declares, nor past :data:`MAX_MEMBER_BYTES` each or
-:data:`MAX_ARCHIVE_BYTES` per archive (a zstd frame header that claims more
-is ignored); damaged, encrypted or oddly compressed members, and malformed
+**Limits.**  Before anything is inflated, an ``.eval`` archive whose
+central-directory entries overlap (two entries sharing compressed bytes: the
+zip-bomb construction, never written by Inspect) is refused, and so are
+members read that declare more than :data:`MAX_MEMBER_BYTES` each or
+:data:`MAX_ARCHIVE_BYTES` together, a member over :data:`RATIO_FREE_BYTES`
+that declares more than :data:`MAX_RATIO` times its compressed size, and
+members that together declare more than :data:`MAX_RATIO` times the file's
+size (beyond :data:`ARCHIVE_RATIO_FREE_BYTES`); real logs compress about 5:1.
+Members are then stream-decompressed in 1 MiB steps and never inflate past
+the size their entry declares (a zstd frame header that claims more is
+ignored), and each is decoded to text and its bytes freed before the JSON is
+parsed, so a member costs about twice its size in memory at its peak.  Model
+and task names longer than :data:`MAX_NAME_CHARS` are refused (every row
+carries them).  Damaged, encrypted or oddly compressed members, and malformed
 samples, are :class:`~bayeserr.base.errors.InputError` naming the file and the
 member (or line), never tracebacks.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import struct
@@ -78,6 +87,23 @@ ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", ZS
 MAX_MEMBER_BYTES = 1 << 30
 #: Largest total decompressed size read from one archive.
 MAX_ARCHIVE_BYTES = 8 << 30
+#: Largest compression ratio (declared size / compressed size) of a member over
+#: :data:`RATIO_FREE_BYTES`, and of the members read from an archive together
+#: (their declared sizes / the file's size) over :data:`ARCHIVE_RATIO_FREE_BYTES`.
+#: Inspect's logs compress about 5:1 (10:1 for the most repetitive members);
+#: deflate cannot pass about 1,030:1, zstd reaches 30,000:1 on filler.
+MAX_RATIO = 1000
+#: Members up to this size are not held to :data:`MAX_RATIO` (a small member of
+#: repeated text may compress further, and costs little).
+RATIO_FREE_BYTES = 4 << 20
+#: Archives whose members read declare up to this much in total are not held to
+#: :data:`MAX_RATIO` as a whole.
+ARCHIVE_RATIO_FREE_BYTES = 64 << 20
+#: Longest model or task name read from a log header (names are short
+#: identifiers such as ``openai/gpt-4o``; every row carries them).
+MAX_NAME_CHARS = 4096
+#: zip local file header: fixed part (the name and extra field follow)
+_LOCAL_HEADER = 30
 _CHUNK = 1 << 20
 DUPLICATE_RUNS = ("error", "latest")
 
@@ -91,8 +117,15 @@ def inspect_value_to_float(value, where: str) -> float:
     numbers and numeric strings.  Anything else is an error, not a silent 0."""
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:  # beyond 1.8e308: e.g. a 400-digit integer in the log
+            raise InputError(f"{where}: score value {_big_int(value)} is too large to be a score (scores "
+                             "are numbers in [0, 1]). Fix the scorer that wrote it, or pick another "
+                             "--scorer.") from None
+    if isinstance(value, float):
+        return value
     if isinstance(value, str):
         text = value.strip()
         if text in INSPECT_LETTERS:
@@ -103,8 +136,25 @@ def inspect_value_to_float(value, where: str) -> float:
             return float(text)
         except ValueError:
             pass
-    raise InputError(f"{where}: score value {value!r} is not one Inspect maps to a number "
+    raise InputError(f"{where}: score value {_short_repr(value)} is not one Inspect maps to a number "
                      "(C, I, P, N, yes/no, true/false or a number). Pick another --scorer.")
+
+
+def _short_repr(value) -> str:
+    try:
+        return _shorten(repr(value), 200)
+    except ValueError:  # an integer inside past sys.get_int_max_str_digits()
+        return f"{type(value).__name__} (too large to show)"
+
+
+def _big_int(value: int) -> str:
+    """``1000000000…0000000000 (an integer of 400 digits)``: a huge integer for a message."""
+    try:
+        digits = str(value)
+    except ValueError:  # past sys.get_int_max_str_digits()
+        return f"(an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits)"
+    sign, digits = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
+    return f"{sign}{digits[:10]}…{digits[-10:]} (an integer of {len(digits):,} digits)"
 
 
 def id_text(value) -> str | None:
@@ -143,6 +193,7 @@ def _question_key(task: str, sample_id) -> str:
 
 
 def _parse_json(data, where: str, fix: str):
+    """JSON from text or bytes (``json.loads``), or a clear error."""
     try:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
@@ -150,26 +201,83 @@ def _parse_json(data, where: str, fix: str):
         raise InputError(f"{where}: {reason} ({str(exc)[:200]}). {fix}") from None
 
 
+def _text_of(data, where: str, fix: str) -> str:
+    """Bytes decoded as ``json.loads`` decodes them (UTF-8, or UTF-16/32 by
+    their first bytes).  Decoding first, as its own step, lets the caller drop
+    the bytes before the JSON is parsed: the bytes, the text and the parsed
+    objects are never all held at once."""
+    try:
+        return data.decode(json.detect_encoding(data), "surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: not UTF-8 text ({str(exc)[:200]}). {fix}") from None
+
+
+class _Compressed:
+    """A file object's next ``n`` bytes, read in pieces (a member's compressed
+    data, for zstd's streaming decompressor); ``short``: the file ended first."""
+
+    def __init__(self, fh, n: int):
+        self.fh, self.left, self.short = fh, n, False
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        data = self.fh.read(size) if size else b""
+        self.left -= len(data)
+        self.short = self.short or len(data) < size
+        return data
+
+
 class _EvalArchive:
-    """A ``.eval`` zip whose members are read with hard size bounds."""
+    """A ``.eval`` zip whose members are read with hard bounds: no overlapping
+    entries, no member or archive past the size and ratio limits, and members
+    stream-decompressed no further than they declare."""
 
     DAMAGED = "The archive is damaged (truncated or corrupted): copy it again or re-run the evaluation."
+    BOMB = "Check where the file came from; raise the limit only if the log is genuine."
 
     def __init__(self, path: Path):
         self.path = path
         self.total = 0
         try:
             self.zip = zipfile.ZipFile(path)
+            self.size = path.stat().st_size
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError,
                 NotImplementedError, struct.error, UnicodeDecodeError) as exc:
             raise InputError(f"{path}: not a readable .eval archive (zip: {exc}). "
                              "Check the file; an .eval log is a zip archive.") from None
+        try:
+            self._check_overlaps()
+        except InputError:
+            self.zip.close()
+            raise
 
     def close(self):
         self.zip.close()
 
-    def read(self, info: zipfile.ZipInfo) -> bytearray:
-        """The member's bytes, at most its declared size and the module limits."""
+    def _check_overlaps(self) -> None:
+        """Refuse entries whose records (local header and compressed data) share
+        bytes of the file: several entries pointing at one member's data, or
+        Fifield's overlapping zip bomb, which turn a small file into gigabytes.
+        From the central directory alone (no member is read); each record is
+        taken at its smallest (30 bytes, the name, no extra field, no data
+        descriptor), so no archive zipfile writes can be refused."""
+        entries = sorted(self.zip.infolist(), key=lambda i: i.header_offset)
+        last, end = None, -1
+        for info in entries:
+            if info.header_offset < end:
+                raise InputError(
+                    f"{self.path}: members '{last.filename}' and '{info.filename}' overlap (the archive's "
+                    "directory points both at the same compressed bytes): a zip bomb or a damaged archive, "
+                    "never a log Inspect writes; nothing was read from it. Check where the file came from, "
+                    "or re-run the evaluation.")
+            name = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437", "replace")
+            stop = info.header_offset + _LOCAL_HEADER + len(name) + info.compress_size
+            if stop > end:
+                last, end = info, stop
+
+    def check(self, info: zipfile.ZipInfo) -> None:
+        """The checks of a member that need no reading: encryption, compression
+        method, declared size and compression ratio."""
         where = f"{self.path}, member {info.filename}"
         if info.flag_bits & 0x1:
             raise InputError(f"{where}: the member is encrypted; bayeserr reads unencrypted logs "
@@ -184,11 +292,44 @@ class _EvalArchive:
                 f"{where}: declares {human_bytes(info.file_size)} uncompressed, above the limit of "
                 f"{human_bytes(MAX_MEMBER_BYTES)} per member (bayeserr.data.readers.MAX_MEMBER_BYTES). "
                 "No log sample is this large: check the file; raise the limit only if it is genuine.")
-        if self.total + info.file_size > MAX_ARCHIVE_BYTES:
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > RATIO_FREE_BYTES and ratio > MAX_RATIO:
             raise InputError(
-                f"{where}: the archive inflates past {human_bytes(MAX_ARCHIVE_BYTES)} in total "
-                "(bayeserr.data.readers.MAX_ARCHIVE_BYTES). Check the file; raise the limit only if it "
-                "is genuine.")
+                f"{where}: declares {human_bytes(info.file_size)} uncompressed from "
+                f"{human_bytes(info.compress_size)}, a ratio of {ratio:,.0f}:1, above the limit of "
+                f"{MAX_RATIO:,}:1 for members over {human_bytes(RATIO_FREE_BYTES)} (bayeserr.data.readers."
+                "MAX_RATIO; logs compress about 5:1): a decompression bomb, not a log; nothing was inflated. "
+                f"{self.BOMB}")
+
+    def check_all(self, infos) -> None:
+        """:meth:`check` each member to be read (in reading order), then their
+        total: :data:`MAX_ARCHIVE_BYTES`, and :data:`MAX_RATIO` times the
+        file's size; before anything is inflated."""
+        total = self.total
+        for info in infos:
+            self.check(info)
+            total += info.file_size
+            if total > MAX_ARCHIVE_BYTES:
+                raise self._archive_total(info)
+        if total > ARCHIVE_RATIO_FREE_BYTES and total > MAX_RATIO * max(self.size, 1):
+            raise InputError(
+                f"{self.path}: the members read inflate to {human_bytes(total)} from a "
+                f"{human_bytes(self.size)} file, more than {MAX_RATIO:,} times its size "
+                "(bayeserr.data.readers.MAX_RATIO; logs compress about 5:1): a decompression bomb, not a "
+                f"log; nothing was inflated. {self.BOMB}")
+
+    def _archive_total(self, info) -> InputError:
+        return InputError(
+            f"{self.path}, member {info.filename}: the archive inflates past "
+            f"{human_bytes(MAX_ARCHIVE_BYTES)} in total (bayeserr.data.readers.MAX_ARCHIVE_BYTES). Check the "
+            "file; raise the limit only if it is genuine.")
+
+    def read(self, info: zipfile.ZipInfo) -> bytearray:
+        """The member's bytes, at most its declared size and the module limits."""
+        where = f"{self.path}, member {info.filename}"
+        self.check(info)
+        if self.total + info.file_size > MAX_ARCHIVE_BYTES:
+            raise self._archive_total(info)
         try:
             data = self._zstd(info, where) if info.compress_type == ZSTD_METHOD else self._plain(info, where)
         except InputError:
@@ -201,6 +342,12 @@ class _EvalArchive:
                              f"entry declares. {self.DAMAGED}")
         self.total += len(data)
         return data
+
+    def read_json(self, info: zipfile.ZipInfo, fix: str):
+        """The member parsed as JSON; its bytes are freed once decoded."""
+        where = f"{self.path}, member {info.filename}"
+        text = _text_of(self.read(info), where, fix)  # the bytes are dropped when this returns
+        return _parse_json(text, where, fix)
 
     def _too_big(self, info, where):
         return InputError(f"{where}: inflates past the {info.file_size} bytes its entry declares "
@@ -216,27 +363,31 @@ class _EvalArchive:
         return buf
 
     def _zstd(self, info, where) -> bytearray:
-        """zstd members are read raw and decompressed here (Python's zipfile
-        reads them only from 3.14 on), with the declared size as a hard cap:
-        a frame header that claims more content is not trusted."""
+        """zstd members are decompressed here (Python's zipfile reads them only
+        from 3.14 on), streamed from the file in 1 MiB steps with the declared
+        size as a hard cap: a frame header that claims more content is not
+        trusted, and neither the compressed nor the inflated data is held
+        beyond the member's own bytes."""
         import zstandard
         with open(self.path, "rb") as fh:
             fh.seek(info.header_offset)
-            header = fh.read(30)
-            if len(header) < 30 or header[:4] != b"PK\x03\x04":
+            header = fh.read(_LOCAL_HEADER)
+            if len(header) < _LOCAL_HEADER or header[:4] != b"PK\x03\x04":
                 raise InputError(f"{where}: bad local header. {self.DAMAGED}")
             name_len, extra_len = struct.unpack("<HH", header[26:30])
-            fh.seek(info.header_offset + 30 + name_len + extra_len)
-            raw = fh.read(info.compress_size)
-        if len(raw) < info.compress_size:
-            raise InputError(f"{where}: the compressed data is cut short. {self.DAMAGED}")
-        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
-        buf = bytearray()
-        while chunk := reader.read(_CHUNK):
-            buf += chunk
-            if len(buf) > info.file_size:
-                raise self._too_big(info, where)
-        if len(buf) == info.file_size and zlib.crc32(buf) != info.CRC:
+            fh.seek(info.header_offset + _LOCAL_HEADER + name_len + extra_len)
+            source = _Compressed(fh, info.compress_size)
+            reader = zstandard.ZstdDecompressor().stream_reader(source, read_size=_CHUNK,
+                                                                read_across_frames=True)
+            buf, crc = bytearray(), 0
+            while chunk := reader.read(_CHUNK):
+                buf += chunk
+                if len(buf) > info.file_size:
+                    raise self._too_big(info, where)
+                crc = zlib.crc32(chunk, crc)
+            if source.short:
+                raise InputError(f"{where}: the compressed data is cut short. {self.DAMAGED}")
+        if len(buf) == info.file_size and crc != info.CRC:
             raise InputError(f"{where}: bad CRC-32 (the data does not match its checksum). {self.DAMAGED}")
         return buf
 
@@ -268,6 +419,8 @@ def _eval_members(archive: _EvalArchive) -> tuple[dict, list]:
         if len(infos) > 1 and _is_sample_member(name):
             dropped.append((f"duplicate archive member {name} in {archive.path.name} (identical copy)",
                             len(infos) - 1))
+    first = [n for n in ("header.json", JOURNAL_START) if n in used]
+    archive.check_all([used[n] for n in first + sorted(n for n in used if _is_sample_member(n))])
     return used, dropped
 
 
@@ -351,13 +504,14 @@ def _read_eval_archive(path: Path, label: str, cluster_field, fields=None,
         if "header.json" not in infos:
             _unfinished_archive(archive, infos)
         fix = "The log is damaged; re-run the evaluation or leave this log out."
-        header = _parse_json(archive.read(infos["header.json"]), f"{path}, member header.json", fix)
+        header = archive.read_json(infos["header.json"], fix)
         declared = _all_declared(header) if auto else ()
         samples = []
         for name in sorted(n for n in infos if _is_sample_member(n)):
-            where = f"{path}, member {name}"
-            obj = _parse_json(archive.read(infos[name]), where, fix)
-            samples.append(_sample(obj, where, f"{label} {name}", cluster_field, fields, declared))
+            obj = archive.read_json(infos[name], fix)
+            samples.append(_sample(obj, f"{path}, member {name}", f"{label} {name}", cluster_field, fields,
+                                   declared))
+            del obj  # the sample's few fields are kept; its messages and events are freed now
     finally:
         archive.close()
     return header, samples, dropped
@@ -374,8 +528,8 @@ def _unfinished_archive(archive: _EvalArchive, infos: dict):
     written = sum(1 for n in infos if _is_sample_member(n))
     start = None
     try:  # the run's task, model and planned samples, for the message (bounded like every member)
-        start = json.loads(archive.read(infos[JOURNAL_START]))
-    except (InputError, ValueError, RecursionError):
+        start = archive.read_json(infos[JOURNAL_START], "")
+    except InputError:
         pass
     ev = start.get("eval") if isinstance(start, dict) else None
     ev = ev if isinstance(ev, dict) else {}
@@ -393,8 +547,8 @@ def _unfinished_archive(archive: _EvalArchive, infos: dict):
 def _run_name(ev: dict, path: Path) -> str:
     """``" of TASK with MODEL"`` from a log's ``eval`` header (what is known of it)."""
     task, model = ev.get("task"), ev.get("model")
-    out = f" of {task}" if isinstance(task, str) and task else ""
-    return out + (f" with {model}" if isinstance(model, str) and model else "")
+    out = f" of {_shorten(task, 200)}" if isinstance(task, str) and task else ""
+    return out + (f" with {_shorten(model, 200)}" if isinstance(model, str) and model else "")
 
 
 def _planned(header) -> int | None:
@@ -541,11 +695,13 @@ class NotALog(InputError):
 
 def _read_json_log(path: Path, label: str, cluster_field, fields=None,
                    auto: bool = False) -> tuple[dict, list, list]:
+    fix = "Check the file; an Inspect .json log is one JSON object."
     try:
-        data = path.read_bytes()
+        text = _text_of(path.read_bytes(), str(path), fix)  # the bytes are dropped before parsing
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc}).") from None
-    log = _parse_json(data, str(path), "Check the file; an Inspect .json log is one JSON object.")
+    log = _parse_json(text, str(path), fix)
+    del text
     if not isinstance(log, dict) or "eval" not in log:
         kind = _object_kind(log, path)
         if kind:
@@ -624,6 +780,18 @@ def _text(value, default: str) -> str:
     return default if value is None or value == "" else str(value)
 
 
+def _name(name: str, what: str, path: Path) -> str:
+    """A model or task name, refused past :data:`MAX_NAME_CHARS` (every row
+    carries it: a 1 MB name costs a megabyte a row and minutes downstream)."""
+    if len(name) > MAX_NAME_CHARS:
+        raise InputError(
+            f"{path}: {what} is {len(name):,} characters long, above the limit of {MAX_NAME_CHARS:,} "
+            "(bayeserr.data.readers.MAX_NAME_CHARS); names are short identifiers such as 'openai/gpt-4o', so "
+            f"this one is damaged or was edited ({_shorten(name, 40)}). Fix the name in the log, or leave "
+            "the log out.")
+    return name
+
+
 @dataclass
 class _Run:
     """One log file read: its rows, where each came from, and what identifies the run."""
@@ -666,8 +834,8 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
         raise InputError(f"{path}: the log header has no 'eval' object; not an Inspect log, or a "
                          "damaged one. Re-run the evaluation or leave this log out.")
     status = header.get("status")
-    model = _text(header["eval"].get("model"), "unknown-model")
-    task = _text(header["eval"].get("task"), path.stem)
+    model = _name(_text(header["eval"].get("model"), "unknown-model"), "the log header's eval.model", path)
+    task = _name(_text(header["eval"].get("task"), path.stem), "the log header's eval.task", path)
     if not samples:
         raise InputError(f"{path}: the log has no samples (status: {status}). "
                          "The run may be unfinished; re-run it or drop this log.")
@@ -1127,7 +1295,8 @@ def _lmeval_run(path: Path, label: str, metric: str | None, filt: str | None) ->
     if name is None or name not in first:
         raise InputError(f"{path}: no metric '{name}'.{suggest(str(name), metrics)} Metrics: "
                          f"{', '.join(metrics) or 'none'}; choose with --metric.")
-    run = _Run(path, task, _lmeval_model(path), m.group("date") if m else "", n_read=len(records))
+    model = _name(_lmeval_model(path), "the model name (results_*.json or folder)", path)
+    run = _Run(path, task, model, m.group("date") if m else "", n_read=len(records))
     for (lineno, r), f in zip(records, filter_of):
         if f != chosen:
             continue
