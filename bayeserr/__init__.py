@@ -36,6 +36,7 @@ _API = {
     "compare": ("analyses.comparison", "compare"),
     "compare_all": ("analyses.comparison", "compare_all"),
     "rank": ("analyses.ranking", "rank"),
+    "gate": ("analyses.gate", "gate"),
     "report": ("reporting.build", "build_report"),
     "compare_report": ("reporting.build", "build_comparison"),
     "plan": ("analyses.power", "plan"),

@@ -175,11 +175,11 @@ LAYERS = [  # bottom up, as tests/test_layers.py
     ("Layer 7: reporting", ["bayeserr.reporting"]),
     ("Layer 8: renderers", ["bayeserr.renderers"]),
     ("Top layer: command line, lab, integrations", ["bayeserr.cli", "bayeserr.lab", "bayeserr.integrations",
-                                                    "bayeserr._compat"]),
+                                                    "bayeserr.testing", "bayeserr._compat"]),
 ]
 #: packages whose own ``__init__`` is a module of the page (the layer packages'
 #: docstrings are on the API page instead)
-OWN_MODULE = {"bayeserr.examples", "bayeserr.schema", "bayeserr._compat"}
+OWN_MODULE = {"bayeserr.examples", "bayeserr.schema", "bayeserr.testing", "bayeserr._compat"}
 #: documented on the API page with its members
 ON_API_PAGE = {"bayeserr.integrations.inspect_metrics"}
 #: Docstrings left out of the build, object -> the broken reference.  Each is a

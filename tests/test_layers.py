@@ -25,7 +25,8 @@ LAYERS = {  # package prefix -> layer
     "bayeserr.base": 0, "bayeserr.data": 1, "bayeserr.examples": 1, "bayeserr.schema": 1,
     "bayeserr.stats": 2, "bayeserr.models": 3, "bayeserr.bayes": 4, "bayeserr.registries": 5,
     "bayeserr.analyses": 6, "bayeserr.reporting": 7, "bayeserr.renderers": 8,
-    "bayeserr.cli": 9, "bayeserr.lab": 9, "bayeserr.integrations": 9, "bayeserr._compat": 9, "bayeserr": 9,
+    "bayeserr.cli": 9, "bayeserr.lab": 9, "bayeserr.integrations": 9, "bayeserr._compat": 9, "bayeserr.testing": 9,
+    "bayeserr": 9,
 }
 #: Upward imports allowed, each only lazily inside the named functions:
 #: a result object's display methods render it on request (``Report.to_html()``,

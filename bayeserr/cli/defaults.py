@@ -11,7 +11,7 @@ import click
 from bayeserr.base.errors import InputError
 
 #: the commands whose options take their defaults from the configuration files
-CONFIG_COMMANDS = ("report", "compare", "plot", "power", "config")
+CONFIG_COMMANDS = ("report", "compare", "gate", "plot", "power", "config")
 
 
 def option_of(command: click.Command, key: str) -> click.Option | None:

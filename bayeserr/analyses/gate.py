@@ -1,0 +1,670 @@
+"""A release gate: a one-sided test of A − B against a margin (``docs/methods.md`` §3.11).
+
+``gate(ds, candidates, baseline, margin)`` asks, for each candidate A and the
+baseline B, whether the data show that A − B clears the margin:
+
+* **non-inferiority** (the default): ``H0: Δ ≤ −m`` against ``H1: Δ > −m``
+  ("A is not worse than B by more than m");
+* **superiority**: ``H0: Δ ≤ m`` against ``H1: Δ > m`` (m ≥ 0; m = 0 is "A is
+  better than B").
+
+Δ is the paired difference on the questions both answered, exactly as
+:func:`~bayeserr.analyses.comparison.compare` computes it (§3.3, §3.8): the
+CR2 SE of the differences with a t reference on the Bell–McCaffrey df when
+there is a cluster column with at least two common clusters (``t_cr2_bm``),
+else the paired SE (M7) with the normal (``z_paired``).  The gate's test of
+one pair, at level ``L`` (α = 1 − L)::
+
+    null  = −m (non-inferiority) or +m (superiority)
+    t     = (Δ − null) / SE
+    p     = P(T_df > t)                                  one-sided
+    lower = Δ − t_df(L) · SE,   upper = Δ + t_df(L) · SE  one-sided bounds
+    pass  ⇔  p < α  ⇔  lower > null
+
+Where the Bell–McCaffrey df is below :data:`~bayeserr.analyses.comparison.WILD_DF`
+(the report's threshold for its second opinion), the wild cluster
+restricted bootstrap (§3.4) is run at the margin (``null=``): its p-value is
+two-sided (``|t*| ≥ |t|``); the weights are symmetric (v and −v equally
+likely) and ``t*(−v) = −t*(v)``, so ``P(t* ≥ t) = p/2`` when ``t > 0`` (the pass
+side) and at least ``1 − p/2`` otherwise (``tests/test_gate.py`` checks it by
+enumeration).  Its one-sided bound at ``L`` is the lower end of its inverted
+interval at ``2L − 1``.  The gate then passes only if **both** the CR2 t test
+and the bootstrap pass: the decision p is the larger of the two one-sided
+p-values and the bound the smaller of the two bounds.  A pass the two
+disagree on is fragile, and a release gate should not rest on it.
+
+Every difference equal (SE 0, e.g. two identical runs): the t test would pass
+any margin on any number of questions, so the exact zero-event bound of
+:func:`zero_spread` decides instead (units: the questions, or with clusters
+the effective number of clusters).
+
+Several candidates: Holm (1979) over the candidates' decision p-values, so
+the chance that *any* candidate passes falsely is at most α; the bound a
+candidate's verdict reads is at Holm's level for its step,
+``1 − α/(k − j)`` for the j-th smallest p (0-based) of k.
+
+Beside the test, not part of the decision: the Bayesian ``P(Δ > null)`` from
+the pair posterior the report uses in ``bayes="fast"``
+(:mod:`bayeserr.bayes.pairs`): the cluster random-effect model with clusters
+(its flat prior on Δ makes it shift-equivariant, so ``P(Δ > null | d) =
+P(Δ > 0 | d − null)``), the Dirichlet 2×2 posterior for 0/1 answers with one
+answer per question, else the Bayesian bootstrap of the questions.
+
+"Too small to pass": for non-inferiority with m > 0, the chance of passing
+if the true difference is 0, by the normal approximation with the test's
+critical value and the observed SE, ``power = Φ(m/SE − t_df(L))``, and the
+questions that would give :data:`POWER_TARGET` (80%) with differences spread
+like these (the same SE·√n, the same df), ``n' = n ((t_df(L) + z_0.8) SE / m)²``;
+without clusters that is (M9) with ``α = 2(1 − L)`` (:func:`bayeserr.stats.planning.n_required`).
+The gate says so when the power is below :data:`TOO_SMALL_POWER`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bayeserr.base.errors import InputError, describe
+
+#: the two questions a gate can ask
+MODES = ("non-inferiority", "superiority")
+#: power for which the gate computes the questions needed
+POWER_TARGET = 0.8
+#: below this chance of passing at a true difference of 0 the gate says the eval is too small
+TOO_SMALL_POWER = 0.5
+
+
+# ------------------------------------------------------------------ the tests, on arrays
+@dataclass(frozen=True)
+class OneSided:
+    """One-sided test of ``H1: estimate > null`` for rows of arrays."""
+
+    statistic: np.ndarray
+    p_value: np.ndarray
+    lower: np.ndarray  #: one-sided lower bound at the level
+    upper: np.ndarray  #: one-sided upper bound at the level
+
+
+def one_sided_t(estimate, se, df, null, level) -> OneSided:
+    """``t = (estimate − null)/se`` on Student t with ``df`` (``inf``: normal), one-sided
+    ``p = P(T > t)`` and the one-sided bounds ``estimate ∓ t_df(level)·se``.
+
+    SE = 0: t is ±inf (p 0 or 1) or 0 (p ½) and both bounds are the estimate,
+    as :func:`bayeserr.stats.fewclusters.t_test` treats it.  NaN in gives NaN out.
+    """
+    from bayeserr.stats.distributions import t_ppf, t_sf
+    est, se, df = (np.asarray(x, dtype=float) for x in (estimate, se, df))
+    diff = est - np.asarray(null, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = np.where(se > 0, diff / np.where(se > 0, se, 1.0),
+                        np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
+        bad = np.isnan(se) | np.isnan(diff) | np.isnan(df) | (df <= 0)
+        stat = np.where(bad, np.nan, stat)
+        p = np.where(np.isposinf(stat), 0.0, np.where(np.isneginf(stat), 1.0,
+                                                      t_sf(np.where(np.isfinite(stat), stat, 0.0), df)))
+        p = np.where(np.isnan(stat), np.nan, p)
+        half = np.where(se > 0, t_ppf(level, df) * se, 0.0)
+        half = np.where(bad, np.nan, half)
+    return OneSided(stat, p, est - half, est + half)
+
+
+@dataclass(frozen=True)
+class WildOneSided:
+    """The wild cluster restricted bootstrap at the margin, one-sided (rows of arrays)."""
+
+    p_value: np.ndarray  #: one-sided: the share of ``t* ≥ t`` (p/2 on the pass side)
+    p_two_sided: np.ndarray  #: the bootstrap's own share of ``|t*| ≥ |t|``
+    lower: np.ndarray  #: one-sided lower bound at the level (−inf where unbounded)
+    upper: np.ndarray
+    weights: str
+    draws: int
+    exact: bool
+
+
+def wild_one_sided(D, sizes, null, level, *, seed: int = 0) -> WildOneSided:
+    """One-sided wild cluster bootstrap of ``H1: mean > null`` from cluster sums ``D`` (P, C)
+    and ``sizes`` (P, C) or (C,): :func:`~bayeserr.stats.fewclusters.wild_cluster_bootstrap`
+    with ``null=`` the margin, at level ``2·level − 1`` (whose interval's ends are the
+    one-sided bounds at ``level``); p halved on the pass side (the weights are symmetric)."""
+    from bayeserr.stats.fewclusters import wild_cluster_bootstrap
+    D = np.atleast_2d(np.asarray(D, dtype=float))
+    sizes = np.asarray(sizes, dtype=float)
+    res = wild_cluster_bootstrap(D, sizes, level=2.0 * level - 1.0, null=null, seed=seed)
+    n = np.broadcast_to(sizes, D.shape).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        above = D.sum(axis=-1) / n > np.broadcast_to(np.asarray(null, float), (D.shape[0],))
+    p_two = np.asarray(res.p_value, dtype=float)
+    p = np.where(above, p_two / 2.0, 1.0 - p_two / 2.0)
+    p = np.where(np.isnan(p_two), np.nan, p)
+    return WildOneSided(p, p_two, res.ci[:, 0], res.ci[:, 1], res.weights, int(res.draws), bool(res.exact))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The gate's test of rows at one level (arrays): the headline t (or z), the wild
+    bootstrap where it applies (NaN elsewhere), and the combination the gate reads."""
+
+    t: OneSided
+    wild: WildOneSided | None
+    wild_rows: np.ndarray  #: rows where the wild bootstrap applies
+    p_value: np.ndarray  #: the decision p: max of the two where both apply
+    lower: np.ndarray  #: the decision bound: min of the two lower bounds
+    upper: np.ndarray  #: max of the two upper bounds
+
+
+def zero_spread(value, n_eff, null, level) -> OneSided:
+    """The one-sided test when every paired difference equals ``value`` (SE 0), where the
+    t test would pass any margin on any number of questions.
+
+    Exact and conservative: among ``n_eff`` independent questions none differed from
+    ``value``, so the share π of questions that would differ is below
+    ``π_L = 1 − α^(1/n_eff)`` at level L (the zero-event Clopper–Pearson bound), and as
+    every difference lies in [−1, 1]::
+
+        lower = value − (1 + value) π_L,   upper = value + (1 − value) π_L
+        p     = (1 − π₀)^n_eff,  π₀ = (value − null)/(1 + value)   (1 when value ≤ null)
+
+    (``p < α ⇔ lower > null``).  With clusters the gate passes the effective number of
+    clusters ``n²/Σ n_c²`` as ``n_eff``: the sample size when every question of a cluster
+    agrees (intra-cluster correlation 1), the worst case."""
+    value, n_eff = np.asarray(value, float), np.asarray(n_eff, float)
+    alpha = 1.0 - level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pi_l = 1.0 - alpha ** (1.0 / n_eff)
+        pi_0 = (value - null) / (1.0 + value)
+        p = np.where(value > null, (1.0 - np.clip(pi_0, 0.0, 1.0)) ** n_eff, 1.0)
+        stat = np.where(value > null, np.inf, np.where(value < null, -np.inf, 0.0))
+    return OneSided(stat, p, value - (1.0 + value) * pi_l, value + (1.0 - value) * pi_l)
+
+
+def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_eff=None) -> Decision:
+    """The gate's one-sided test of rows (vectorized: the gate calls it per candidate, the
+    size simulation of ``tests/test_gate.py`` on all replicates at once).
+
+    ``diff``, ``se``, ``df`` as :class:`~bayeserr.analyses.comparison.Comparison` gives them
+    (``df = inf`` for the paired z); ``D`` and ``sizes`` the cluster sums and sizes of the
+    differences (needed where ``df < WILD_DF``, for the wild bootstrap).  Rows with SE 0
+    (every difference equal) use :func:`zero_spread` when ``n_eff`` is given."""
+    from bayeserr.analyses.comparison import WILD_DF
+    diff, se = np.atleast_1d(np.asarray(diff, float)), np.atleast_1d(np.asarray(se, float))
+    df = np.broadcast_to(np.asarray(df, float), diff.shape)
+    t = one_sided_t(diff, se, df, null, level)
+    zero = (se == 0) & np.isfinite(diff) if n_eff is not None else np.zeros(diff.shape, bool)
+    if zero.any():
+        z = zero_spread(diff, np.broadcast_to(np.asarray(n_eff, float), diff.shape), null, level)
+        t = OneSided(*(np.where(zero, getattr(z, f), getattr(t, f))
+                       for f in ("statistic", "p_value", "lower", "upper")))
+    rows = np.isfinite(df) & (df < WILD_DF) & ~zero
+    p, lower, upper = t.p_value.copy(), t.lower.copy(), t.upper.copy()
+    wild = None
+    if rows.any():
+        if D is None or sizes is None:
+            raise ValueError("the wild bootstrap needs the cluster sums D and sizes where df < WILD_DF")
+        D = np.atleast_2d(np.asarray(D, float))
+        sizes = np.asarray(sizes, float)
+        sz = sizes if sizes.ndim == 1 else np.atleast_2d(sizes)[rows]
+        null_rows = np.broadcast_to(np.asarray(null, float), diff.shape)[rows]
+        wild = wild_one_sided(D[rows], sz, null_rows, level, seed=seed)
+        p[rows] = np.fmax(p[rows], wild.p_value)
+        lower[rows] = np.fmin(lower[rows], wild.lower)
+        upper[rows] = np.fmax(upper[rows], wild.upper)
+    return Decision(t, wild, rows, p, lower, upper)
+
+
+def holm_levels(p, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Holm's adjusted p-values of ``p`` and, per row, the level of its step:
+    ``1 − α/(k − j)`` for the j-th smallest p (0-based, ties in order)."""
+    from bayeserr.stats.simultaneous import holm
+    p = np.asarray(p, float)
+    k = len(p)
+    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
+    step = np.empty(k)
+    step[order] = 1.0 - (1.0 - level) / (k - np.arange(k))
+    return holm(np.where(np.isnan(p), 1.0, p)), step
+
+
+def power_at_zero(se: float, df: float, margin: float, level: float) -> tuple[float | None, float | None]:
+    """Chance of passing a non-inferiority gate when the true difference is 0, and the
+    questions for :data:`POWER_TARGET`, as multiples of the current count: ``(power, scale)``
+    with ``power = Φ(m/SE − t_df(level))`` and ``scale = ((t_df(level) + z_0.8)·SE/m)²``."""
+    from bayeserr.stats.distributions import t_ppf
+    from bayeserr.stats.estimators import normal_quantile
+    if not (margin > 0 and math.isfinite(se) and se >= 0 and not math.isnan(df)):
+        return None, None
+    crit = float(t_ppf(level, df))
+    if se == 0:  # every difference equal: the zero-spread bound, not this approximation
+        return None, None
+    z = margin / se - crit
+    power = 0.5 * math.erfc(-z / math.sqrt(2.0))
+    return power, ((crit + normal_quantile(POWER_TARGET)) * se / margin) ** 2
+
+
+# ------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class GateCheck:
+    """One candidate against the baseline (see the module docstring)."""
+
+    candidate: str
+    baseline: str
+    passed: bool
+    finding: str  #: "non-inferior" | "superior" | "not shown" | "worse"
+    sentence: str
+    n_questions: int
+    n_only_candidate: int
+    n_only_baseline: int
+    mean_candidate: float
+    mean_baseline: float
+    diff: float  #: A − B, as compare gives it
+    se: float  #: the headline SE (CR2 on d with clusters, else M7)
+    test: str  #: "t_cr2_bm" or "z_paired"
+    df: float | None
+    n_clusters: int | None
+    effective_clusters: float | None
+    statistic: float  #: (Δ − null)/SE
+    p_value: float  #: one-sided p of the headline test
+    lower: float  #: its one-sided lower bound at the gate's level
+    upper: float
+    wild: dict | None  #: the one-sided wild bootstrap where df < WILD_DF
+    p_decision: float  #: the p the verdict reads (max of t and wild where both apply)
+    p_adjusted: float  #: Holm over the candidates (= p_decision for one candidate)
+    bound_level: float  #: the level of ``bound`` (Holm's step level; the gate's level for one)
+    bound: float  #: the lower bound the verdict reads, at ``bound_level``
+    bound_upper: float  #: the matching upper bound, at ``bound_level``: below the null is "worse"
+    prob: float | None  #: Bayesian P(A − B > null): not the decision
+    prob_method: str | None
+    power_at_zero: float | None  #: non-inferiority: chance to pass if the true difference is 0
+    n_needed: float | None  #: questions for 80% power at a true difference of 0
+    too_small: bool
+    notes: tuple = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        from bayeserr.base.jsonable import to_jsonable
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["notes"] = list(self.notes)
+        return to_jsonable(d)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The verdict of :func:`gate`: one :class:`GateCheck` per candidate."""
+
+    checks: tuple
+    baseline: str
+    mode: str
+    margin: float
+    null: float  #: −margin (non-inferiority) or +margin (superiority)
+    level: float
+    adjust: str  #: "holm" over the candidates, or "none" for one
+    seed: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """Every candidate passed."""
+        return all(c.passed for c in self.checks)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every candidate passed, else 1 (bad input is 2, raised before a result exists)."""
+        return 0 if self.passed else 1
+
+    @property
+    def verdict(self) -> str:
+        return "pass" if self.passed else "fail"
+
+    @property
+    def sentence(self) -> str:
+        """What the gate prints: one sentence per candidate, and with several a last line."""
+        lines = [c.sentence for c in self.checks]
+        k = len(self.checks)
+        if k > 1:
+            n_pass = sum(c.passed for c in self.checks)
+            lines.append(f"gate {self.verdict}: {n_pass} of {k} candidates {_MODE_WORD[self.mode]} "
+                         f"(Holm over {k} candidates, family-wise error {_pct(1 - self.level)}).")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.sentence
+
+    def __getitem__(self, candidate) -> GateCheck:
+        for c in self.checks:
+            if c.candidate == str(candidate):
+                return c
+        from bayeserr.base.errors import suggest
+        names = [c.candidate for c in self.checks]
+        raise InputError(f"'{candidate}' is not a candidate of this gate.{suggest(str(candidate), names)} "
+                         f"Candidates: {', '.join(names)}.")
+
+    def to_dict(self) -> dict:
+        """JSON form, schema ``bayeserr.gate/1``."""
+        from bayeserr.base.jsonable import to_jsonable
+        return to_jsonable({
+            "schema": "bayeserr.gate/1", "verdict": self.verdict, "exit_code": self.exit_code,
+            "mode": self.mode, "margin": self.margin, "null": self.null, "level": self.level,
+            "baseline": self.baseline, "adjust": self.adjust, "seed": self.seed,
+            "sentence": self.sentence, "candidates": [c.to_dict() for c in self.checks]})
+
+    def to_frame(self):
+        """One row per candidate (NaN for missing numbers; the wild bootstrap's p and bound
+        as ``wild_p`` and ``wild_lower``)."""
+        import pandas as pd
+
+        from bayeserr.base.results import frame_value
+        rows = []
+        for c in self.checks:
+            d = c.to_dict()
+            wild = d.pop("wild")
+            d.pop("notes")
+            d["wild_p"] = None if wild is None else wild["p_value"]
+            d["wild_lower"] = None if wild is None else wild["lower"]
+            rows.append({k: frame_value(v) for k, v in d.items()})
+        return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ the gate
+def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", options=None,
+         **kwargs) -> GateResult:
+    """Gate each candidate against ``baseline``: a one-sided test of ``candidate − baseline``
+    against the margin (see the module docstring; ``docs/methods.md`` §3.11).
+
+    Parameters
+    ----------
+    ds
+        A dataset from :func:`bayeserr.load` (or a long results DataFrame).
+    candidates
+        A model name, or a list of them (Holm over them).
+    baseline
+        The model the candidates are compared with.
+    margin
+        m ≥ 0 in score units (0.01 is one point).  Non-inferiority passes when the data
+        show A − B > −m, superiority when they show A − B > m.
+    mode
+        ``"non-inferiority"`` or ``"superiority"``.
+    options, kwargs
+        :class:`~bayeserr.registries.options.Options` fields: ``level`` (of the one-sided
+        bound, above 0.5; default 0.95), ``on_unpaired``, ``seed`` (the wild bootstrap),
+        ``bayes`` (``"fast"`` for the Bayesian probability beside the verdict, ``"off"``).
+
+    Returns
+    -------
+    GateResult
+        ``passed``, ``exit_code``, ``sentence`` and one check per candidate.
+    """
+    from bayeserr.analyses.comparison import compare, pair_names
+    from bayeserr.registries.options import Options
+    from bayeserr.stats.view import DataView, check_dataset, model_names
+    options = Options.coerce(options, **kwargs)
+    level = options.level
+    if not level > 0.5:
+        raise InputError(f"level must be above 0.5 for a one-sided gate (got {level:g}): it is the "
+                         "confidence of the lower bound, e.g. 0.95.")
+    if mode not in MODES:
+        from bayeserr.base.errors import suggest
+        raise InputError(f"mode must be one of {', '.join(MODES)} (got {describe(mode)})."
+                         f"{suggest(str(mode), MODES)}")
+    margin = _check_margin(margin)
+    if options.bayes.mode == "mcmc":
+        raise InputError("the gate's Bayesian probability uses the fast pair posterior; give bayes='fast' "
+                         "or 'off' (run 'bayeserr compare --bayes mcmc' for the sampled one).")
+    if candidates is None or (isinstance(candidates, (list, tuple)) and not candidates):
+        raise InputError("name at least one candidate model (--candidate A).")
+    cands = model_names([candidates] if isinstance(candidates, str) else candidates, "candidates",
+                        "candidates=['A']")
+    baseline = str(baseline)
+    for c in cands:
+        pair_names(c, baseline)  # one model twice: "name two different models"
+    null = -margin if mode == "non-inferiority" else margin
+    ds = check_dataset(ds)
+    view = DataView.from_dataset(ds).select([*cands, baseline])
+    pair_options = Options(level=level, on_unpaired=options.on_unpaired, bayes="off", seed=options.seed,
+                           adjust="none", cluster_correction=options.cluster_correction)
+    comps = [compare(ds, c, baseline, options=pair_options) for c in cands]
+    pieces = [_pair_arrays(view, c) for c in comps]
+    # the decision p of each candidate at the gate's level, then Holm over the candidates
+    first = [decide(c.diff, c.se, _df(c), null, level, *pc[:2], seed=options.seed, n_eff=_n_eff(c))
+             for c, pc in zip(comps, pieces)]
+    p_dec = np.array([float(d.p_value[0]) for d in first])
+    if len(cands) > 1:
+        p_adj, steps = holm_levels(p_dec, level)
+        adjust = "holm"
+    else:
+        p_adj, steps, adjust = p_dec.copy(), np.array([level]), "none"
+    alpha = 1.0 - level
+    passed = p_adj < alpha
+    stopped = _holm_stopped(p_dec, steps, passed)
+    checks = []
+    for k, (c, d0) in enumerate(zip(comps, first)):
+        d = d0 if steps[k] == level else decide(c.diff, c.se, _df(c), null, steps[k], *pieces[k][:2],
+                                                seed=options.seed, n_eff=_n_eff(c))
+        prob, method = (None, None) if not options.bayes.on else _probability(view, c, null, options.bayes)
+        power, scale = ((None, None) if mode != "non-inferiority" else
+                        power_at_zero(c.se, _df(c), margin, level))
+        n_needed = None if scale is None else float(c.n_questions * scale)
+        too_small = bool(power is not None and power < TOO_SMALL_POWER)
+        checks.append(_check(c, d0, d, float(p_adj[k]), float(steps[k]), bool(passed[k]), null, mode,
+                             margin, level, len(cands), prob, method, power, n_needed, too_small,
+                             stopped[k], pieces[k][2]))
+    return GateResult(tuple(checks), baseline, mode, margin, null, level, adjust, options.seed)
+
+
+def _check_margin(margin) -> float:
+    import numbers
+    if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, numbers.Real):
+        raise InputError(f"margin must be a number in score units (got {describe(margin)}); e.g. 0.01 "
+                         "for one point.")
+    margin = float(margin)
+    if not (0 <= margin < 1):
+        raise InputError(f"margin must be at least 0 and below 1, in score units (got {margin:g}); e.g. "
+                         "0.01 for one point.")
+    return margin
+
+
+def _df(c) -> float:
+    return float(c.df) if c.df is not None else math.inf
+
+
+def _n_eff(c) -> float:
+    """Independent units behind a pair whose differences are all equal (:func:`zero_spread`):
+    the questions, or with a clustered headline the effective number of clusters."""
+    if c.test == "t_cr2_bm" and c.effective_clusters is not None:
+        return float(c.effective_clusters)
+    return float(c.n_questions)
+
+
+def _pair_arrays(view, c):
+    """Cluster sums and sizes of the pair's differences on its common questions (only the
+    clusters present, as the report passes them to the wild bootstrap), and the notes."""
+    from bayeserr.stats.fewclusters import cluster_totals
+    sub = view.select([c.a, c.b])
+    both = sub.answered.all(axis=0)
+    notes = []
+    if c.n_only_a or c.n_only_b:
+        notes.append(f"compared on the {c.n_questions} questions both answered: {c.n_only_a} answered "
+                     f"only by '{c.a}' and {c.n_only_b} only by '{c.b}' were dropped (--on-unpaired drop).")
+    if sub.codes is None:
+        return None, None, notes
+    if c.n_clusters is not None and c.n_clusters < 2:
+        notes.append("the common questions fall in one cluster: the paired z test treats its questions "
+                     "as the whole population.")
+        return None, None, notes
+    d = (sub.s[0] - sub.s[1])[both]
+    D, sizes = cluster_totals(d[None], sub.codes[both])
+    cols = np.flatnonzero(sizes[0] > 0)
+    return D[:, cols], sizes[0, cols], notes
+
+
+def _probability(view, c, null: float, settings) -> tuple[float | None, str]:
+    """Bayesian ``P(A − B > null)`` from the fast pair posterior of the report."""
+    from bayeserr.bayes.pairs import pair_probabilities
+    sub = view.select([c.a, c.b])
+    both = sub.answered.all(axis=0)
+    d = (sub.s[0] - sub.s[1])[both]
+    if sub.codes is not None:
+        from bayeserr.models.paired_clustered import pair_probabilities as clustered
+        from bayeserr.stats.fewclusters import cluster_totals
+        codes = sub.codes[both]
+        D, sizes = cluster_totals(d[None], codes)
+        Q, _ = cluster_totals((d * d)[None], codes)
+        # the sums of d − null, from those of d (the model's own input: §5.3)
+        post = clustered(D - null * sizes, sizes, settings.rope,
+                         sum_sq=Q - 2.0 * null * D + null * null * sizes)
+        ok = bool(post.estimable[0])
+        return (float(post.prob_a_better[0]) if ok else None,
+                "normal model with a cluster random effect on the difference (quadrature)"
+                + ("" if ok else f"; not estimable: {post.reason[0]}"))
+    if c.mcnemar is not None:
+        mc = c.mcnemar
+        return (dirichlet_prob_above(mc.n_a_only, mc.n_b_only, mc.n_both + mc.n_neither, null),
+                "Dirichlet 2×2 posterior, Dirichlet(1,1,1,1) prior")
+    else:
+        from bayeserr.models.bayesian_bootstrap import bootstrap_means
+        means = bootstrap_means(sub.s[:, both], None, settings.draws, settings.seed)
+        delta = means[:, 0] - means[:, 1]
+        method = "Bayesian bootstrap over questions"
+    return float(pair_probabilities(delta - null, settings.rope)[0]), method
+
+
+def dirichlet_prob_above(n_a_only, n_b_only, n_concordant, null: float) -> float:
+    """``P(Δ > null)`` under the Dirichlet 2×2 posterior of the report
+    (:mod:`bayeserr.models.paired_dirichlet`): with ``(π_A, π_B, π_rest) ~ Dir(a, b, r)``,
+    ``T = π_A + π_B ~ Beta(a + b, r)`` and ``U = π_A/T ~ Beta(a, b)`` are independent and
+    ``Δ = T(2U − 1)``, so ``P(Δ > null) = E_T[ I_{1 − x}(b, a) ]``, ``x = clip((1 + null/T)/2, 0, 1)``,
+    averaged over the T quantile grid that module's ``prob_within`` uses; at null = 0 it is
+    exactly its ``prob_a_better``, ``I_{1/2}(b, a)``."""
+    from scipy import special
+
+    from bayeserr.models.paired_dirichlet import T_GRID, posterior_parameters
+    from bayeserr.stats.distributions import beta_ppf
+    a, b, r = (float(x) for x in posterior_parameters(n_a_only, n_b_only, n_concordant))
+    if null == 0:
+        return float(special.betainc(b, a, 0.5))
+    q = (np.arange(T_GRID) + 0.5) / T_GRID
+    t = beta_ppf(q, a + b, r)
+    x = np.clip((1.0 + null / t) / 2.0, 0.0, 1.0)
+    return float(special.betainc(b, a, 1.0 - x).mean())
+
+
+def _holm_stopped(p, steps, passed) -> list[bool]:
+    """Candidates whose own step would pass but Holm stopped at an earlier one."""
+    alpha_step = 1.0 - steps
+    return [bool(not passed[k] and p[k] < alpha_step[k]) for k in range(len(p))]
+
+
+# ------------------------------------------------------------------ the sentence
+_MODE_WORD = {"non-inferiority": "non-inferior", "superiority": "superior"}
+
+
+def _pct(x: float) -> str:
+    return "less than 0.1%" if 0 < x < 0.001 else f"{100 * x:.3g}%"
+
+
+def points(x, digits: int = 1, sign: bool = True) -> str:
+    """``x`` in percentage points with a typographic minus (``−0.4``), ±∞ for unbounded ends."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if math.isinf(x):
+        return "−∞" if x < 0 else "+∞"
+    v = round(100 * x, digits)
+    if v == 0:
+        v = 0.0
+    text = f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
+    return text.replace("-", "−").replace("+", "+" if sign and v != 0 else "")
+
+
+def _digits(*pairs) -> int:
+    """Decimals (1 to 3) at which each ``(x, y)`` with ``x != y`` prints differently."""
+    for digits in (1, 2, 3):
+        if all(a == b or points(a, digits) != points(b, digits) for a, b in pairs
+               if a is not None and math.isfinite(a) and b is not None and math.isfinite(b)):
+            return digits
+    return 3
+
+
+def _pv(p: float) -> str:
+    """``p = 0.012`` (``p < 0.0001`` below it)."""
+    if p is None or not math.isfinite(p):
+        return "p = –"
+    return "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}" if p < 0.001 else f"p = {p:.3f}"
+
+
+def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, method, power, n_needed,
+           too_small, stopped, notes) -> GateCheck:
+    """One candidate's verdict and sentence."""
+    p_t = float(d0.t.p_value[0])
+    wild = None
+    if d0.wild is not None:
+        w = d0.wild
+        wild = {"p_value": float(w.p_value[0]), "p_two_sided": float(w.p_two_sided[0]),
+                "lower": float(w.lower[0]), "upper": float(w.upper[0]), "weights": w.weights,
+                "draws": w.draws, "exact": w.exact}
+    bound, bound_upper = float(d.lower[0]), float(d.upper[0])
+    word = _MODE_WORD[mode]
+    if passed:
+        finding = word
+    elif bound_upper < null:
+        finding = "worse"
+    else:
+        finding = "not shown"
+    notes = list(notes)
+    if c.se == 0:
+        units = (f"{_n_eff(c):.1f} effective clusters (every question of a cluster counted as one)"
+                 if c.test == "t_cr2_bm" else f"{c.n_questions} questions")
+        notes.append(f"every paired difference is the same (SE 0), so the t or z test says nothing: the bound "
+                     f"is the exact one for no difference among {units}.")
+    if too_small and finding == "not shown" and c.df is not None and c.df < 10:
+        notes.append(f"with few effective clusters (df {c.df:.1f}), more clusters help more than more "
+                     "questions in the same clusters; the count assumes questions spread like these.")
+    if wild is not None and (p_t < 1 - step) != (wild["p_value"] < 1 - step):
+        notes.append(f"the CR2 t test (one-sided {_pv(p_t)}) and the wild cluster bootstrap "
+                     f"({_pv(wild['p_value'])}) disagree at this level; the gate passes only "
+                     "when both do.")
+    if stopped:
+        notes.append("its own Holm step would pass, but Holm stops at a candidate with a smaller p "
+                     "that did not pass.")
+    dg = _digits((bound, null), (bound_upper, null), (c.diff, null))
+    lvl = _pct(step)
+    margin_text = f"{points(null, dg)} margin"
+    head = f"{c.a} − {c.b} = {points(c.diff, dg)} points"
+    if finding == word:
+        text = f"{word}: {head}, {lvl} lower bound {points(bound, dg)} > {margin_text}"
+    elif finding == "worse":
+        verb = "worse than allowed" if mode == "non-inferiority" else "not superior by the margin"
+        text = f"{verb}: {head}, {lvl} upper bound {points(bound_upper, dg)} < {margin_text}"
+    else:
+        text = f"not shown {word}: {head}, {lvl} lower bound {points(bound, dg)} ≤ {margin_text}"
+    test = (f"one-sided CR2 t test, df {c.df:.1f}" if c.test == "t_cr2_bm" else "one-sided paired z test")
+    if c.se == 0:
+        test = "exact bound for equal differences"
+    details = [f"{test}, {_pv(p_t)}"]
+    if wild is not None:
+        details.append(f"wild cluster bootstrap {_pv(wild['p_value'])}")
+    if k > 1:
+        details.append(f"Holm over {k} candidates, adjusted {_pv(p_adj)}")
+    clusters = (f" in {c.n_clusters} clusters" if c.n_clusters is not None and c.n_clusters >= 2 else "")
+    details.append(f"{c.n_questions:,} questions{clusters}")
+    if prob is not None:
+        details.append(f"Bayesian P(A − B > {points(null, dg)}) = {prob:.3f}, not the decision")
+    text += f" ({'; '.join(details)})"
+    if too_small and finding == "not shown" and n_needed is not None:
+        text += (f"; the eval is too small for this margin: with no true difference it would pass "
+                 f"{_pct(power)} of the time, and about {_round_up(n_needed):,} questions like these "
+                 f"would give {_pct(POWER_TARGET)}")
+    text += "."
+    return GateCheck(
+        candidate=c.a, baseline=c.b, passed=passed, finding=finding, sentence=text,
+        n_questions=c.n_questions, n_only_candidate=c.n_only_a, n_only_baseline=c.n_only_b,
+        mean_candidate=c.mean_a, mean_baseline=c.mean_b, diff=c.diff, se=c.se, test=c.test, df=c.df,
+        n_clusters=c.n_clusters, effective_clusters=c.effective_clusters,
+        statistic=float(d0.t.statistic[0]), p_value=p_t, lower=float(d0.t.lower[0]),
+        upper=float(d0.t.upper[0]), wild=wild, p_decision=float(d0.p_value[0]), p_adjusted=p_adj,
+        bound_level=step, bound=bound, bound_upper=bound_upper, prob=prob, prob_method=method,
+        power_at_zero=power, n_needed=n_needed, too_small=too_small, notes=tuple(notes))
+
+
+def _round_up(n: float) -> int:
+    """Questions to plan for, rounded up to 2 significant figures."""
+    if not math.isfinite(n) or n <= 0:
+        return 0
+    mag = 10 ** max(0, math.floor(math.log10(n)) - 1)
+    return int(math.ceil(n / mag) * mag)

@@ -1,0 +1,160 @@
+"""``gate``: a release gate for CI (``docs/methods.md`` §3.11; the statistics are in
+:mod:`bayeserr.analyses.gate`).
+
+Exit codes: 0 every candidate passed, 1 a candidate did not (the data show it
+worse than allowed, or cannot show that it is not), 2 bad input or options.
+"""
+
+from __future__ import annotations
+
+import click
+
+from bayeserr.cli.app import main
+from bayeserr.cli.common import emit, load
+from bayeserr.cli.options import SEED, choice, load_options, pop_load, ranged, where_option
+from bayeserr.registries.options import ON_UNPAIRED
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(), metavar="RESULTS...")
+@click.option("--candidate", "candidates", multiple=True, required=True, metavar="MODEL",
+              help="The model to gate (repeat for several: Holm over them).")
+@click.option("--baseline", required=True, metavar="MODEL",
+              help="The model the candidates are compared with.")
+@click.option("--margin", type=float, required=True, callback=ranged(0, 1, high_open=True),
+              help="m in score units (0.01 = one point): non-inferiority passes when the data show "
+                   "A − B > −m, superiority when they show A − B > m.")
+@click.option("--non-inferiority", "mode", flag_value="non-inferiority", default=True,
+              help="H0: A − B ≤ −m against A − B > −m (the default).")
+@click.option("--superiority", "mode", flag_value="superiority",
+              help="H0: A − B ≤ m against A − B > m.")
+@click.option("--level", default=0.95, show_default=True, type=float,
+              callback=ranged(0.5, 1, low_open=True, high_open=True),
+              help="Confidence of the one-sided bound, in (0.5, 1): the gate falsely passes at most "
+                   "1 − level of the time.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--summary", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write the verdict as Markdown for a CI job summary (e.g. \"$GITHUB_STEP_SUMMARY\"); "
+                   "appended when FILE exists (never an input).")
+@click.option("--on-unpaired", type=choice(ON_UNPAIRED), default="error", show_default=True,
+              help="Models with different question sets: stop, or compare on the questions both answered.")
+@click.option("--bayes", "bayes_mode", type=click.Choice(["fast", "off"]), default="fast", show_default=True,
+              help="Show the Bayesian P(A − B > −m) (or > m) beside the verdict; it is not the decision.")
+@click.option("--seed", type=int, default=0, show_default=True, callback=SEED,
+              help="Seed of the wild cluster bootstrap and the Bayesian draws (≥ 0).")
+@load_options
+@where_option
+@click.pass_context
+def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on_unpaired, bayes_mode, seed,
+         where, **kw):
+    """A release gate: is each candidate not worse than the baseline by more than the margin?
+
+    A one-sided test of A − B (candidate minus baseline) on the questions
+    both answered, with the report's headline test (CR2 t on Bell–McCaffrey
+    df with clusters, and the wild cluster bootstrap too where that df is
+    below 10; the paired z without clusters). Prints one sentence per
+    candidate and exits 0 when every candidate passes, 1 when one does not,
+    2 on bad input. RESULTS are read as for report.
+
+    Example: bayeserr gate results.csv --candidate new --baseline prod --margin 0.01
+    """
+    from bayeserr.analyses.gate import gate as run_gate
+    from bayeserr.base.output import check_writable
+    from bayeserr.bayes.settings import BayesSettings
+    from bayeserr.registries.options import Options
+    if baseline in candidates:
+        from bayeserr.base.errors import InputError
+        raise InputError(f"--baseline '{baseline}' is also a --candidate; a model cannot be gated against "
+                         "itself.")
+    ds = load(files, models=[*dict.fromkeys(candidates), baseline], where=where, **pop_load(kw))
+    if summary:
+        check_writable(summary)  # an input, a folder, a missing folder: before the work
+    options = Options(level=level, on_unpaired=on_unpaired, seed=seed,
+                      bayes=BayesSettings(mode=bayes_mode, seed=seed))
+    result = run_gate(ds, list(candidates), baseline, margin, mode=mode, options=options)
+    if summary:
+        _append(summary, summary_markdown(result))
+    if fmt == "json":
+        from bayeserr.base.jsonable import dumps
+        emit(dumps(result.to_dict()) + "\n")
+    else:
+        from bayeserr.reporting.text import plain
+        emit("\n".join(plain(line) for line in result.sentence.splitlines()) + "\n")
+        for c in result.checks:
+            for note in c.notes:
+                click.echo(plain(f"note ({c.candidate}): {note}"), err=True)
+    ctx.exit(result.exit_code)
+
+
+def _append(path, text: str) -> None:
+    """Add ``text`` to the end of ``path`` (a CI job summary collects the steps' outputs),
+    written atomically: the old content and the new go to a temporary file renamed over it."""
+    from pathlib import Path
+
+    from bayeserr.base.errors import InputError
+    from bayeserr.base.output import write_atomic
+    p = Path(path)
+    old = ""
+    if p.is_file():
+        try:
+            old = p.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError as exc:
+            raise InputError(f"--summary {path}: could not read it to append "
+                             f"({exc.strerror or exc}).") from None
+        if old and not old.endswith("\n"):
+            old += "\n"
+        if old:
+            old += "\n"
+    write_atomic(path, old + text)
+    click.echo(f"wrote the summary to {path}", err=True)
+
+
+def summary_markdown(result) -> str:
+    """The verdict as GitHub-flavoured Markdown (a job summary): a heading, one table row
+    per candidate, the sentences and notes.  Model names are escaped."""
+    from bayeserr.analyses.gate import points
+    from bayeserr.reporting.text import esc
+
+    def p(x):
+        return "–" if x is None else ("< 0.0001" if x < 1e-4 else f"{x:.4f}")
+
+    mode, k = result.mode, len(result.checks)
+    word = "non-inferior" if mode == "non-inferiority" else "superior"
+    n_pass = sum(c.passed for c in result.checks)
+    holm = k > 1
+    lines = [
+        (f"### bayeserr gate {'passed' if result.passed else 'failed'}: {n_pass} of {k} "
+         f"candidate{'s' if k > 1 else ''} {word}"),
+        "",
+        (f"{mode.capitalize()} against **{esc(result.baseline)}**, margin {points(result.null)} points, "
+         f"one-sided at {100 * result.level:g}%" + (f", Holm over {k} candidates." if holm else ".")),
+        "",
+        ("| candidate | verdict | A − B (points) | lower bound (level) | margin | test | p (one-sided) "
+         + ("| Holm p " if holm else "") + "| P(A − B > margin), Bayesian |"),
+        "|---|---|---|---|---|---|---|" + ("---|" if holm else "") + "---|",
+    ]
+    for c in result.checks:
+        small = "; too small" if c.too_small and c.finding == "not shown" else ""
+        verdict = f"{'**pass**' if c.passed else '**fail**'} ({c.finding}{small})"
+        test = f"CR2 t, df {c.df:.1f}" if c.test == "t_cr2_bm" else "paired z"
+        pv = p(c.p_value)
+        if c.wild is not None:
+            test += " + wild bootstrap"
+            pv += f"; wild {p(c.wild['p_value'])}"
+        clusters = f" in {c.n_clusters} clusters" if c.n_clusters and c.n_clusters >= 2 else ""
+        prob = "–" if c.prob is None else f"{c.prob:.3f}"
+        lines.append(
+            f"| {esc(c.candidate)} | {verdict} | {points(c.diff, 2)} | {points(c.bound, 2)} "
+            f"({100 * c.bound_level:.3g}%) | {points(result.null, 2)} | {test}, {c.n_questions:,} "
+            f"questions{clusters} | {pv} " + (f"| {p(c.p_adjusted)} " if holm else "") + f"| {prob} |")
+    lines.append("")
+    for c in result.checks:
+        lines.append(f"- {esc(c.sentence)}")
+        lines += [f"  - note: {esc(n)}" for n in c.notes]
+    if any(c.too_small and c.finding == "not shown" for c in result.checks):
+        lines += ["", ("*Too small*: even if the candidate equals the baseline, this eval would pass it less "
+                       "than half the time at this margin; add questions (the sentence says how many) or "
+                       "gate on a wider margin.")]
+    lines += ["", ("<sub>The Bayesian column is shown beside the test and is not the decision "
+                   "(bayeserr gate; docs/methods.md §3.11).</sub>"), ""]
+    return "\n".join(lines)
