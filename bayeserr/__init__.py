@@ -37,6 +37,7 @@ _API = {
     "compare_all": ("analyses.comparison", "compare_all"),
     "rank": ("analyses.ranking", "rank"),
     "gate": ("analyses.gate", "gate"),
+    "suite": ("analyses.suite", "suite"),
     "report": ("reporting.build", "build_report"),
     "compare_report": ("reporting.build", "build_comparison"),
     "plan": ("analyses.power", "plan"),

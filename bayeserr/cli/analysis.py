@@ -45,6 +45,35 @@ def _write_report(rep, fmt, output, save_posterior=None, seed=0):
     _with_posteriors(lambda: emit(text, output), rep.posteriors, save_posterior, seed)
 
 
+def task_weights(text) -> dict | None:
+    """``--task-weights``: ``NAME=W,NAME=W`` or a CSV file with columns task,weight."""
+    if not text:
+        return None
+    from pathlib import Path
+    if "=" not in text and Path(text).is_file():
+        import csv
+
+        from bayeserr.base.output import protect
+        protect(text)
+        with open(text, newline="", encoding="utf-8-sig") as fh:
+            rows = list(csv.DictReader(fh))
+        if not rows or not {"task", "weight"} <= set(rows[0]):
+            raise InputError(f"--task-weights {text}: needs a header with the columns task and weight.")
+        pairs = [(r["task"], r["weight"]) for r in rows]
+    else:
+        pairs = [item.rpartition("=")[::2] for item in text.split(",") if item.strip()]
+        if any(not name for name, _ in pairs):
+            raise InputError(f"--task-weights takes NAME=W,NAME=W (e.g. math=2,code=1) or a CSV file; "
+                             f"got '{text}'.")
+    out = {}
+    for name, value in pairs:
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(f"--task-weights: the weight of '{name.strip()}' is not a number ('{value}').") from None
+    return out
+
+
 def _with_posteriors(write, fits, folder, seed):
     """Stage the posterior folder, then ``write()`` the report and put the folder in place."""
     from bayeserr.bayes.saving import posterior_folder, write_posteriors
@@ -81,8 +110,12 @@ def _with_posteriors(write, fits, folder, seed):
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
+@click.option("--task-weights", "task_weights_text",
+              help="Suite scores with your task weights beside the macro and size-weighted ones: "
+                   "NAME=W,NAME=W (tasks not named weigh 0) or a CSV file with columns task,weight.")
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
-           save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where, **kw):
+           save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
+           task_weights_text=None, **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -99,7 +132,8 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     options = Options(level=level, cluster_correction=cluster_correction, adjust=adjust,
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
-                      seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k)
+                      seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k,
+                      task_weights=task_weights(task_weights_text))
     ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))
     rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line(),
                        config=click.get_current_context().find_root().meta.get("bayeserr.data.config"))

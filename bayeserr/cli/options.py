@@ -51,6 +51,8 @@ def load_options(f):
         click.option("--score-col", help="Column with the score in [0, 1] [default: score]."),
         click.option("--cluster-col", help="Column with the cluster id [default: cluster_id if present]."),
         click.option("--sample-col", help="Column with the sample index [default: sample if present]."),
+        click.option("--task-col", help="Column with the task of each question, for suite scores over "
+                     "several tasks [default: task if present; logs: the run's task]."),
         click.option("--no-cluster", is_flag=True, help="Ignore the cluster column."),
         click.option("--input-format", type=click.Choice(["auto", "table", "csv", "tsv", "jsonl", "parquet",
                                                           "inspect", "lm-eval"]),
@@ -75,7 +77,7 @@ def load_options(f):
     )(f)
 
 
-LOAD_KEYS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "no_cluster",
+LOAD_KEYS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "task_col", "no_cluster",
              "input_format", "scorer", "cluster_field", "metric", "filt", "duplicate_runs", "partial_runs")
 
 

@@ -19,6 +19,7 @@ DEFAULT_COLUMNS = {
     "score": "score",
     "cluster": "cluster_id",
     "sample": "sample",
+    "task": "task",
     "n_samples": "n_samples",
     "n_correct": "n_correct",
 }
@@ -36,12 +37,16 @@ class Columns:
     sample: str | None = None
     n_samples: str | None = None  #: per-problem sample count (pass@k), optional
     n_correct: str | None = None  #: per-problem correct count (pass@k), optional
+    task: str | None = None  #: the task of each question (a suite of tasks), optional
 
     def to_dict(self) -> dict:
-        """The SPEC §6 ``columns`` object (the pass@k count columns are not part of it)."""
+        """The SPEC §6 ``columns`` object (the pass@k count columns are not part of it;
+        ``task`` only when a task column is used)."""
         d = asdict(self)
         d.pop("n_samples")
         d.pop("n_correct")
+        if d["task"] is None:
+            d.pop("task")
         return d
 
 
@@ -138,7 +143,7 @@ class _MultiRows:
 
 
 def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_col=None,
-                    score_col=None, cluster_col=None, sample_col=None,
+                    score_col=None, cluster_col=None, sample_col=None, task_col=None,
                     no_cluster: bool = False) -> Columns:
     """Map fields to columns: explicit names first, then the SPEC §1 defaults.
 
@@ -146,10 +151,11 @@ def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_co
     present; ``no_cluster`` ignores a cluster column.
     """
     given = {"model": model_col, "question": question_col, "score": score_col,
-             "cluster": cluster_col, "sample": sample_col, "n_samples": None, "n_correct": None}
+             "cluster": cluster_col, "sample": sample_col, "task": task_col, "n_samples": None,
+             "n_correct": None}
     flags = {"model": "--model-col", "question": "--question-col", "score": "--score-col",
-             "cluster": "--cluster-col", "sample": "--sample-col", "n_samples": "n_samples",
-             "n_correct": "n_correct"}
+             "cluster": "--cluster-col", "sample": "--sample-col", "task": "--task-col",
+             "n_samples": "n_samples", "n_correct": "n_correct"}
     present = [str(c) for c in df.columns]
     if not present:
         raise InputError(f"{where}: no columns at all. A results table needs the columns "
@@ -197,7 +203,7 @@ def _may_hold_containers(col: pd.Series) -> bool:
 
 
 def _check_ids(df: pd.DataFrame, cols: Columns, rows: _Rows) -> None:
-    for key in ("model", "question", "cluster", "sample"):
+    for key in ("model", "question", "cluster", "sample", "task"):
         name = getattr(cols, key)
         if name is not None and _may_hold_containers(df[name]):  # a DataFrame's cell can hold anything
             _fail_rows(rows, df[name].map(lambda v: isinstance(v, (list, dict, set))).to_numpy(),
@@ -246,18 +252,20 @@ def _codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64, copy=False), labels
 
 
-def _question_clusters(rows, cols, q_codes, n_questions, df) -> np.ndarray | None:
-    """The cluster label of each question; error if a question has two."""
-    if cols.cluster is None:
+def _question_labels(rows, cols, key, q_codes, n_questions, df) -> np.ndarray | None:
+    """The cluster (``key="cluster"``) or task label of each question; error if a question has two."""
+    column = getattr(cols, key)
+    if column is None:
         return None
-    c_codes, c_labels = _codes(df[cols.cluster])
+    codes, labels = _codes(df[column])
     of_question = np.empty(n_questions, dtype=np.int64)
-    of_question[q_codes] = c_codes  # any one row's cluster per question
-    _fail_rows(rows, of_question[q_codes] != c_codes,
-               f"a question is assigned to two different clusters ('{cols.cluster}')",
-               "Each question must belong to exactly one cluster; fix the cluster column "
-               "or pass --no-cluster.")
-    return c_labels[of_question]
+    of_question[q_codes] = codes  # any one row's label per question
+    fix = ("fix the cluster column or pass --no-cluster." if key == "cluster" else
+           "give questions of different tasks different ids (e.g. prefix them with the task).")
+    _fail_rows(rows, of_question[q_codes] != codes,
+               f"a question is assigned to two different {key}s ('{column}')",
+               f"Each question must belong to exactly one {key}; {fix}")
+    return labels[of_question]
 
 
 def _check_min_questions(where, model_labels, n_answered, model_col: str = "model") -> None:
@@ -319,13 +327,16 @@ def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
                "duplicates." if cols.sample is None else "Remove the duplicated rows.")
         _fail_rows(rows, np.isin(flat, flat[lost]), f"duplicate {fields} rows", fix)
     del position, lost
-    clusters = _question_clusters(rows, cols, q_codes, shape[1], df)
+    clusters = _question_labels(rows, cols, "cluster", q_codes, shape[1], df)
+    tasks = _question_labels(rows, cols, "task", q_codes, shape[1], df)
     cube[flat] = scores
     cube = cube.reshape(shape)
     _check_min_questions(where, m_labels, (~np.isnan(cube)).any(axis=2).sum(axis=1), cols.model)
     coords = {"model": m_labels, "question": q_labels, "sample": s_labels}
     if clusters is not None:
         coords["cluster"] = ("question", clusters)
+    if tasks is not None:
+        coords["task"] = ("question", tasks)
     ds = xr.Dataset({"score": (("model", "question", "sample"), cube)}, coords=coords)
     if cols.n_samples and cols.n_correct:
         for key in ("n_samples", "n_correct"):

@@ -62,7 +62,8 @@ from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 
 # ---------------------------------------------------------------------- public
 _COLUMN_ARGS = {"model_col": "--model-col", "question_col": "--question-col", "score_col": "--score-col",
-                "cluster_col": "--cluster-col", "sample_col": "--sample-col", "scorer": "--scorer",
+                "cluster_col": "--cluster-col", "sample_col": "--sample-col", "task_col": "--task-col",
+                "scorer": "--scorer",
                 "cluster_field": "--cluster-field", "metric": "--metric", "filt": "--filter",
                 "name": "name"}
 
@@ -108,7 +109,7 @@ def _as_frame(source: pd.DataFrame, where: str) -> pd.DataFrame:
 
 
 def load(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
-         sample_col=None, no_cluster: bool = False, models=None, name: str | None = None,
+         sample_col=None, task_col=None, no_cluster: bool = False, models=None, name: str | None = None,
          dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
          filt=None, duplicate_runs: str = "error", where=None,
          partial_runs: str = "exclude") -> xr.Dataset:
@@ -136,6 +137,10 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     model_col, question_col, score_col, cluster_col, sample_col : str, optional
         Column names; default to ``model``, ``question_id``, ``score``,
         ``cluster_id``, ``sample`` (the optional ones are used when present).
+    task_col : str, optional
+        Column with the task of each question (default: ``task`` if present;
+        eval logs: the task of the run), for suite scores over several tasks
+        (``docs/methods.md`` §3.12).  Each question belongs to one task.
     no_cluster : bool
         Ignore a cluster column even when present.
     models : list of str, optional
@@ -195,7 +200,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     from bayeserr.data.filters import apply_where, parse_where_list
 
     args = dict(model_col=model_col, question_col=question_col, score_col=score_col,
-                cluster_col=cluster_col, sample_col=sample_col, scorer=scorer,
+                cluster_col=cluster_col, sample_col=sample_col, task_col=task_col, scorer=scorer,
                 cluster_field=cluster_field, metric=metric, filt=filt, name=name)
     _check_arguments(args)
     check_input_format(input_format)
@@ -246,7 +251,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         book = _Book(parts, accounts, None, dropped, notes)
     cols = resolve_columns(df, label, model_col=model_col, question_col=question_col,
                            score_col=score_col, cluster_col=cluster_col,
-                           sample_col=sample_col, no_cluster=no_cluster)
+                           sample_col=sample_col, task_col=task_col, no_cluster=no_cluster)
     _check_unique_columns(df, label, {c for c in asdict(cols).values() if c})
     if len(df) == 0:
         what = ("the DataFrame has no rows" if isinstance(parts[0].source, pd.DataFrame) and not several
@@ -480,7 +485,7 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
         return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen), notes
     ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
            (("model_col", "model"), ("question_col", "question"), ("cluster_col", "cluster"),
-            ("sample_col", "sample"))]
+            ("sample_col", "sample"), ("task_col", "task"))]
     used = set(ids) | {args["score_col"] or "score", args["sample_col"] or "sample",
                        DEFAULT_COLUMNS["n_samples"], DEFAULT_COLUMNS["n_correct"]} | set(fields)
     if no_cluster and not args["cluster_col"]:
@@ -497,7 +502,7 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
     return df, rows, [], False, [], {"notes": [], "log_cluster": None}
 
 
-_FIELDS = ("model", "question", "score", "cluster", "sample")
+_FIELDS = ("model", "question", "score", "cluster", "sample", "task")
 
 
 def _combine(parts: list[_Part], args, no_cluster: bool, label: str):
@@ -538,7 +543,12 @@ def _combine(parts: list[_Part], args, no_cluster: bool, label: str):
     df = pd.concat(frames, ignore_index=True, sort=False)
     has_cluster = [c.cluster is not None for c in resolved]
     if any(has_cluster) and not all(has_cluster):
-        df = _fill_clusters(df, targets, np.asarray(has_cluster)[part_of_row])
+        df = _fill_labels(df, targets, "cluster", np.asarray(has_cluster)[part_of_row])
+    has_task = [c.task is not None for c in resolved]
+    if any(has_task) and not all(has_task):
+        df = _fill_labels(df, targets, "task", np.asarray(has_task)[part_of_row])
+        if df[targets["task"]].isna().any() and not args["task_col"]:
+            df = df.drop(columns=targets["task"])  # tasks only where every question has one
     _check_across_inputs(df, targets, bool(with_sample), rows, [p.label for p in parts])
     return df, rows
 
@@ -563,17 +573,18 @@ def _first_sample(columns):
     return values.iloc[0] if len(values) else 0
 
 
-def _fill_clusters(df, targets, clustered_row: np.ndarray) -> pd.DataFrame:
-    """Rows of inputs without clusters take their question's cluster from the other inputs."""
-    cluster, question = targets["cluster"], targets["question"]
-    values = df[cluster].astype(object)
+def _fill_labels(df, targets, key: str, labelled_row: np.ndarray) -> pd.DataFrame:
+    """Rows of inputs without clusters (``key="cluster"``) or tasks take their
+    question's label from the other inputs."""
+    column, question = targets[key], targets["question"]
+    values = df[column].astype(object)
     q_text = df[question].astype(str)
-    known = clustered_row & values.notna().to_numpy()
+    known = labelled_row & values.notna().to_numpy()
     of_question = pd.Series(values[known].to_numpy(), index=q_text[known].to_numpy())
     of_question = of_question[~of_question.index.duplicated()]
-    need = ~clustered_row
+    need = ~labelled_row
     values[need] = q_text[need].map(of_question).to_numpy()
-    return df.assign(**{cluster: values})
+    return df.assign(**{column: values})
 
 
 def _check_across_inputs(df, targets, has_sample: bool, rows: _MultiRows, labels) -> None:

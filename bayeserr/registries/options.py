@@ -51,6 +51,8 @@ class Options:
     pairs: str = "auto"
     #: size of the top-k confidence set of the ranking
     top_k: int = 3
+    #: suite scores: the user's {task: weight}, shown beside the macro and size-weighted ones
+    task_weights: dict | None = None
 
     def __post_init__(self):
         from bayeserr.bayes.settings import BayesSettings

@@ -636,6 +636,8 @@ def render(rep) -> str:
         # the answer belongs in the printed caption, not only in a comment
         table = replace(table, caption=f"{table.caption} {doc.ranking_sentence(r)}")
         blocks += [table, doc.Para(f"Decisions: {doc.family_text(r.family)}", "note")]
+    if getattr(rep, "suite", None) is not None:
+        blocks += doc.suite_blocks(rep.suite)[1:]  # the table and its note (as a comment)
     if len(rep.comparisons):
         shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
         blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, compact=True,

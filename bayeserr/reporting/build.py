@@ -23,6 +23,7 @@ from bayeserr.analyses.comparison import (
 )
 from bayeserr.analyses.ranking import rank_view
 from bayeserr.analyses.scoring import Scores, score_view
+from bayeserr.analyses.suite import suite_view
 from bayeserr.base.jsonable import dumps, to_jsonable  # noqa: F401 (dumps: its former home)
 from bayeserr.registries import caveats as _caveats
 from bayeserr.registries.options import Options
@@ -65,6 +66,7 @@ class Report:
     groups: dict | None = None  #: compact letter groups by model (bayeserr.stats.ranking)
     groups_note: str | None = None  #: why letter groups are not shown, when they are not
     ranking: object = None  #: :class:`~bayeserr.analyses.ranking.Ranking`, with two models or more
+    suite: object = None  #: :class:`~bayeserr.analyses.suite.Suite`, with two tasks or more
 
     def to_dict(self) -> dict:
         """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
@@ -86,6 +88,7 @@ class Report:
             "pass_at_k": None if not self.pass_at_k else {
                 str(k): {"models": s.to_dict(), "comparisons": c.to_dict()}
                 for k, (s, c) in self.pass_at_k.items()},
+            **({} if self.suite is None else {"suite": self.suite.to_dict()}),
         })
 
     def to_json(self, indent: int | None = None) -> str:
@@ -265,7 +268,8 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
                   prior_sensitivity=sensitivity, posteriors=fits,
                   pass_at_k=_pass_at_k(view, options) if options.pass_k else None,
                   provenance=provenance(inputs, command, options.seed, config), methods=options.methods,
-                  pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking)
+                  pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking,
+                  suite=suite_view(view, options.level, options.task_weights))
 
 
 #: letter groups are replaced by a sentence when a model would carry more letters than this

@@ -200,6 +200,8 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     if figures:
         out.append(Figure("forest"))
     out += ranking_blocks(rep, figures)
+    if getattr(rep, "suite", None) is not None:
+        out += suite_blocks(rep.suite)
     sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
     if sens is not None:
         out += [Heading(sens.title, 3), sens]
@@ -241,6 +243,22 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     if settings:
         out.append(Para(settings, "rows", user_text=True))
     return out
+
+
+def suite_blocks(suite) -> list:
+    """The suite section: the table and what each column estimates."""
+    from bayeserr.analyses.suite import ESTIMANDS
+    tasks = ", ".join(f"{t} ({n})" for t, n in zip(suite.tasks, suite.task_questions))
+    clusters = {"within tasks": "each task's variance is clustered within the task (CR2)",
+                "none": "questions are independent within each task",
+                "are the tasks": "the clusters are the tasks themselves, so questions are independent "
+                                 "within each task"}[suite.clusters]
+    said = "; ".join(f"{w}: {ESTIMANDS[w]}" for w in suite.weights)
+    return [Heading("Suite"), tables.suite_table(suite),
+            Para(f"Tasks (questions): {tasks}. Each suite score is a weighted mean of task means over these "
+                 f"tasks ({said}); its interval treats tasks as fixed strata: variance Σ w_t² Var_t, "
+                 f"{clusters}, t with Satterthwaite-combined Bell–McCaffrey df. The JSON's suite block "
+                 "holds every pair's suite difference.", "note", user_text=True)]
 
 
 def settings_text(prov: dict) -> str:

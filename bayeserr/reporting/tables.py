@@ -385,3 +385,19 @@ def sensitivity_table(rows, level: float) -> Table | None:
     body = tuple((text(r["model"]), *[Cell("interval", r[p]) for p in priors]) for r in rows)
     return Table("sensitivity", "Prior sensitivity (Beta posterior)", cols, body,
                  caption="Beta posterior intervals under several priors.")
+
+
+def suite_table(suite) -> Table:
+    """Each model's suite score and interval under each weighting (``docs/methods.md`` §3.12)."""
+    heads = {"macro": "Macro (tasks equal)", "size": "Size-weighted (questions equal)", "user": "Your weights"}
+    weightings = list(suite.weights)
+    by = {(s.model, s.weighting): s for s in suite.scores}
+    models = list(dict.fromkeys(s.model for s in suite.scores))
+    cols = [Column("model", "Model", numeric=False)]
+    for w in weightings:
+        cols += [Column(f"{w}", heads[w]), Column(f"{w}_ci", f"{suite.level:.0%} interval")]
+    rows = tuple((text(m), *[c for w in weightings for c in (Cell("pct_se", by[m, w].mean, by[m, w].se),
+                                                             Cell("interval", by[m, w].ci))])
+                 for m in models)
+    return Table("suite", f"Suite of {len(suite.tasks)} tasks", tuple(cols), rows,
+                 caption="Suite scores: weighted means of task means, tasks as fixed strata.")

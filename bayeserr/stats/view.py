@@ -33,6 +33,21 @@ DIMS = ("model", "question", "sample")
 _LOAD_HINT = "Load your results with bayeserr.load(path_or_dataframe)."
 
 
+def _check_question_coord(ds, coord: str, n_questions: int) -> None:
+    """A ``cluster`` or ``task`` coordinate: on ``question``, no missing labels."""
+    dims = tuple(ds[coord].dims)
+    if dims != ("question",):
+        raise InputError(f"the '{coord}' coordinate is on {dims}; it must be on 'question' (one "
+                         f"{coord} per question): ds.assign_coords({coord}=('question', labels)).")
+    values = ds[coord].values
+    missing = np.asarray(pd.isna(values) | (pd.Index(values).astype(str).str.strip() == ""))
+    if missing.any():
+        where = _row_list(repr(q) for q in _labels(ds, "question", n_questions)[missing])
+        raise InputError(f"a {coord} id is missing for {int(missing.sum())} question(s) ({where}); give "
+                         f"every question a {coord}, or drop the coordinate (ds.drop_vars('{coord}')) "
+                         f"to analyse without {coord}s.")
+
+
 def check_dataset(ds) -> xr.Dataset:
     """The dataset contract of :func:`bayeserr.load`, checked at the API boundary.
 
@@ -99,18 +114,9 @@ def check_dataset(ds) -> xr.Dataset:
         raise InputError(f"fewer than 2 questions for model(s) {', '.join(few[:5])}"
                          f"{' and more' if len(few) > 5 else ''}. A standard error needs at least two "
                          "answered questions per model; add questions or leave those models out (models=[...]).")
-    if "cluster" in ds.coords:
-        cdims = tuple(ds["cluster"].dims)
-        if cdims != ("question",):
-            raise InputError(f"the 'cluster' coordinate is on {cdims}; it must be on 'question' (one "
-                             "cluster per question): ds.assign_coords(cluster=('question', labels)).")
-        missing = np.asarray(pd.isna(ds["cluster"].values) | (pd.Index(ds["cluster"].values).astype(str)
-                                                               .str.strip() == ""))
-        if missing.any():
-            where = _row_list(repr(q) for q in _labels(ds, "question", n_questions)[missing])
-            raise InputError(f"a cluster id is missing for {int(missing.sum())} question(s) ({where}); give "
-                             "every question a cluster, or drop the coordinate (ds.drop_vars('cluster')) "
-                             "to analyse without clusters.")
+    for coord in ("cluster", "task"):
+        if coord in ds.coords:
+            _check_question_coord(ds, coord, n_questions)
     counts = [k for k in ("n_samples", "n_correct") if k in ds]
     if len(counts) == 1:
         raise InputError(f"the dataset has '{counts[0]}' without "
@@ -201,6 +207,7 @@ class DataView:
     columns: dict = field(default_factory=dict)
     rows: dict = field(default_factory=dict)  #: the row accounting, as in the JSON report
     extra: dict = field(default_factory=dict)  #: other per-question variables (pass@k counts)
+    tasks: np.ndarray | None = None  #: task label of each question (a suite of tasks), or None
 
     @classmethod
     def from_dataset(cls, ds: xr.Dataset) -> "DataView":
@@ -225,7 +232,8 @@ class DataView:
                    questions=questions[order], clusters=clusters,
                    source=ds.attrs.get("source", ""), columns=dict(ds.attrs.get("columns", {})),
                    rows=dict(ds.attrs.get("rows", {"read": 0, "used": 0, "dropped": []})),
-                   extra=extra)
+                   extra=extra,
+                   tasks=np.asarray(ds["task"].values)[order].astype(str) if "task" in ds.coords else None)
 
     # ------------------------------------------------------------ lookups
     @cached_property
@@ -249,7 +257,7 @@ class DataView:
         idx = [self.index(m) for m in models]
         extra = {k: v[idx] for k, v in self.extra.items()}
         return DataView(tuple(self.models[j] for j in idx), self.answers[idx], self.codes,
-                        self.questions, self.clusters, self.source, self.columns, self.rows, extra)
+                        self.questions, self.clusters, self.source, self.columns, self.rows, extra, self.tasks)
 
     # ------------------------------------------------------------ arrays
     @cached_property
@@ -292,7 +300,7 @@ class DataView:
     def with_scores(self, s: np.ndarray) -> "DataView":
         """The same models and questions with other per-question scores."""
         return DataView(self.models, np.asarray(s, float)[..., None], self.codes, self.questions,
-                        self.clusters, self.source, self.columns, self.rows, {})
+                        self.clusters, self.source, self.columns, self.rows, {}, self.tasks)
 
     def pass_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Samples n and correct c per (model, problem) for pass@k: the

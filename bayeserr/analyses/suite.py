@@ -1,0 +1,175 @@
+"""Suite scores over several tasks, with tasks as fixed strata (``docs/methods.md`` §3.12).
+
+:func:`suite` gives, for each weighting (``macro``: each task counts the
+same; ``size``: each question counts the same; or the user's weights), every
+model's suite score with its SE (S1), Satterthwaite–Bell–McCaffrey df (S2)
+and t interval, and every pair's suite difference A − B (on the questions
+both answered) with its two-sided t test.  The formulas are in
+:mod:`bayeserr.stats.suite`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from bayeserr.base.errors import InputError, describe
+from bayeserr.base.registry import check_level
+from bayeserr.stats.fewclusters import t_test
+from bayeserr.stats.suite import WEIGHTINGS, suite_mean
+from bayeserr.stats.view import DataView
+
+#: what each weighting estimates, for the reports
+ESTIMANDS = {"macro": "each task weighs the same (1/T)",
+             "size": "each question weighs the same (the pooled mean)",
+             "user": "the weights given (--task-weights)"}
+
+
+@dataclass(frozen=True)
+class SuiteScore:
+    """One model's suite score under one weighting."""
+
+    model: str
+    weighting: str
+    mean: float
+    se: float
+    df: float
+    ci: tuple
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "weighting": self.weighting, "mean": self.mean, "se": self.se,
+                "df": self.df, "ci": list(self.ci)}
+
+
+@dataclass(frozen=True)
+class SuiteDiff:
+    """A − B under one weighting, on the questions both answered."""
+
+    a: str
+    b: str
+    weighting: str
+    diff: float
+    se: float
+    df: float
+    ci: tuple
+    p_value: float
+
+    def to_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "weighting": self.weighting, "diff": self.diff, "se": self.se,
+                "df": self.df, "ci": list(self.ci), "p_value": self.p_value}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Suite scores and differences of every model and pair, per weighting."""
+
+    tasks: tuple            #: task names, in order
+    task_questions: tuple   #: questions per task
+    weights: dict           #: weighting -> tuple of weights (size weights: of all questions)
+    scores: tuple           #: SuiteScore, by weighting then model
+    pairs: tuple            #: SuiteDiff, by weighting then pair
+    level: float
+    clusters: str           #: "within tasks", "none" or "are the tasks" (then not used)
+
+    def to_dict(self) -> dict:
+        """The JSON ``suite`` block (schema ``bayeserr.report/2``, additive)."""
+        return {"tasks": [{"task": t, "n_questions": n} for t, n in zip(self.tasks, self.task_questions)],
+                "weightings": {w: {"weights": dict(zip(self.tasks, ws)), "estimand": ESTIMANDS[w]}
+                               for w, ws in self.weights.items()},
+                "level": self.level, "clusters": self.clusters,
+                "models": [s.to_dict() for s in self.scores], "pairs": [p.to_dict() for p in self.pairs]}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (weighting, model): mean, se, df, ci_low, ci_high."""
+        rows = [{**{k: v for k, v in s.to_dict().items() if k != "ci"}, "ci_low": s.ci[0], "ci_high": s.ci[1]}
+                for s in self.scores]
+        return pd.DataFrame(rows)
+
+    def of(self, weighting: str) -> list:
+        return [s for s in self.scores if s.weighting == weighting]
+
+
+def _check_weights(weights, tasks) -> dict:
+    """``{"macro", "size"}`` plus, if given, the user's ``{task: weight}`` as ``"user"``."""
+    out = {}
+    if weights is None:
+        return out
+    if not isinstance(weights, dict):
+        raise InputError(f"task weights take a dict {{task: weight}}; got {describe(weights)}.")
+    unknown = [t for t in weights if str(t) not in tasks]
+    if unknown:
+        raise InputError(f"task weights name tasks not in the data: {', '.join(map(str, unknown))}. "
+                         f"Tasks: {', '.join(tasks)}.")
+    values = []
+    for t in tasks:
+        w = weights.get(t, 0.0)
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
+            raise InputError(f"task weight of '{t}' must be a number ≥ 0; got {describe(w)}.")
+        values.append(float(w))
+    if sum(values) <= 0:
+        raise InputError("task weights are all 0; give at least one task a positive weight.")
+    out["user"] = np.array(values)
+    return out
+
+
+def _cluster_rule(view: DataView, task_codes: np.ndarray) -> tuple:
+    """Cluster codes for within-task variances and how they were used."""
+    if view.codes is None:
+        return None, "none"
+    per_task = [np.unique(view.codes[task_codes == t]).size for t in range(task_codes.max() + 1)]
+    if max(per_task) == 1:  # e.g. lm-eval logs clustered by task: no cluster inside a task
+        return None, "are the tasks"
+    return view.codes, "within tasks"
+
+
+def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | None:
+    """The suite of ``view`` (None when it has fewer than two tasks)."""
+    if view.tasks is None or len(np.unique(view.tasks)) < 2:
+        if weights:
+            raise InputError("task weights need a task for each question and at least two tasks; the data "
+                             f"have {'no task column' if view.tasks is None else 'one task'} "
+                             "(--task-col names it; eval logs: each run's task).")
+        return None
+    tasks, task_codes = np.unique(view.tasks, return_inverse=True)
+    tasks = tuple(str(t) for t in tasks)
+    weightings = {w: w for w in WEIGHTINGS} | _check_weights(weights, tasks)
+    codes, how = _cluster_rule(view, task_codes)
+    s = view.s
+    names = view.models
+    pairs = list(combinations(range(len(names)), 2))
+    d = (s[[a for a, _ in pairs]] - s[[b for _, b in pairs]]) if pairs else np.empty((0, s.shape[1]))
+    scores, diffs, used = [], [], {}
+    for label, w in weightings.items():
+        res = suite_mean(s, task_codes, codes, w)
+        used[label] = tuple(float(x) for x in (res.weights[0] if label != "size" else
+                                               np.bincount(task_codes) / len(task_codes)))
+        ci = t_test(res.mean, res.se, res.df, level).ci
+        scores += [SuiteScore(m, label, float(res.mean[j]), float(res.se[j]), float(res.df[j]),
+                              (float(ci[j, 0]), float(ci[j, 1]))) for j, m in enumerate(names)]
+        if pairs:
+            pr = suite_mean(d, task_codes, codes, w)
+            tt = t_test(pr.mean, pr.se, pr.df, level)
+            diffs += [SuiteDiff(names[a], names[b], label, float(pr.mean[k]), float(pr.se[k]), float(pr.df[k]),
+                                (float(tt.ci[k, 0]), float(tt.ci[k, 1])), float(tt.p_value[k]))
+                      for k, (a, b) in enumerate(pairs)]
+    return Suite(tasks, tuple(int(n) for n in np.bincount(task_codes)), used, tuple(scores), tuple(diffs),
+                 level, how)
+
+
+def suite(ds, *, weights=None, level: float = 0.95) -> Suite:
+    """Suite scores of a loaded dataset with a ``task`` coordinate (``docs/methods.md`` §3.12).
+
+    ``weights``: optional ``{task: weight}`` (normalised; tasks not named get 0)
+    added as the ``user`` weighting beside ``macro`` and ``size``.  Raises
+    :class:`~bayeserr.base.errors.InputError` when the data have fewer than
+    two tasks.
+    """
+    view = DataView.from_dataset(ds)
+    out = suite_view(view, check_level(level), weights)
+    if out is None:
+        raise InputError("suite scores need a task for each question and at least two tasks: load with "
+                         "task_col='COLUMN' (eval logs: each run's task).")
+    return out

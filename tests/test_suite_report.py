@@ -1,0 +1,158 @@
+"""Suites in reports (issue 25 part 1): a task per question from a table's
+task column or an eval log's task, suite scores (macro, size-weighted, the
+user's weights) in every format and in the JSON's suite block, checked
+against hand computations."""
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeserr
+from bayeserr.base.errors import InputError
+
+from .conftest import real_file  # noqa: F401  (the shared data helper; skips without ../shared)
+
+LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "inspect-logs" / "2025-05-12T20-28-13-04-00_popularity.json"
+
+
+def _table(seed=0, clusters=True):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for task, n, p in [("math", 40, 0.5), ("code", 120, 0.7), ("qa", 25, 0.85)]:
+        for m, shift in [("A", 0), ("B", -0.05), ("C", 0.03)]:
+            for q in range(n):
+                row = {"model": m, "question_id": f"{task}-{q}", "task": task,
+                       "score": int(rng.random() < p + shift)}
+                if clusters:
+                    row["cluster_id"] = f"{task}-c{q % 5}"
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _hand(df, model, weights):
+    """Suite mean, SE and df without clusters, from the definition (S1, S2)."""
+    parts = []
+    for task, w in weights.items():
+        s = df[(df.model == model) & (df.task == task)].score.to_numpy(float)
+        parts.append((w, s.mean(), s.var(ddof=1) / len(s), len(s) - 1))
+    total = sum(w for w, *_ in parts)
+    parts = [(w / total, m, v, nu) for w, m, v, nu in parts]
+    var = sum(w * w * v for w, _, v, _ in parts)
+    df_ = var ** 2 / sum((w * w * v) ** 2 / nu for w, _, v, nu in parts)
+    return sum(w * m for w, m, _, _ in parts), np.sqrt(var), df_
+
+
+def test_table_task_column_gives_suite_scores_that_match_the_definition(tmp_path, cli_json):
+    df = _table(clusters=False)
+    path = tmp_path / "suite.csv"
+    df.to_csv(path, index=False)
+    rep = cli_json("report", path, "--bayes", "off", "--task-weights", "math=2,code=1,qa=1")
+    suite = rep["suite"]
+    assert [t["task"] for t in suite["tasks"]] == ["code", "math", "qa"]
+    assert [t["n_questions"] for t in suite["tasks"]] == [120, 40, 25]
+    assert suite["clusters"] == "none" and rep["columns"]["task"] == "task"
+    got = {(m["model"], m["weighting"]): m for m in suite["models"]}
+    sizes = {"code": 120, "math": 40, "qa": 25}
+    for weighting, weights in {"macro": dict.fromkeys(sizes, 1), "size": sizes,
+                               "user": {"math": 2, "code": 1, "qa": 1}}.items():
+        for model in "ABC":
+            mean, se, dof = _hand(df, model, weights)
+            g = got[model, weighting]
+            assert g["mean"] == pytest.approx(mean, rel=1e-12) and g["se"] == pytest.approx(se, rel=1e-10)
+            assert g["df"] == pytest.approx(dof, rel=1e-10)
+    # size-weighted = the pooled mean of the models table
+    pooled = {m["model"]: m["mean"] for m in rep["models"]}
+    assert all(got[m, "size"]["mean"] == pytest.approx(pooled[m]) for m in "ABC")
+    # a pair's suite difference is the suite score of the per-question differences
+    pair = next(p for p in suite["pairs"] if {p["a"], p["b"]} == {"A", "B"} and p["weighting"] == "macro")
+    sign = 1 if pair["a"] == "A" else -1
+    assert pair["diff"] == pytest.approx(sign * (got["A", "macro"]["mean"] - got["B", "macro"]["mean"]))
+    assert len(suite["pairs"]) == 3 * 3
+
+
+def test_every_format_has_the_suite_section(tmp_path):
+    rep = bayeserr.report(bayeserr.load(_table()), bayes="off")
+    assert rep.suite.clusters == "within tasks"
+    for text in (rep.to_markdown(), rep.to_html(figures=False)):
+        assert "Suite" in text and "Macro (tasks equal)" in text
+    assert "Suite scores" in rep.to_latex() and "Size-weighted" in rep.to_latex()
+    assert "clustered within the task (CR2)" in rep.to_markdown().replace("\n", " ")
+    frame = rep.suite.to_frame()
+    assert set(frame.weighting) == {"macro", "size"} and len(frame) == 6
+
+
+def test_one_task_or_none_has_no_suite_and_weights_then_say_why(cli, tmp_path):
+    df = _table()
+    rep = bayeserr.report(bayeserr.load(df[df.task == "math"]), bayes="off")
+    assert rep.suite is None and "suite" not in rep.to_dict()
+    path = tmp_path / "one.csv"
+    df[df.task == "math"].to_csv(path, index=False)
+    res = cli("report", path, "--bayes", "off", "--task-weights", "math=1")
+    assert res.exit_code == 2 and "at least two tasks" in res.output
+    with pytest.raises(InputError, match="at least two tasks"):
+        bayeserr.suite(bayeserr.load(df.drop(columns="task")))
+
+
+def test_a_question_in_two_tasks_is_an_error():
+    df = _table()
+    df.loc[(df.model == "A") & (df.question_id == "math-0"), "task"] = "code"
+    with pytest.raises(InputError, match="question is assigned to two different tasks"):
+        bayeserr.load(df)
+
+
+def test_clusters_that_are_the_tasks_are_not_used_within_them():
+    """lm-eval logs are clustered by task: one cluster per task cannot cluster a task's variance."""
+    df = _table(clusters=False)
+    res = bayeserr.suite(bayeserr.load(df.assign(cluster_id=df.task)))
+    plain = bayeserr.suite(bayeserr.load(df))
+    assert res.clusters == "are the tasks"
+    assert [s.se for s in res.scores] == pytest.approx([s.se for s in plain.scores])
+
+
+def test_weights_are_checked(tmp_path, cli):
+    ds = bayeserr.load(_table())
+    with pytest.raises(InputError, match="not in the data: mth"):
+        bayeserr.suite(ds, weights={"mth": 1})
+    with pytest.raises(InputError, match="all 0"):
+        bayeserr.suite(ds, weights={"math": 0})
+    path = tmp_path / "w.csv"
+    path.write_text("task,weight\nmath,3\ncode,1\n")
+    data = tmp_path / "s.csv"
+    _table().to_csv(data, index=False)
+    res = cli("report", data, "--bayes", "off", "--task-weights", path, "--format", "json")
+    assert res.exit_code == 0, res.output
+    weights = json.loads(res.output)["suite"]["weightings"]["user"]["weights"]
+    assert weights == {"code": 0.25, "math": 0.75, "qa": 0.0}
+
+
+@pytest.mark.skipif(not LOG.exists(), reason="needs ../shared/data/inspect-logs")
+def test_eval_logs_of_two_tasks_make_a_suite(tmp_path, cli_json):
+    """Four Inspect logs (two tasks × two models) in a folder: each run's task is the
+    questions' task, with no option."""
+    base = json.loads(LOG.read_text())
+    base["status"] = "success"
+    rng = np.random.default_rng(5)
+    for task in ("popularity", "popularity_b"):
+        for model in ("openai/m1", "openai/m2"):
+            log = copy.deepcopy(base)
+            log["eval"]["task"], log["eval"]["model"] = task, model
+            samples = []
+            for i in range(12):
+                s = copy.deepcopy(base["samples"][i % len(base["samples"])])
+                s["id"] = i + 1
+                scorer = next(iter(s["scores"]))
+                s["scores"][scorer]["value"] = "C" if rng.random() < 0.6 else "I"
+                samples.append(s)
+            log["samples"] = samples
+            (tmp_path / f"{task}-{model.split('/')[1]}.json").write_text(json.dumps(log))
+    rep = cli_json("report", tmp_path, "--bayes", "off")
+    assert rep["columns"]["task"] == "task"
+    assert [t["task"] for t in rep["suite"]["tasks"]] == ["popularity", "popularity_b"]
+    assert [t["n_questions"] for t in rep["suite"]["tasks"]] == [12, 12]
+    macro = {m["model"]: m["mean"] for m in rep["suite"]["models"] if m["weighting"] == "macro"}
+    pooled = {m["model"]: m["mean"] for m in rep["models"]}
+    assert macro == pytest.approx(pooled)  # equal task sizes: macro = pooled
