@@ -156,3 +156,36 @@ def test_eval_logs_of_two_tasks_make_a_suite(tmp_path, cli_json):
     macro = {m["model"]: m["mean"] for m in rep["suite"]["models"] if m["weighting"] == "macro"}
     pooled = {m["model"]: m["mean"] for m in rep["models"]}
     assert macro == pytest.approx(pooled)  # equal task sizes: macro = pooled
+
+
+def test_gate_on_the_suite_and_on_one_task(tmp_path, cli):
+    """``gate --suite macro``: the suite difference of bayeserr.suite, tested one-sided on its
+    df (scipy's t); ``--task``: the same as keeping that task's questions."""
+    from scipy import stats
+    path = tmp_path / "s.csv"
+    df = _table()
+    df.to_csv(path, index=False)
+    res = cli("gate", path, "--candidate", "C", "--baseline", "B", "--margin", "0.02", "--suite", "macro",
+              "--format", "json")
+    assert res.exit_code in (0, 1), res.output
+    check = json.loads(res.output)["candidates"][0]
+    pair = next(p for p in bayeserr.suite(bayeserr.load(df)).pairs
+                if {p.a, p.b} == {"C", "B"} and p.weighting == "macro")
+    diff = pair.diff if pair.a == "C" else -pair.diff
+    assert check["test"] == "t_suite_macro" and check["wild"] is None and check["prob"] is None
+    assert check["diff"] == pytest.approx(diff) and check["se"] == pytest.approx(pair.se)
+    assert check["p_value"] == pytest.approx(stats.t.sf((diff + 0.02) / pair.se, pair.df), rel=1e-9)
+    assert check["lower"] == pytest.approx(diff - stats.t.ppf(0.95, pair.df) * pair.se, rel=1e-9)
+    one = cli("gate", path, "--candidate", "C", "--baseline", "B", "--margin", "0.02", "--task", "code",
+              "--format", "json")
+    sub = tmp_path / "code.csv"
+    df[df.task == "code"].to_csv(sub, index=False)
+    same = cli("gate", sub, "--candidate", "C", "--baseline", "B", "--margin", "0.02", "--format", "json")
+    a, b = json.loads(one.output)["candidates"][0], json.loads(same.output)["candidates"][0]
+    assert one.exit_code == same.exit_code and a["diff"] == b["diff"] and a["lower"] == b["lower"]
+    bad = cli("gate", path, "--candidate", "C", "--baseline", "B", "--margin", "0.02", "--task", "cod")
+    assert bad.exit_code == 2 and "Did you mean 'code'" in bad.output
+    no_tasks = tmp_path / "n.csv"
+    df.drop(columns="task").to_csv(no_tasks, index=False)
+    bad = cli("gate", no_tasks, "--candidate", "C", "--baseline", "B", "--margin", "0.02", "--suite", "macro")
+    assert bad.exit_code == 2 and "at least two tasks" in bad.output

@@ -179,14 +179,16 @@ def zero_spread(value, n_eff, null, level) -> OneSided:
     return OneSided(stat, p, value - (1.0 + value) * pi_l, value + (1.0 - value) * pi_l)
 
 
-def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_eff=None) -> Decision:
+def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_eff=None,
+           wild: bool = True) -> Decision:
     """The gate's one-sided test of rows (vectorized: the gate calls it per candidate, the
     size simulation of ``tests/test_gate.py`` on all replicates at once).
 
     ``diff``, ``se``, ``df`` as :class:`~bayeserr.analyses.comparison.Comparison` gives them
     (``df = inf`` for the paired z); ``D`` and ``sizes`` the cluster sums and sizes of the
     differences (needed where ``df < WILD_DF``, for the wild bootstrap).  Rows with SE 0
-    (every difference equal) use :func:`zero_spread` when ``n_eff`` is given."""
+    (every difference equal) use :func:`zero_spread` when ``n_eff`` is given.  ``wild=False``:
+    the t test alone (suite differences, whose strata the wild bootstrap does not resample)."""
     from bayeserr.analyses.comparison import WILD_DF
     diff, se = np.atleast_1d(np.asarray(diff, float)), np.atleast_1d(np.asarray(se, float))
     df = np.broadcast_to(np.asarray(df, float), diff.shape)
@@ -196,7 +198,7 @@ def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_ef
         z = zero_spread(diff, np.broadcast_to(np.asarray(n_eff, float), diff.shape), null, level)
         t = OneSided(*(np.where(zero, getattr(z, f), getattr(t, f))
                        for f in ("statistic", "p_value", "lower", "upper")))
-    rows = np.isfinite(df) & (df < WILD_DF) & ~zero
+    rows = np.isfinite(df) & (df < WILD_DF) & ~zero & wild
     p, lower, upper = t.p_value.copy(), t.lower.copy(), t.upper.copy()
     wild = None
     if rows.any():
@@ -258,7 +260,7 @@ class GateCheck:
     mean_baseline: float
     diff: float  #: A − B, as compare gives it
     se: float  #: the headline SE (CR2 on d with clusters, else M7)
-    test: str  #: "t_cr2_bm" or "z_paired"
+    test: str  #: "t_cr2_bm", "z_paired", or "t_suite_macro"/"t_suite_size" (--suite)
     df: float | None
     n_clusters: int | None
     effective_clusters: float | None
@@ -363,8 +365,8 @@ class GateResult:
 
 
 # ------------------------------------------------------------------ the gate
-def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", options=None,
-         **kwargs) -> GateResult:
+def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", suite: str | None = None,
+         options=None, **kwargs) -> GateResult:
     """Gate each candidate against ``baseline``: a one-sided test of ``candidate − baseline``
     against the margin (see the module docstring; ``docs/methods.md`` §3.11).
 
@@ -381,6 +383,11 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", opt
         show A − B > −m, superiority when they show A − B > m.
     mode
         ``"non-inferiority"`` or ``"superiority"``.
+    suite
+        ``"macro"`` or ``"size"``: gate the suite difference over the data's tasks
+        (``docs/methods.md`` §3.12: tasks as fixed strata, CR2 within tasks,
+        Satterthwaite-combined df) instead of the pooled one; no wild bootstrap and no
+        Bayesian probability then.
     options, kwargs
         :class:`~bayeserr.registries.options.Options` fields: ``level`` (of the one-sided
         bound, above 0.5; default 0.95), ``on_unpaired``, ``seed`` (the wild bootstrap),
@@ -421,8 +428,12 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", opt
                            adjust="none", cluster_correction=options.cluster_correction)
     comps = [compare(ds, c, baseline, options=pair_options) for c in cands]
     pieces = [_pair_arrays(view, c) for c in comps]
+    if suite is not None:
+        comps, pieces = _suite_pairs(view, comps, pieces, suite, level)
+        options = Options.coerce(options, bayes="off")
     # the decision p of each candidate at the gate's level, then Holm over the candidates
-    first = [decide(c.diff, c.se, _df(c), null, level, *pc[:2], seed=options.seed, n_eff=_n_eff(c))
+    wild = suite is None
+    first = [decide(c.diff, c.se, _df(c), null, level, *pc[:2], seed=options.seed, n_eff=_n_eff(c), wild=wild)
              for c, pc in zip(comps, pieces)]
     p_dec = np.array([float(d.p_value[0]) for d in first])
     if len(cands) > 1:
@@ -436,7 +447,7 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", opt
     checks = []
     for k, (c, d0) in enumerate(zip(comps, first)):
         d = d0 if steps[k] == level else decide(c.diff, c.se, _df(c), null, steps[k], *pieces[k][:2],
-                                                seed=options.seed, n_eff=_n_eff(c))
+                                                seed=options.seed, n_eff=_n_eff(c), wild=wild)
         prob, method = (None, None) if not options.bayes.on else _probability(view, c, null, options.bayes)
         power, scale = ((None, None) if mode != "non-inferiority" else
                         power_at_zero(c.se, _df(c), margin, level))
@@ -446,6 +457,32 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", opt
                              margin, level, len(cands), prob, method, power, n_needed, too_small,
                              stopped[k], pieces[k][2]))
     return GateResult(tuple(checks), baseline, mode, margin, null, level, adjust, options.seed)
+
+
+def _suite_pairs(view, comps, pieces, weighting: str, level: float):
+    """The candidates' comparisons with the suite difference in place of the pooled one
+    (a t test on the Satterthwaite df, so no wild bootstrap arrays)."""
+    from dataclasses import replace
+
+    from bayeserr.analyses.suite import ESTIMANDS, suite_view
+    from bayeserr.stats.suite import WEIGHTINGS
+    if weighting not in WEIGHTINGS:
+        raise InputError(f"suite must be one of {', '.join(WEIGHTINGS)} (got {describe(weighting)}).")
+    s = suite_view(view, level)
+    if s is None:
+        raise InputError("--suite needs a task for each question and at least two tasks (a task column, "
+                         "--task-col, or eval logs of several tasks); without them gate the pooled score.")
+    diffs = {(p.a, p.b): p for p in s.pairs if p.weighting == weighting}
+    means = {m.model: m.mean for m in s.of(weighting)}
+    out_c, out_p = [], []
+    for c, (_, _, notes) in zip(comps, pieces):
+        sd = diffs[c.a, c.b]
+        out_c.append(replace(c, diff=sd.diff, se_paired=sd.se, se_clustered_paired=sd.se, df=sd.df,
+                             test=f"t_suite_{weighting}", mean_a=means[c.a], mean_b=means[c.b]))
+        out_p.append((None, None, [*notes, f"suite score over {len(s.tasks)} tasks ({weighting}: "
+                                               f"{ESTIMANDS[weighting]}), tasks as fixed strata; the t test's "
+                                               "df is the Satterthwaite combination of the tasks' df."]))
+    return out_c, out_p
 
 
 def _check_margin(margin) -> float:
@@ -633,7 +670,9 @@ def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, me
         text = f"{verb}: {head}, {lvl} upper bound {points(bound_upper, dg)} < {margin_text}"
     else:
         text = f"not shown {word}: {head}, {lvl} lower bound {points(bound, dg)} ≤ {margin_text}"
-    test = (f"one-sided CR2 t test, df {c.df:.1f}" if c.test == "t_cr2_bm" else "one-sided paired z test")
+    test = (f"one-sided CR2 t test, df {c.df:.1f}" if c.test == "t_cr2_bm" else
+            f"one-sided suite t test ({c.test.rsplit('_', 1)[1]} weights, tasks as strata), df {c.df:.1f}"
+            if c.test.startswith("t_suite") else "one-sided paired z test")
     if c.se == 0:
         test = "exact bound for equal differences"
     details = [f"{test}, {_pv(p_t)}"]

@@ -42,11 +42,16 @@ from bayeserr.registries.options import ON_UNPAIRED
               help="Show the Bayesian P(A − B > −m) (or > m) beside the verdict; it is not the decision.")
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED,
               help="Seed of the wild cluster bootstrap and the Bayesian draws (≥ 0).")
+@click.option("--task", "task", metavar="TASK",
+              help="Gate one task of a suite (the questions of TASK only).")
+@click.option("--suite", "suite", type=click.Choice(["macro", "size"]),
+              help="Gate the suite score over every task: macro (tasks equal) or size (questions equal), "
+                   "tasks as fixed strata.")
 @load_options
 @where_option
 @click.pass_context
 def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on_unpaired, bayes_mode, seed,
-         where, **kw):
+         where, task=None, suite=None, **kw):
     """A release gate: is each candidate not worse than the baseline by more than the margin?
 
     A one-sided test of A − B (candidate minus baseline) on the questions
@@ -66,12 +71,17 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
         from bayeserr.base.errors import InputError
         raise InputError(f"--baseline '{baseline}' is also a --candidate; a model cannot be gated against "
                          "itself.")
+    if task is not None and suite is not None:
+        from bayeserr.base.errors import InputError
+        raise InputError("--task gates one task and --suite all of them: give one or the other.")
     ds = load(files, models=[*dict.fromkeys(candidates), baseline], where=where, **pop_load(kw))
+    if task is not None:
+        ds = _one_task(ds, task)
     if summary:
         check_writable(summary)  # an input, a folder, a missing folder: before the work
     options = Options(level=level, on_unpaired=on_unpaired, seed=seed,
                       bayes=BayesSettings(mode=bayes_mode, seed=seed))
-    result = run_gate(ds, list(candidates), baseline, margin, mode=mode, options=options)
+    result = run_gate(ds, list(candidates), baseline, margin, mode=mode, suite=suite, options=options)
     if summary:
         _append(summary, summary_markdown(result))
     if fmt == "json":
@@ -84,6 +94,19 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
             for note in c.notes:
                 click.echo(plain(f"note ({c.candidate}): {note}"), err=True)
     ctx.exit(result.exit_code)
+
+
+def _one_task(ds, task: str):
+    """The questions of one task (an error naming the tasks present)."""
+    from bayeserr.base.errors import InputError, suggest
+    if "task" not in ds.coords:
+        raise InputError("--task: the data have no task column (--task-col names it; eval logs: each "
+                         "run's task).")
+    tasks = sorted({str(t) for t in ds["task"].values})
+    if task not in tasks:
+        raise InputError(f"--task: '{task}' is not a task of the data.{suggest(task, tasks)} "
+                         f"Tasks: {', '.join(tasks[:20])}{' and more' if len(tasks) > 20 else ''}.")
+    return ds.isel(question=(ds["task"].values.astype(str) == task))
 
 
 def _append(path, text: str) -> None:
