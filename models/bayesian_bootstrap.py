@@ -120,11 +120,10 @@ def bootstrap_means(s: np.ndarray, codes: np.ndarray | None = None, draws: int =
 
 
 def to_inference_data(means: np.ndarray, models):
-    """Draws (draws × models) as ``arviz.InferenceData`` with a ``model`` dim."""
-    from bayeserr.models.diagnostics import import_arviz
-    az = import_arviz()
-    return az.from_dict(posterior={"mean": means[None]}, coords={"model": list(models)},
-                        dims={"mean": ["model"]}, attrs={"model": "bayesian_bootstrap"})
+    """Draws (draws × models) as a posterior object (:mod:`~bayeserr.models.compat`) with a ``model`` dim."""
+    from bayeserr.models import compat
+    return compat.from_dict({"mean": means[None]}, coords={"model": list(models)},
+                            dims={"mean": ["model"]}, attrs={"model": "bayesian_bootstrap"})
 
 
 def distinct_units(unit_sums: np.ndarray, unit_counts: np.ndarray):

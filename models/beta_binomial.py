@@ -90,12 +90,12 @@ class BetaPosterior:
         return np.array([d.ppf(res.x), d.ppf(res.x + level)])
 
     def to_inference_data(self, draws: int = 4000, seed: int = 0):
-        """Posterior draws as ``arviz.InferenceData`` (one chain)."""
-        from bayeserr.models.diagnostics import import_arviz
-        az = import_arviz()
+        """Posterior draws (one chain) as a posterior object of the installed ArviZ
+        (:mod:`~bayeserr.models.compat`)."""
+        from bayeserr.models import compat
         rng = np.random.default_rng(seed)
-        return az.from_dict(posterior={"p": rng.beta(self.alpha, self.beta, (1, draws))},
-                            attrs={"model": "beta_binomial", "prior": prior_label(self.prior)})
+        return compat.from_dict({"p": rng.beta(self.alpha, self.beta, (1, draws))},
+                                attrs={"model": "beta_binomial", "prior": prior_label(self.prior)})
 
 
 def beta_posterior(k: float, n: float, prior="uniform") -> BetaPosterior:

@@ -29,9 +29,8 @@ import numpy as np
 
 
 def build_pymc_model(wins: np.ndarray, scale: float = 1.0):
-    from bayeserr.models.diagnostics import writable_cache
-    writable_cache()  # PyMC imports ArviZ, which writes to the cache folder
-    import pymc as pm
+    from bayeserr.models import compat
+    pm = compat.import_pymc()
     m = wins.shape[0]
     i, j = np.nonzero(wins)
     w = wins[i, j]
@@ -46,7 +45,9 @@ def build_pymc_model(wins: np.ndarray, scale: float = 1.0):
 
 def fit_mcmc(wins: np.ndarray, *, scale: float = 1.0, draws: int = 1000, tune: int = 1000,
              chains: int = 2, seed: int = 0, progressbar: bool = False):
-    """NUTS fit; returns ``arviz.InferenceData`` with the centred strengths ``s``."""
+    """NUTS fit; returns the posterior (``arviz.InferenceData`` under ArviZ 0.x, an
+    ``xarray.DataTree`` under ArviZ 1: :mod:`~bayeserr.models.compat`) with the
+    centred strengths ``s``."""
     from bayeserr.models import nuts
     with build_pymc_model(wins, scale):
         return nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,

@@ -7,64 +7,50 @@ warning in the report, naming the sampler option to change (``--tune``,
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+from bayeserr.models import compat
 
 RHAT_MAX = 1.01
 ESS_MIN = 400
+#: the quantiles whose ESS is the tail ESS (ArviZ 0.x's default; ArviZ 1's differs)
+TAIL_PROBS = (0.05, 0.95)
 
 
-def writable_cache() -> None:
-    """Point ``XDG_CACHE_HOME`` at a temporary folder when the user's cache folder
-    cannot be written (a container running as an arbitrary uid with a read-only
-    ``$HOME``): ArviZ creates ``~/.cache/arviz`` when it is imported (PyMC imports
-    it too) and would fail with a PermissionError that names no cause."""
-    import os
-    import tempfile
-    from pathlib import Path
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    probe = cache if cache.exists() else next((p for p in cache.parents if p.exists()), cache)
-    if not os.access(probe, os.W_OK | os.X_OK):
-        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bayeserr-cache-")
-
-
-def import_arviz():
-    """ArviZ without its import-time FutureWarning about the 1.0 refactor (and
-    with a cache folder it can write, :func:`writable_cache`)."""
-    writable_cache()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        import arviz as az
-    return az
+# the imports live in compat (every model imports PyMC and ArviZ through it); these
+# names stay here for the callers of the old paths
+writable_cache = compat.writable_cache
+import_arviz = compat.import_arviz
 
 
 def summarize(idata, var_names, level: float = 0.95) -> dict:
     """Mean, sd, equal-tailed interval and HDI of each (scalar) variable."""
-    az = import_arviz()
     out = {}
     for name in var_names:
         x = idata.posterior[name].values.reshape(-1)
         q = np.quantile(x, [(1 - level) / 2, (1 + level) / 2])
-        hdi = az.hdi(x, hdi_prob=level)
+        hdi = compat.hdi(x, level)
         out[name] = {"mean": float(x.mean()), "sd": float(x.std(ddof=1)),
                      "eti": [float(q[0]), float(q[1])], "hdi": [float(hdi[0]), float(hdi[1])]}
     return out
 
 
 def diagnose(idata, var_names) -> dict:
-    """R-hat, bulk/tail ESS (worst over the variables) and divergences."""
-    az = import_arviz()
+    """R-hat, bulk/tail ESS (worst over the variables) and divergences.
+
+    Tail ESS is that of the 5% and 95% quantiles (Vehtari et al. 2021), named
+    explicitly: ArviZ 1's default is its ``stats.ci_prob`` setting (0.89, so the
+    11% and 89% quantiles), which gives another number on the same draws."""
+    az = compat.import_stats()
     rhat = az.rhat(idata, var_names=var_names)
     ess_bulk = az.ess(idata, var_names=var_names, method="bulk")
-    ess_tail = az.ess(idata, var_names=var_names, method="tail")
+    ess_tail = az.ess(idata, var_names=var_names, method="tail", prob=TAIL_PROBS)
 
     def worst(ds, fn):
         values = np.concatenate([np.ravel(ds[v].values) for v in ds.data_vars])
         return float(fn(values)) if np.isfinite(values).any() else float("nan")  # NaN: one chain
 
-    div = int(idata.sample_stats["diverging"].values.sum()) if "sample_stats" in idata else 0
+    stats = compat.group(idata, "sample_stats")
+    div = int(stats["diverging"].values.sum()) if stats is not None else 0
     return {"r_hat": worst(rhat, np.nanmax), "ess_bulk": worst(ess_bulk, np.nanmin),
             "ess_tail": worst(ess_tail, np.nanmin), "divergences": div, "sampler": sampler(idata)}
 
@@ -74,7 +60,7 @@ def sampler(idata) -> dict:
     and draws per chain (posterior sizes), tuning steps (PyMC's
     ``tuning_steps``), target acceptance (``attrs``, set by the ``fit_mcmc``
     functions of :mod:`bayeserr.models`)."""
-    post = idata.posterior
+    post = compat.posterior_dataset(idata)
     stats = idata.sample_stats.attrs if "sample_stats" in idata else {}
     return {"chains": int(post.sizes.get("chain", 0)), "draws": int(post.sizes.get("draw", 0)),
             "tune": stats.get("tuning_steps"), "target_accept": idata.attrs.get("target_accept")}

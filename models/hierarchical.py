@@ -184,15 +184,43 @@ class HierarchicalPosterior:
             raise ValueError("this posterior was built without its data (k, n); refit with fit_exact")
 
     def to_inference_data(self, draws: int = 4000, seed: int = 0):
-        from bayeserr.models.diagnostics import import_arviz
-        az = import_arviz()
+        from bayeserr.models import compat
         d = self.sample(draws, seed)
         post = {"mu": d["mu"][None], "kappa": d["kappa"][None], "icc": 1 / (1 + d["kappa"][None])}
-        return az.from_dict(posterior=post, attrs={"model": "hierarchical_beta_binomial",
-                                                   "method": "exact grid"})
+        return compat.from_dict(post, attrs={"model": "hierarchical_beta_binomial", "method": "exact grid"})
 
 
 # ----------------------------------------------------------------- likelihood on a grid
+#: shift above which :func:`log_rising` uses Stirling's series rather than lnΓ differences
+STIRLING_SHIFT = 1e6
+
+
+def log_rising(values, shift) -> np.ndarray:
+    """``lnΓ(v + s) − lnΓ(s)`` (the log of the rising factorial ``s (s+1) … (s+v−1)``
+    for integer v), elementwise, for ``v ≥ 0``, ``s > 0``, with full precision
+    however large ``s`` is.
+
+    Below :data:`STIRLING_SHIFT` it is the difference of ``gammaln`` (exactly as
+    before; the error is ~ε·s·log s, a few 10⁻⁹ at most).  Above, where that
+    difference would lose every digit (κ = e^49 in a Beta–Binomial: lnΓ ≈ 10²³),
+    it is Stirling's form ``(s − ½) log1p(v/s) + v (log(s + v) − 1) + c(s + v) − c(s)``
+    with ``c(x) = 1/(12x) − 1/(360x³)`` (the series' next term is < 10⁻³³ there)."""
+    v, s = np.asarray(values, float), np.asarray(shift, float)
+    if not s.size or s.max() < STIRLING_SHIFT:  # lnΓ(s) once per shift, as the callers did
+        return special.gammaln(v + s) - special.gammaln(s)
+    v, s = np.broadcast_arrays(v, s)
+    big = s >= STIRLING_SHIFT
+    out = np.empty(v.shape)
+    small = ~big
+    out[small] = special.gammaln(v[small] + s[small]) - special.gammaln(s[small])
+    vb, sb = v[big], s[big]
+
+    def c(x):
+        return 1 / (12 * x) - 1 / (360 * x ** 3)
+    out[big] = (sb - 0.5) * np.log1p(vb / sb) + vb * (np.log(sb + vb) - 1) + (c(sb + vb) - c(sb))
+    return out
+
+
 def _counts_above(values: np.ndarray, top: int) -> np.ndarray:
     """``above[..., j]`` = number of groups (last axis) with value > j, for j < top."""
     v = np.atleast_2d(values).astype(np.int64)
@@ -237,7 +265,7 @@ def _rising_terms(values: np.ndarray, shift: np.ndarray, plan=None):
     rows = v.shape[0]
     mult = np.bincount((np.arange(rows)[:, None] * uniq.size + inv.reshape(v.shape)).ravel(),
                        minlength=rows * uniq.size).reshape(rows, uniq.size).astype(float)
-    return mult, special.gammaln(uniq[:, None] + shift[None, :]) - special.gammaln(shift)[None, :]
+    return mult, log_rising(uniq[:, None], shift[None, :])
 
 
 def _rising_log_sums(values: np.ndarray, shift: np.ndarray) -> np.ndarray:
@@ -627,9 +655,8 @@ def build_pymc_models(data, prior: HierarchicalPrior = HierarchicalPrior()):
     one PyMC model with a ``model`` dimension: one graph, compiled once, for
     every model of a report (the data sets' groups are stacked, each group
     pointing at its model's μ and κ)."""
-    from bayeserr.models.diagnostics import writable_cache
-    writable_cache()  # PyMC imports ArviZ, which writes to the cache folder
-    import pymc as pm
+    from bayeserr.models import compat
+    pm = compat.import_pymc()
     k = np.concatenate([np.asarray(kk, float) for kk, _ in data]).astype(int)
     n = np.concatenate([np.asarray(nn, float) for _, nn in data]).astype(int)
     owner = np.repeat(np.arange(len(data)), [len(np.asarray(kk)) for kk, _ in data])
@@ -637,8 +664,10 @@ def build_pymc_models(data, prior: HierarchicalPrior = HierarchicalPrior()):
         mu = pm.Beta("mu", prior.mu_alpha, prior.mu_beta, dims="model")
         log_kappa = pm.Normal("log_kappa", prior.log_kappa_mean, prior.log_kappa_sd, dims="model")
         # κ and the ICC are added after sampling (_one_model): a Deterministic
-        # costs a compiled function of its own, seconds on an empty compile cache
-        kappa = pm.math.exp(log_kappa)
+        # costs a compiled function of its own, seconds on an empty compile cache.
+        # The likelihood's κ is capped at e^20, where the Beta–Binomial is the
+        # binomial and PyMC's betaln differences still hold their digits
+        kappa = compat.capped_kappa(log_kappa)
         pm.BetaBinomial("k", n=n, alpha=(mu * kappa)[owner], beta=((1 - mu) * kappa)[owner],
                         observed=k, dims="unit")
     return model
@@ -647,7 +676,8 @@ def build_pymc_models(data, prior: HierarchicalPrior = HierarchicalPrior()):
 def fit_mcmc(k, n, prior: HierarchicalPrior = HierarchicalPrior(), *, draws: int = 1000,
              tune: int = 1000, chains: int = 2, seed: int = 0, target_accept: float = 0.8,
              progressbar: bool = False, cores: int | None = None):
-    """NUTS fit of the two-level model; returns ``arviz.InferenceData``
+    """NUTS fit of the two-level model; returns the posterior (``arviz.InferenceData``,
+    or ``xarray.DataTree`` under ArviZ 1: :mod:`~bayeserr.models.compat`)
     (``attrs["target_accept"]`` records the setting).
 
     Group rates ``theta`` are added to the posterior from their conditional
@@ -661,7 +691,7 @@ def fit_mcmc_many(data, prior: HierarchicalPrior = HierarchicalPrior(), *, draws
                   tune: int = 1000, chains: int = 2, seed: int = 0, target_accept: float = 0.8,
                   progressbar: bool = False, cores: int | None = None) -> list:
     """NUTS fits of several data sets ``[(k, n), …]`` from one sampler run
-    (:func:`build_pymc_models`: one compilation); one ``InferenceData`` per
+    (:func:`build_pymc_models`: one compilation); one posterior per
     data set, each as :func:`fit_mcmc` returns it (its sampler statistics
     are those of the joint run)."""
     from bayeserr.models import nuts
@@ -676,16 +706,14 @@ def fit_mcmc_many(data, prior: HierarchicalPrior = HierarchicalPrior(), *, draws
 
 def _one_model(joint, m: int, k, n, rng, target_accept: float):
     """Model ``m``'s slice of a joint fit, with its group rates ``theta``."""
-    from bayeserr.models.diagnostics import import_arviz
-    az = import_arviz()
-    post = joint.posterior[["mu", "log_kappa"]].isel(model=m, drop=True)
+    from bayeserr.models import compat
+    post = compat.posterior_dataset(joint)[["mu", "log_kappa"]].isel(model=m, drop=True)
     post["kappa"] = np.exp(post["log_kappa"])
     post["icc"] = 1 / (1 + post["kappa"])
     mu, kappa = post["mu"].values[..., None], post["kappa"].values[..., None]
     post["theta"] = (("chain", "draw", "group"), rng.beta(mu * kappa + k, (1 - mu) * kappa + (n - k)))
-    idata = az.InferenceData(posterior=post, sample_stats=joint.sample_stats)
-    idata.attrs["target_accept"] = float(target_accept)
-    return idata
+    return compat.from_datasets(post, compat.group(joint, "sample_stats"),
+                                attrs={"target_accept": float(target_accept)})
 
 
 # ----------------------------------------------------------------- many data sets at once

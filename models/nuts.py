@@ -35,9 +35,8 @@ def sample(**kwargs):
     draws so far (or fails during tuning with another error), which would make
     a complete-looking report from a fraction of the draws; here it is raised
     again as :class:`KeyboardInterrupt` once PyMC has stopped."""
-    from bayeserr.models.diagnostics import writable_cache
-    writable_cache()  # PyMC imports ArviZ, which writes to the user's cache folder
-    import pymc as pm
+    from bayeserr.models import compat
+    pm = compat.import_pymc()
     import pytensor
     flags = f"{pytensor.config.gcc__cxxflags} {COMPILE_FLAGS}".strip()
     with _interrupts() as hit, pytensor.config.change_flags(gcc__cxxflags=flags):

@@ -92,10 +92,9 @@ class DirichletPaired:
         return pi[:, 0] - pi[:, 1]
 
     def to_inference_data(self, draws: int = 4000, seed: int = 0):
-        from bayeserr.models.diagnostics import import_arviz
-        az = import_arviz()
-        return az.from_dict(posterior={"delta": self.sample(draws, seed)[None]},
-                            attrs={"model": "dirichlet_paired", "alpha": self.alpha})
+        from bayeserr.models import compat
+        return compat.from_dict({"delta": self.sample(draws, seed)[None]},
+                                attrs={"model": "dirichlet_paired", "alpha": self.alpha})
 
 
 def dirichlet_paired(n_a_only: int, n_b_only: int, n_concordant: int, *, alpha: float = 1.0,

@@ -48,9 +48,8 @@ def _pair_effects(pm, name, sd_scale, index, dim):
 
 def build_pymc_model(k, n, cluster_codes=None):
     """``k``, ``n``: arrays (2, questions) of right answers and answers."""
-    from bayeserr.models.diagnostics import writable_cache
-    writable_cache()  # PyMC imports ArviZ, which writes to the cache folder
-    import pymc as pm
+    from bayeserr.models import compat
+    pm = compat.import_pymc()
     k, n = np.asarray(k, int), np.asarray(n, int)
     coords = {"model": ["A", "B"], "question": np.arange(k.shape[1])}
     if cluster_codes is not None:
@@ -91,12 +90,12 @@ def population_difference(idata, clustered: bool, seed: int = 0) -> np.ndarray:
 def fit_mcmc(k, n, cluster_codes=None, *, draws: int = 1000, tune: int = 1000, chains: int = 2,
              seed: int = 0, target_accept: float = 0.9, progressbar: bool = False, cores: int | None = None):
     """NUTS fit; the posterior gains ``delta`` (the estimand) and accuracies ``p_A``, ``p_B``."""
-    from bayeserr.models import nuts
+    from bayeserr.models import compat, nuts
     with build_pymc_model(k, n, cluster_codes):
         idata = nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False, cores=cores,
                           target_accept=target_accept)
     idata.attrs["target_accept"] = float(target_accept)
     delta = population_difference(idata, cluster_codes is not None, seed)
-    idata.posterior["delta"] = (("chain", "draw"), delta)
+    compat.add_variable(idata, "delta", ("chain", "draw"), delta)
     return idata

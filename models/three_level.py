@@ -237,13 +237,12 @@ def _add_log_rising(out, table, shift):
     if not counts.shape[1]:
         return
     # a table of terms (values × shift) times the counts (patterns × values), in blocks of values
-    base = None if kind == "rising" else special.gammaln(shift)[None]
     block = max(1, 2 ** 21 // max(shift.size, 1))
     for j in range(0, counts.shape[1], block):
         if kind == "rising":
             terms = np.log(shift[None] + np.arange(j, min(j + block, counts.shape[1]))[:, None, None])
-        else:
-            terms = special.gammaln(shift[None] + values[j:j + block, None, None]) - base
+        else:  # lnΓ(v + shift) − lnΓ(shift), precise for any κ (a plain lnΓ difference is not, far out)
+            terms = _h.log_rising(values[j:j + block, None, None], shift[None])
         out += (counts[:, j:j + block] @ terms.reshape(terms.shape[0], -1)).reshape(out.shape)
 
 
@@ -1232,11 +1231,10 @@ class ThreeLevelPosterior:
         return {"eta": eta, "tau": tau, "kappa_question": np.exp(lk), "mu": mean_rate(eta, tau)}
 
     def to_inference_data(self, draws: int = 4000, seed: int = 0):
-        from bayeserr.models.diagnostics import import_arviz
+        from bayeserr.models import compat
         d = self.sample(draws, seed)
-        return import_arviz().from_dict(posterior={k: v[None] for k, v in d.items()},
-                                        attrs={"model": "three_level_beta_binomial",
-                                               "method": "exact grid"})
+        return compat.from_dict({k: v[None] for k, v in d.items()},
+                                attrs={"model": "three_level_beta_binomial", "method": "exact grid"})
 
 
 def _one_thread():
@@ -1309,9 +1307,8 @@ def build_pymc_models(data, prior: ThreeLevelPrior = ThreeLevelPrior()):
     in one PyMC model with a ``model`` dimension (one graph, compiled once):
     every data set's clusters and questions are stacked, each pointing at its
     model's η, τ and κ_q."""
-    from bayeserr.models.diagnostics import writable_cache
-    writable_cache()  # PyMC imports ArviZ, which writes to the cache folder
-    import pymc as pm
+    from bayeserr.models import compat
+    pm = compat.import_pymc()
     codes = [np.asarray(c, int) for _, _, c in data]
     n_clusters = [int(c.max()) + 1 for c in codes]
     offset = np.concatenate([[0], np.cumsum(n_clusters)[:-1]])
@@ -1326,7 +1323,7 @@ def build_pymc_models(data, prior: ThreeLevelPrior = ThreeLevelPrior()):
         tau = pm.HalfNormal("tau", prior.tau_sd, dims="model")
         z = pm.Normal("z", 0.0, 1.0, dims="cluster_unit")
         log_kq = pm.Normal("log_kappa_question", prior.log_kappa_mean, prior.log_kappa_sd, dims="model")
-        kq = pm.Deterministic("kappa_question", pm.math.exp(log_kq), dims="model")
+        pm.Deterministic("kappa_question", pm.math.exp(log_kq), dims="model")
         logit_phi = eta[owner] + tau[owner] * z
         pm.Deterministic("phi", pm.math.invlogit(logit_phi), dims="cluster_unit")
         nodes = eta[:, None] + tau[:, None] * Z_NODES[None, :]
@@ -1336,8 +1333,11 @@ def build_pymc_models(data, prior: ThreeLevelPrior = ThreeLevelPrior()):
         # on the sampler's far excursions (a NaN log density)
         x = pm.math.clip(logit_phi[cluster_of], -30.0, 30.0)
         q_owner = owner[cluster_of]
-        pm.BetaBinomial("k", n=n, alpha=pm.math.invlogit(x) * kq[q_owner],
-                        beta=pm.math.invlogit(-x) * kq[q_owner], observed=k, dims="question_unit")
+        # the likelihood's κ_q is capped at e^20 (where the Beta–Binomial is the binomial and
+        # PyMC's betaln differences still hold their digits); kappa_question above is not
+        kq_lik = compat.capped_kappa(log_kq)[q_owner]
+        pm.BetaBinomial("k", n=n, alpha=pm.math.invlogit(x) * kq_lik,
+                        beta=pm.math.invlogit(-x) * kq_lik, observed=k, dims="question_unit")
     model.cluster_slices = [slice(int(o), int(o) + c) for o, c in zip(offset, n_clusters)]
     return model
 
@@ -1345,8 +1345,9 @@ def build_pymc_models(data, prior: ThreeLevelPrior = ThreeLevelPrior()):
 def fit_mcmc(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *,
              draws: int = 1000, tune: int = 1000, chains: int = 2, seed: int = 0,
              target_accept: float = 0.95, progressbar: bool = False, cores: int | None = None):
-    """NUTS fit; returns ``arviz.InferenceData`` (posterior of ``mu``, ``phi``,
-    ``eta``, ``tau``, ``kappa_question`` …; ``attrs["target_accept"]``)."""
+    """NUTS fit; returns the posterior of ``mu``, ``phi``, ``eta``, ``tau``,
+    ``kappa_question`` … (``arviz.InferenceData``, or ``xarray.DataTree`` under
+    ArviZ 1: :mod:`~bayeserr.models.compat`; ``attrs["target_accept"]``)."""
     return fit_mcmc_many([(k, n, cluster_codes)], prior, draws=draws, tune=tune, chains=chains,
                          seed=seed, target_accept=target_accept, progressbar=progressbar, cores=cores)[0]
 
@@ -1355,15 +1356,12 @@ def fit_mcmc_many(data, prior: ThreeLevelPrior = ThreeLevelPrior(), *, draws: in
                   tune: int = 1000, chains: int = 2, seed: int = 0, target_accept: float = 0.95,
                   progressbar: bool = False, cores: int | None = None) -> list:
     """NUTS fits of several data sets ``[(k, n, codes), …]`` from one sampler
-    run (:func:`build_pymc_models`: one compilation); one ``InferenceData``
+    run (:func:`build_pymc_models`: one compilation); one posterior
     per data set as :func:`fit_mcmc` returns it (sampler statistics are the
     joint run's)."""
     import warnings
 
-    from bayeserr.models.diagnostics import import_arviz
-
-    az = import_arviz()
-    from bayeserr.models import nuts
+    from bayeserr.models import compat, nuts
     model = build_pymc_models(data, prior)
     with model, warnings.catch_warnings():
         # a leapfrog step far out during tuning can reach a NaN energy; NUTS rejects it
@@ -1372,14 +1370,10 @@ def fit_mcmc_many(data, prior: ThreeLevelPrior = ThreeLevelPrior(), *, draws: in
         joint = nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False, cores=cores,
                           target_accept=target_accept)
-    out = []
+    out, joint_post, stats = [], compat.posterior_dataset(joint), compat.group(joint, "sample_stats")
     for m, clusters in enumerate(model.cluster_slices):
-        post = joint.posterior[["eta", "tau", "log_kappa_question", "kappa_question", "mu"]].isel(
-            model=m, drop=True)
+        post = joint_post[["eta", "tau", "log_kappa_question", "kappa_question", "mu"]].isel(model=m, drop=True)
         for name in ("z", "phi"):
-            post[name] = (("chain", "draw", "cluster"),
-                          joint.posterior[name].isel(cluster_unit=clusters).values)
-        idata = az.InferenceData(posterior=post, sample_stats=joint.sample_stats)
-        idata.attrs["target_accept"] = float(target_accept)
-        out.append(idata)
+            post[name] = (("chain", "draw", "cluster"), joint_post[name].isel(cluster_unit=clusters).values)
+        out.append(compat.from_datasets(post, stats, attrs={"target_accept": float(target_accept)}))
     return out

@@ -109,17 +109,16 @@ def test_an_input_folder_is_refused(cli, tmp_path):
 def test_sigterm_while_writing_leaves_nothing(cli, tmp_path, monkeypatch, handlers):
     """SIGTERM after the first netCDF file: exit 143, one line, no report, no folder,
     no staging folder."""
-    import arviz
-    real = arviz.InferenceData.to_netcdf
+    from bayeserr.models import compat
+    real = compat.to_netcdf
     calls = []
 
-    def to_netcdf(self, *args, **kwargs):
-        calls.append(args)
-        out = real(self, *args, **kwargs)
+    def to_netcdf(idata, path):
+        calls.append(path)
+        real(idata, path)
         if len(calls) == 1:
             signal.raise_signal(signal.SIGTERM)
-        return out
-    monkeypatch.setattr(arviz.InferenceData, "to_netcdf", to_netcdf)
+    monkeypatch.setattr(compat, "to_netcdf", to_netcdf)
     out = tmp_path / "r.md"
     res = cli("report", example_path(), "--save-posterior", tmp_path / "post", "-o", out)
     assert res.exit_code == 143, res.output
@@ -128,14 +127,14 @@ def test_sigterm_while_writing_leaves_nothing(cli, tmp_path, monkeypatch, handle
 
 
 def test_sigterm_keeps_the_previous_folder_whole(cli, tmp_path, monkeypatch, handlers):
-    import arviz
+    from bayeserr.models import compat
     post = tmp_path / "post"
     assert cli("report", example_path(), "--save-posterior", post).exit_code == 0
     before = {f: (post / f).read_bytes() for f in os.listdir(post)}
 
-    def to_netcdf(self, *args, **kwargs):
+    def to_netcdf(idata, path):
         signal.raise_signal(signal.SIGTERM)
-    monkeypatch.setattr(arviz.InferenceData, "to_netcdf", to_netcdf)
+    monkeypatch.setattr(compat, "to_netcdf", to_netcdf)
     res = cli("report", example_path(), "--models", "ckpt-0419", "--save-posterior", post)
     assert res.exit_code == 143
     assert {f: (post / f).read_bytes() for f in os.listdir(post)} == before
@@ -143,11 +142,11 @@ def test_sigterm_keeps_the_previous_folder_whole(cli, tmp_path, monkeypatch, han
 
 
 def test_a_failed_netcdf_write_writes_no_report(cli, tmp_path, monkeypatch):
-    import arviz
+    from bayeserr.models import compat
 
-    def full_disk(self, *args, **kwargs):
+    def full_disk(idata, path):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(arviz.InferenceData, "to_netcdf", full_disk)
+    monkeypatch.setattr(compat, "to_netcdf", full_disk)
     out = tmp_path / "r.md"
     res = cli("report", example_path(), "--save-posterior", tmp_path / "post", "-o", out)
     assert res.exit_code == 2 and "No space left on device" in res.output

@@ -169,7 +169,8 @@ def test_grid_matches_nuts_on_matharena(model):
     assert diag["divergences"] <= 3 and diag["r_hat"] <= RHAT_MAX, diag  # few, not exactly none
     assert min(diag["ess_bulk"], diag["ess_tail"]) >= ESS_MIN, diag
     m = np.bincount(codes).astype(float)
-    idata.posterior["W"] = (("chain", "draw"), idata.posterior["phi"].values @ m / m.sum())
+    from bayeserr.models import compat  # a DataTree (ArviZ 1) takes no (dims, values) tuple
+    compat.add_variable(idata, "W", ("chain", "draw"), idata.posterior["phi"].values @ m / m.sum())
     for name, grid_q, grid_mean in (("mu", post.interval(), post.mean),
                                     ("W", post.weighted_mean_interval(), post.weighted_mean_moments()[0])):
         x = idata.posterior[name].values

@@ -135,8 +135,8 @@ class PairPosterior:
 
 
 def _draws_idata(delta: np.ndarray, method: str):
-    from bayeserr.models.diagnostics import import_arviz
-    return import_arviz().from_dict(posterior={"delta": delta[None]}, attrs={"model": method})
+    from bayeserr.models import compat
+    return compat.from_dict({"delta": delta[None]}, attrs={"model": method})
 
 
 def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:

@@ -17,9 +17,8 @@ def sampling_output(progress: bool):
     import logging
     import warnings
 
-    from bayeserr.models.diagnostics import writable_cache
-    writable_cache()  # PyMC imports ArviZ, which writes to the user's cache folder
-    import pymc  # noqa: F401 - imported first: its import sets this logger's level
+    from bayeserr.models import compat
+    compat.import_pymc()  # imported first: its import sets this logger's level
     logger = logging.getLogger("pymc")
     level = logger.level
     with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():

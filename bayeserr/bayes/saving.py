@@ -22,6 +22,7 @@ from pathlib import Path
 
 from bayeserr.base.errors import InputError
 from bayeserr.base.output import StagedFolder
+from bayeserr.models import compat
 
 OPTION = "--save-posterior"
 
@@ -58,7 +59,7 @@ def write_posteriors(fits: dict, folder, seed: int = 0) -> list[Path]:
         for kind, fit in kinds.items():
             path = folder / f"model-{i:04d}.{kind}.nc"
             try:
-                _idata(fit, seed).to_netcdf(str(path))
+                compat.to_netcdf(_idata(fit, seed), path)  # netCDF-4 (h5netcdf) on both ArviZ lines
             except OSError as exc:
                 raise InputError(f"{OPTION}: could not write {path.name} ({exc.strerror or exc}).") from None
             written.append(path)
