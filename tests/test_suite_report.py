@@ -189,3 +189,31 @@ def test_gate_on_the_suite_and_on_one_task(tmp_path, cli):
     df.drop(columns="task").to_csv(no_tasks, index=False)
     bad = cli("gate", no_tasks, "--candidate", "C", "--baseline", "B", "--margin", "0.02", "--suite", "macro")
     assert bad.exit_code == 2 and "at least two tasks" in bad.output
+
+
+def test_each_task_gets_its_own_tables_equal_to_a_report_of_that_task(cli_json, tmp_path):
+    df = _table()
+    path = tmp_path / "s.csv"
+    df.to_csv(path, index=False)
+    rep = cli_json("report", path, "--bayes", "off")  # validated against the schema (per_task included)
+    assert [t["task"] for t in rep["per_task"]] == ["code", "math", "qa"]
+    for entry in rep["per_task"]:
+        alone = bayeserr.report(bayeserr.load(df[df.task == entry["task"]]), bayes="off").to_dict()
+        assert [m["model"] for m in entry["models"]] == [m["model"] for m in alone["models"]]
+        for got, want in zip(entry["models"], alone["models"]):
+            assert got["mean"] == want["mean"] and got["se_clustered"] == pytest.approx(want["se_clustered"])
+        key = {(c["a"], c["b"]): c for c in alone["comparisons"]}
+        for c in entry["comparisons"]:
+            assert c["p_value"] == pytest.approx(key[c["a"], c["b"]]["p_value"])
+    page = bayeserr.report(bayeserr.load(df), bayes="off").to_html(figures=False)
+    assert page.count('<details class="fold"><summary>Task ') == 3
+
+
+def test_a_model_missing_from_a_task_is_left_out_of_that_task_only():
+    df = _table()
+    df = df[~((df.model == "C") & (df.task == "qa"))]
+    rep = bayeserr.report(bayeserr.load(df), bayes="off", on_unpaired="drop")
+    per = {t: [m.model for m in s] for t, s, _ in rep.per_task}
+    assert sorted(per["qa"]) == ["A", "B"] and sorted(per["code"]) == ["A", "B", "C"]
+    macro = {s.model: s.mean for s in rep.suite.of("macro")}
+    assert np.isnan(macro["C"]) and np.isfinite(macro["A"])  # its suite score needs every task

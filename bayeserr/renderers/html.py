@@ -83,6 +83,7 @@ th[aria-sort=ascending]::after{content:" \\25B2";font-size:.7em}th[aria-sort=des
 .tools input{width:16rem;max-width:100%}.tools .count{color:#666}
 label.allcols{font-size:.85rem;color:#245;cursor:pointer;margin-left:.3rem}input.allcols{margin:.6rem 0 0}
 details.rows>summary{cursor:pointer;color:#245;margin:.4rem 0}
+details.fold{margin:.6rem 0}details.fold>summary{cursor:pointer;font-weight:600;color:#245}
 details.name,details.name>summary{display:inline}details.name>summary{cursor:pointer;text-decoration:underline dotted}details.name[open]{display:block;overflow-wrap:anywhere;max-height:20rem;overflow-y:auto}
 .note{color:#555;font-size:.85rem;max-width:60rem}.se{color:#666;font-size:.8rem;display:block}
 figure{margin:1rem 0;max-width:100%}figure svg{max-width:100%;height:auto}
@@ -511,6 +512,9 @@ def scoped_css(css: str, scope: str = ".bayeserr") -> str:
     return re.sub(r"([^{}]+)\{([^{}]*)\}", rule, css)
 
 
+_END_FOLD = object()  #: where a folded block's contents end
+
+
 def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
                   fragment: bool = False) -> str:
     """The page.  ``source`` (default: ``rep.source``) is the input's path: the
@@ -521,9 +525,16 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
         source = getattr(rep, "source", None)
     parts, tables, counts, rules = [], [], {}, []
     blocks = list(blocks)
-    long_names = _long_names(blocks)
-    for b in blocks:
-        if isinstance(b, doc.Heading):
+    long_names = _long_names(doc.flatten(blocks))
+    queue = list(blocks)
+    while queue:
+        b = queue.pop(0)
+        if isinstance(b, doc.Fold):  # folded: its blocks between <details> and the closing marker
+            parts.append(f'<details class="fold"><summary>{esc(b.title)}</summary>')
+            queue[0:0] = [*b.blocks, _END_FOLD]
+        elif b is _END_FOLD:
+            parts.append("</details>")
+        elif isinstance(b, doc.Heading):
             text = _short(b.text, source) if b.level == 1 else b.text
             parts.append(f"<h{b.level}>{esc(text)}</h{b.level}>")
         elif isinstance(b, Table):

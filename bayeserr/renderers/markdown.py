@@ -52,7 +52,7 @@ def render_table(t: Table, notes: bool = True) -> str:
 
 def render_blocks(blocks) -> str:
     parts = []
-    for b in blocks:
+    for b in doc.flatten(blocks):
         if isinstance(b, doc.Heading):
             parts.append("#" * b.level + " " + esc(b.text))
         elif isinstance(b, Table):

@@ -67,6 +67,7 @@ class Report:
     groups_note: str | None = None  #: why letter groups are not shown, when they are not
     ranking: object = None  #: :class:`~bayeserr.analyses.ranking.Ranking`, with two models or more
     suite: object = None  #: :class:`~bayeserr.analyses.suite.Suite`, with two tasks or more
+    per_task: tuple = ()  #: (task, Scores, Comparisons) for each task of a suite
 
     def to_dict(self) -> dict:
         """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
@@ -89,6 +90,8 @@ class Report:
                 str(k): {"models": s.to_dict(), "comparisons": c.to_dict()}
                 for k, (s, c) in self.pass_at_k.items()},
             **({} if self.suite is None else {"suite": self.suite.to_dict()}),
+            **({} if not self.per_task else {"per_task": [
+                {"task": t, "models": s.to_dict(), "comparisons": c.to_dict()} for t, s, c in self.per_task]}),
         })
 
     def to_json(self, indent: int | None = None) -> str:
@@ -159,6 +162,25 @@ def _ranked(view: DataView, options: Options, keep_fits: bool):
     order = [position[m] for m in ranked_names(view)]  # one ordering for the report and compare_all
     fits = {view.models[j]: batch.fits.get(j, {}) for j in order} if keep_fits else None
     return Scores([scores[j] for j in order]), view.select([view.models[j] for j in order]), fits, batch.notes
+
+
+def _per_task(view: DataView, options: Options) -> tuple:
+    """Each task's scores and comparisons, as the report's (the models with two answered
+    questions in the task; the closed-form Bayesian intervals of --bayes fast even under
+    mcmc, so a suite of T tasks does not sample T more times)."""
+    from dataclasses import replace
+    bayes = options.bayes if options.bayes.mode != "mcmc" else replace(options.bayes, mode="fast")
+    task_options = replace(options, bayes=bayes, prior_sensitivity=False, pass_k=())
+    out = []
+    for task in sorted(set(view.tasks)):
+        sub = view.questions_where(view.tasks == task)
+        sub = sub.select([m for m, k in zip(sub.models, sub.answered.sum(axis=1)) if k >= 2])
+        if not sub.models:
+            continue
+        scores, sub, _, _ = _ranked(sub, task_options, False)
+        comps = compare_view(sub, task_options) if len(scores) > 1 else Comparisons()
+        out.append((str(task), scores, comps))
+    return tuple(out)
 
 
 def _pass_at_k(view: DataView, options: Options) -> dict:
@@ -269,7 +291,8 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
                   pass_at_k=_pass_at_k(view, options) if options.pass_k else None,
                   provenance=provenance(inputs, command, options.seed, config), methods=options.methods,
                   pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking,
-                  suite=suite_view(view, options.level, options.task_weights))
+                  suite=(suite := suite_view(view, options.level, options.task_weights)),
+                  per_task=() if suite is None else _per_task(view, options))
 
 
 #: letter groups are replaced by a sentence when a model would carry more letters than this

@@ -40,6 +40,22 @@ class Bullets:
 
 
 @dataclass(frozen=True)
+class Fold:
+    """Blocks shown under a title, folded where the format can (HTML ``<details>``)."""
+
+    title: str
+    blocks: tuple
+
+
+def flatten(blocks) -> list:
+    """``blocks`` with each :class:`Fold` as a level-3 heading and its blocks (Markdown)."""
+    out = []
+    for b in blocks:
+        out += [Heading(b.title, 3), *flatten(b.blocks)] if isinstance(b, Fold) else [b]
+    return out
+
+
+@dataclass(frozen=True)
 class Figure:
     kind: str  #: a key of bayeserr.renderers.plots.FIGURES
 
@@ -202,6 +218,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     out += ranking_blocks(rep, figures)
     if getattr(rep, "suite", None) is not None:
         out += suite_blocks(rep.suite)
+        out += [task_fold(task, scores, comps, rep) for task, scores, comps in getattr(rep, "per_task", ())]
     sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
     if sens is not None:
         out += [Heading(sens.title, 3), sens]
@@ -243,6 +260,19 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     if settings:
         out.append(Para(settings, "rows", user_text=True))
     return out
+
+
+def task_fold(task, scores, comps, rep) -> Fold:
+    """One task's models table and pairs table, as the report's."""
+    blocks = [tables.models_table(scores, rep.level, bayes=rep.bayes is not None, methods=rep.methods)]
+    if len(comps):
+        shown = tables.select_pairs(comps, scores, rep.pairs)
+        blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, family=comps.family, main=False))
+        if len(shown) < len(comps):
+            blocks.append(Para(f"Showing {len(shown):,} of {len(comps):,} pairs (neighbours in this task's "
+                               "ranking); the JSON holds them all.", "note"))
+    n = max(s.n_questions for s in scores)
+    return Fold(f"Task {task}: {len(scores)} models, up to {n:,} questions", tuple(blocks))
 
 
 def suite_blocks(suite) -> list:

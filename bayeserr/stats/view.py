@@ -259,6 +259,19 @@ class DataView:
         return DataView(tuple(self.models[j] for j in idx), self.answers[idx], self.codes,
                         self.questions, self.clusters, self.source, self.columns, self.rows, extra, self.tasks)
 
+    def questions_where(self, keep: np.ndarray) -> "DataView":
+        """The view on the questions where ``keep`` (a boolean per question) holds;
+        clusters are coded again over the questions kept."""
+        keep = np.asarray(keep, dtype=bool)
+        codes = clusters = None
+        if self.codes is not None:
+            used, codes = np.unique(self.codes[keep], return_inverse=True)
+            codes, clusters = codes.astype(np.int64), self.clusters[used]
+        extra = {k: v[:, keep] for k, v in self.extra.items()}
+        return DataView(self.models, self.answers[:, keep], codes, self.questions[keep], clusters,
+                        self.source, self.columns, self.rows, extra,
+                        None if self.tasks is None else self.tasks[keep])
+
     # ------------------------------------------------------------ arrays
     @cached_property
     def _means(self):
