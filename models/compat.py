@@ -59,17 +59,29 @@ LOG_KAPPA_CAP = 20.0
 
 # ----------------------------------------------------------------- imports
 def writable_cache() -> None:
-    """Point ``XDG_CACHE_HOME`` at a temporary folder when the user's cache folder
-    cannot be written (a container running as an arbitrary uid with a read-only
-    ``$HOME``): ArviZ creates ``~/.cache/arviz`` when it is imported (PyMC imports
-    it too) and would fail with a PermissionError that names no cause."""
+    """Point ``XDG_CACHE_HOME``, PyTensor's compile folder and ``MPLCONFIGDIR`` at
+    temporary folders when the user's cannot be written (a container running as an
+    arbitrary uid with a read-only ``$HOME``): ArviZ creates ``~/.cache/arviz`` when
+    it is imported (PyMC imports it too), PyTensor compiles into ``~/.pytensor``, and
+    each would fail with an error that names no cause.  Call before importing them."""
     import os
     import tempfile
     from pathlib import Path
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    probe = cache if cache.exists() else next((p for p in cache.parents if p.exists()), cache)
-    if not os.access(probe, os.W_OK | os.X_OK):
+    def writable(folder: Path) -> bool:
+        probe = folder if folder.exists() else next((p for p in folder.parents if p.exists()), folder)
+        return os.access(probe, os.W_OK | os.X_OK)
+
+    home = Path(os.environ.get("HOME") or Path.home())
+    if not writable(Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")):
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bayeserr-cache-")
+    # PyTensor compiles into ~/.pytensor and matplotlib keeps ~/.config/matplotlib: the same
+    # read-only $HOME stops --bayes mcmc with "Unable to create the compiledir directory"
+    flags = os.environ.get("PYTENSOR_FLAGS", "")
+    if "base_compiledir" not in flags and "compiledir" not in flags and not writable(home / ".pytensor"):
+        extra = f"base_compiledir={tempfile.mkdtemp(prefix='bayeserr-pytensor-')}"
+        os.environ["PYTENSOR_FLAGS"] = f"{flags},{extra}" if flags else extra
+    if "MPLCONFIGDIR" not in os.environ and not writable(home / ".config" / "matplotlib"):
+        os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="bayeserr-matplotlib-")
 
 
 def _quiet_import(name: str):

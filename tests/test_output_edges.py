@@ -70,3 +70,32 @@ def test_a_pipe_whose_reader_left_ends_quietly():
     finally:
         os.close(w)
     assert res.returncode == 141 and res.stderr == ""
+
+
+def test_help_on_a_cp1252_terminal_does_not_crash():
+    """Review of issue 30 item 8: `report --help` printed '−' and crashed on cp1252."""
+    for args in (["report", "--help"], ["arena", "x", "--help"], ["gate", "--help"]):
+        res = subprocess.run(CLI + args, capture_output=True, timeout=120,
+                             env=dict(os.environ, PYTHONIOENCODING="cp1252"))
+        assert res.returncode == 0 and b"Traceback" not in res.stderr and b"Usage" in res.stdout
+
+
+def test_a_read_only_home_moves_every_cache(monkeypatch, tmp_path):
+    """Review of item 9: PyTensor's compile folder (~/.pytensor) and matplotlib's config
+    folder were left in a read-only $HOME, so --bayes mcmc failed with a traceback."""
+    from bayeserr.models import compat
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in ("XDG_CACHE_HOME", "PYTENSOR_FLAGS", "MPLCONFIGDIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p).startswith(str(home)) else real(p, mode))
+    compat.writable_cache()
+    assert "base_compiledir=" in os.environ["PYTENSOR_FLAGS"]
+    for value in (os.environ["XDG_CACHE_HOME"], os.environ["MPLCONFIGDIR"],
+                  os.environ["PYTENSOR_FLAGS"].split("base_compiledir=")[1]):
+        assert not value.startswith(str(home)) and os.path.isdir(value)
+    monkeypatch.setenv("PYTENSOR_FLAGS", "base_compiledir=/mine")  # the user's own choice is kept
+    compat.writable_cache()
+    assert os.environ["PYTENSOR_FLAGS"] == "base_compiledir=/mine"

@@ -196,3 +196,54 @@ def test_staged_folder_needs_commit(tmp_path):
         staged.commit()
     assert (tmp_path / "a" / "b" / "f").read_text() == "x"
     assert os.listdir(tmp_path) == ["a"]
+
+
+def test_the_report_may_not_go_inside_the_posterior_folder(cli, tmp_path):
+    """Review: -o inside (or at) the --save-posterior folder was written, then deleted
+    when the folder was replaced (exit 0)."""
+    (tmp_path / "out").mkdir()
+    for output, folder in ((tmp_path / "out" / "r.html", tmp_path / "out"), (tmp_path / "pp", tmp_path / "pp")):
+        res = cli("report", example_path(), "--save-posterior", folder, "-o", output)
+        assert res.exit_code == 2 and "--save-posterior folder" in res.output
+    assert sorted(os.listdir(tmp_path)) == ["out"] and os.listdir(tmp_path / "out") == []
+
+
+def test_a_link_to_the_folder_is_followed_and_kept(cli, tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert cli("report", example_path(), "--save-posterior", tmp_path / "link").exit_code == 0
+    assert cli("report", example_path(), "--models", "ckpt-0419", "--save-posterior", tmp_path / "link").exit_code == 0
+    assert (tmp_path / "link").is_symlink() and is_posterior_folder(tmp_path / "real")
+    index = json.loads((tmp_path / "real" / "index.json").read_text())["posteriors"]
+    assert {e["model"] for e in index} == {"ckpt-0419"}
+    assert sorted(os.listdir(tmp_path)) == ["link", "real"]
+
+
+def test_a_private_folder_stays_private(cli, tmp_path, umask):
+    umask(0o022)
+    post = tmp_path / "post"
+    assert cli("report", example_path(), "--save-posterior", post).exit_code == 0
+    os.chmod(post, 0o700)
+    assert cli("report", example_path(), "--save-posterior", post).exit_code == 0
+    assert _mode(post) == 0o700
+
+
+def test_outputs_written_into_a_log_folder_do_not_block_the_next_run(cli, tmp_path):
+    """Review: every file of an input folder was protected, so re-running
+    `report L -o L/report.md` (or --save-posterior L/post) was refused."""
+    import shutil
+    logs = tmp_path / "L"
+    logs.mkdir()
+    from .conftest import SHARED
+    log = SHARED / "data" / "inspect-logs" / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+    if not log.exists():
+        pytest.skip("needs ../shared/data/inspect-logs")
+    shutil.copy(log, logs / "a.eval")
+    for _ in range(2):
+        for out in ("report.md", "report.json"):
+            res = cli("report", logs, "--bayes", "off", "-o", logs / out)
+            assert res.exit_code == 0, res.output
+        res = cli("report", logs, "--save-posterior", logs / "post", "-o", tmp_path / "r.md")
+        assert res.exit_code == 0, res.output
+    res = cli("report", logs, "--bayes", "off", "-o", logs / "a.eval")  # the log itself stays protected
+    assert res.exit_code == 2 and "input file" in res.output

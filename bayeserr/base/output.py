@@ -156,7 +156,8 @@ class StagedFolder:
     """
 
     def __init__(self, target, is_ours: Callable[[Path], bool], option: str = "output folder"):
-        self.target = Path(target)
+        # through symbolic links: the folder a link points at is the one replaced, the link kept
+        self.target = Path(os.path.realpath(target)) if os.path.islink(target) else Path(target)
         self.is_ours = is_ours
         self.option = option
         self.path: Path | None = None
@@ -200,6 +201,8 @@ class StagedFolder:
         t, staged = self.target, self.path
         try:
             t.parent.mkdir(parents=True, exist_ok=True)
+            if t.is_dir():  # the folder keeps its permissions (a private 0700 folder stays private)
+                os.chmod(staged, os.stat(t).st_mode & 0o7777)
             if t.is_dir() and _entries(t, self.option):  # ours (checked on entry): moved aside, replaced, removed
                 old = Path(tempfile.mkdtemp(prefix=f".{t.name[:32]}.", suffix=".old", dir=t.parent))
                 os.replace(t, old / "previous")

@@ -45,6 +45,19 @@ def _write_report(rep, fmt, output, save_posterior=None, seed=0):
     _with_posteriors(lambda: emit(text, output), rep.posteriors, save_posterior, seed)
 
 
+def _apart(output, folder) -> None:
+    """``-o`` may not be the ``--save-posterior`` folder or inside it: the folder is
+    replaced as a whole, which would delete the report written there."""
+    if not output or not folder:
+        return
+    import os
+    from pathlib import Path
+    out, fold = Path(os.path.realpath(output)), Path(os.path.realpath(folder))
+    if out == fold or fold in out.parents:
+        raise InputError(f"-o {output} is {'the' if out == fold else 'inside the'} --save-posterior folder "
+                         f"{folder}, which is written (and replaced) as a whole; write the report outside it.")
+
+
 def task_weights(text) -> dict | None:
     """``--task-weights``: ``NAME=W,NAME=W`` or a CSV file with columns task,weight."""
     if not text:
@@ -127,6 +140,7 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     """
     from bayeserr.registries.options import Options
     from bayeserr.reporting import build_report
+    _apart(output, save_posterior)
     fmt = output_format(fmt, output)
     bayes = bayes_settings(kw, fmt)
     options = Options(level=level, cluster_correction=cluster_correction, adjust=adjust,

@@ -132,4 +132,8 @@ def run():
         os.environ.setdefault(name, "1")
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminate)
+    for stream in (sys.stdout, sys.stderr):  # a cp1252 or latin-1 terminal: help text and messages
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "") and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")  # show what it cannot encode, never crash
     return main(args=join_multi_values(sys.argv[1:]), prog_name="bayeserr")

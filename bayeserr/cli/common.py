@@ -31,10 +31,15 @@ def inputs(files) -> list:
 def load(files, models=None, where=None, **cols):
     """Load results from one or several inputs (see :func:`inputs`), and
     protect every input from being overwritten."""
+    from pathlib import Path
+
     from bayeserr.base.output import protect
     from bayeserr.data.loading import load as _load
+    from bayeserr.data.readers import folder_inputs
     source = inputs(files)
-    protect(*(s for s in source if isinstance(s, str)))
+    paths = [s for s in source if isinstance(s, str)]
+    # a folder: the files read from it, not the outputs a previous run wrote there
+    protect(*(f for s in paths for f in (folder_inputs(s) if Path(s).is_dir() else [s])))
     try:
         ds = _load(source, models=models, where=list(where) if where else None, **cols)
     except InputError as exc:
@@ -43,7 +48,7 @@ def load(files, models=None, where=None, **cols):
             raise InputError(f"{exc} (this --where comes from {configured}: give --where on the "
                              "command line to replace it, or remove it there)") from None
         raise
-    protect(*ds.attrs.get("inputs", ()))
+    protect(*(f for s in ds.attrs.get("inputs", ()) for f in (folder_inputs(s) if Path(s).is_dir() else [s])))
     return ds
 
 

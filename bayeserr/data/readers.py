@@ -401,8 +401,12 @@ def _is_sample_member(name: str) -> bool:
 
 
 def _eval_members(archive: _EvalArchive) -> tuple[dict, list]:
-    """``{name: info}`` of the members used, and drops of identical duplicate
-    sample members; duplicates that differ are an error."""
+    """``{name: info}`` of the members used, and drops of duplicate sample members.
+
+    Several members with one name: the last is used, as Python's ``zipfile`` and
+    Inspect's own reader do (Inspect appends a sample again when a re-run of an
+    eval set rewrites the log); the earlier copies are counted as dropped, as an
+    identical copy or as one the later copy replaced."""
     groups: dict[str, list] = {}
     for info in archive.zip.infolist():
         groups.setdefault(info.filename, []).append(info)
@@ -410,15 +414,11 @@ def _eval_members(archive: _EvalArchive) -> tuple[dict, list]:
     for name, infos in groups.items():
         if name not in ("header.json", JOURNAL_START) and not _is_sample_member(name):
             continue
-        if len({(i.CRC, i.file_size) for i in infos}) > 1:
-            raise InputError(
-                f"{archive.path}: the archive holds {len(infos)} different members named '{name}' "
-                "(an interrupted rewrite or an append); which one is right cannot be told. "
-                "Rebuild the log (e.g. `inspect log convert`) or remove the extra copy.")
         used[name] = infos[-1]
         if len(infos) > 1 and _is_sample_member(name):
-            dropped.append((f"duplicate archive member {name} in {archive.path.name} (identical copy)",
-                            len(infos) - 1))
+            same = len({(i.CRC, i.file_size) for i in infos}) == 1
+            why = "identical copy" if same else "an earlier copy, replaced by the last one, as Inspect reads it"
+            dropped.append((f"duplicate archive member {name} in {archive.path.name} ({why})", len(infos) - 1))
     first = [n for n in ("header.json", JOURNAL_START) if n in used]
     archive.check_all([used[n] for n in first + sorted(n for n in used if _is_sample_member(n))])
     return used, dropped
@@ -899,6 +899,21 @@ def _log_files(path: Path, patterns) -> list[Path]:
     return [path]
 
 
+def folder_inputs(path) -> list[Path]:
+    """The files of a folder that a reader would read as results (Inspect ``.eval`` and
+    ``.json`` logs, lm-eval ``samples_*.jsonl``), leaving out bayeserr's own outputs,
+    Inspect's manifests and anything else written beside them: the files a command
+    protects from being overwritten (so ``-o logs/report.json`` can be re-run)."""
+    root = Path(path)
+    if not root.is_dir():
+        return []
+    out = []
+    for f in sorted(p for pat in ("*.eval", "*.json", "samples_*.jsonl") for p in root.rglob(pat)):
+        if f.is_file() and not (f.suffix == ".json" and _json_kind(f) is not None):
+            out.append(f)
+    return out
+
+
 def _label(f: Path, root: Path) -> str:
     return str(f.relative_to(root)) if root.is_dir() else f.name
 
@@ -1091,7 +1106,9 @@ PARTIAL_RUNS = ("exclude", "include")
 PARTIAL_RULE = ("Logs whose status is not 'success' (a run cancelled, failed or still running) are "
                 "left out and counted as dropped, as inspect eval-set would re-run them: their samples "
                 "are the ones that finished first, not a sample of the task. To see one, report its "
-                "file on its own; --partial-runs include (Python: partial_runs='include') uses them all.")
+                "file on its own; --partial-runs include (Python: partial_runs='include') uses those "
+                "with a header. A run with no header.json yet (in progress, or killed before Inspect "
+                "wrote it) has no status, model or task to report and is always left out.")
 
 
 def _status_text(status) -> str:
