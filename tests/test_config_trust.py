@@ -69,3 +69,23 @@ def test_the_files_used_are_named_in_every_report(tree, cli):
     assert len(rep["provenance"]["config"][0]["sha256"]) == 64
     md = " ".join(cli("report", example_path(), "--bayes", "off").output.split())
     assert f"Settings from: {mine}" in md
+
+
+def test_compare_and_gate_name_their_configuration_and_blame_it_not_a_flag(tree, cli):
+    """Review of item 14: compare applied bayeserr.toml without naming it; gate said
+    '--level must be …' for a level the user never typed."""
+    _, work = tree
+    (work / "bayeserr.toml").write_text("level = 0.8\n")
+    res = cli("compare", example_path(), "ckpt-0426", "ckpt-0419", "--bayes", "off")
+    text = " ".join(res.output.split())  # Markdown prose is wrapped
+    assert res.exit_code == 0 and f"Settings from: {work / 'bayeserr.toml'}" in text.replace(" / ", "/")
+    assert "80% CI" in text
+    out = json.loads(cli("compare", example_path(), "ckpt-0426", "ckpt-0419", "--bayes", "off",
+                         "--format", "json").output)
+    assert [c["path"] for c in out["config"]] == [str(work / "bayeserr.toml")]
+    res = cli("gate", example_path(), "--candidate", "ckpt-0426", "--baseline", "ckpt-0419", "--margin", "0.05")
+    assert f"settings from {work / 'bayeserr.toml'}" in " ".join(res.output.split())
+    assert "80% lower bound" in res.output
+    (work / "bayeserr.toml").write_text("level = 0.5\n")
+    res = cli("gate", example_path(), "--candidate", "ckpt-0426", "--baseline", "ckpt-0419", "--margin", "0.05")
+    assert res.exit_code == 2 and f"comes from {work / 'bayeserr.toml'}, not from a flag" in " ".join(res.output.split())

@@ -179,7 +179,8 @@ def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, 
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
                       bayes=bayes, seed=bayes.seed)
     ds = load(files, models=[a, b], where=where, **pop_load(kw))
-    rep = build_comparison(ds, a, b, options=options)
+    rep = build_comparison(ds, a, b, options=options,
+                           config=click.get_current_context().find_root().meta.get("bayeserr.data.config"))
     text = rep.render(fmt)
     if not save_posterior:
         emit(text)

@@ -67,6 +67,7 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
     from bayeserr.base.output import check_writable
     from bayeserr.bayes.settings import BayesSettings
     from bayeserr.registries.options import Options
+    from bayeserr.reporting.text import plain
     if baseline in candidates:
         from bayeserr.base.errors import InputError
         raise InputError(f"--baseline '{baseline}' is also a --candidate; a model cannot be gated against "
@@ -84,11 +85,14 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
     result = run_gate(ds, list(candidates), baseline, margin, mode=mode, suite=suite, options=options)
     if summary:
         _append(summary, summary_markdown(result))
+    config = ctx.find_root().meta.get("bayeserr.data.config")
+    used = [str(f) for f in config.files.values()] if config is not None else []
+    if used:  # defaults from configuration files are named, as in every report
+        click.echo(plain(f"note: settings from {', '.join(used)} (flags override them)."), err=True)
     if fmt == "json":
         from bayeserr.base.jsonable import dumps
-        emit(dumps(result.to_dict()) + "\n")
+        emit(dumps({**result.to_dict(), **({"config": used} if used else {})}) + "\n")
     else:
-        from bayeserr.reporting.text import plain
         emit("\n".join(plain(line) for line in result.sentence.splitlines()) + "\n")
         for c in result.checks:
             for note in c.notes:

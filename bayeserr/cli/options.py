@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from bayeserr.base.errors import InputError
 from bayeserr.base.registry import check_range
 from bayeserr.bayes.settings import MODES
 from bayeserr.registries.options import ADJUSTMENTS, CLUSTER_CORRECTIONS, ON_UNPAIRED
@@ -17,11 +18,20 @@ def ranged(low=None, high=None, *, low_open=False, high_open=False, integer=Fals
         if value is None:
             return None
         name = "--" + param.name.replace("_", "-") if not param.opts else max(param.opts, key=len)
-        if param.nargs != 1 or param.multiple:
-            return tuple(check_range(name, v, low, high, low_open=low_open, high_open=high_open,
-                                     integer=integer) for v in value)
-        return check_range(name, value, low, high, low_open=low_open, high_open=high_open,
-                           integer=integer)
+        try:
+            if param.nargs != 1 or param.multiple:
+                return tuple(check_range(name, v, low, high, low_open=low_open, high_open=high_open,
+                                         integer=integer) for v in value)
+            return check_range(name, value, low, high, low_open=low_open, high_open=high_open,
+                               integer=integer)
+        except InputError as exc:
+            if ctx.get_parameter_source(param.name) is not click.core.ParameterSource.DEFAULT_MAP:
+                raise
+            from bayeserr.data.config import read  # the value is not the user's flag: say where it is
+            cfg = read()
+            where = cfg.source_text(param.name) if param.name in cfg.sources else "a configuration file"
+            raise InputError(f"{exc} The value comes from {where}, not from a flag: fix it there, or "
+                             f"give {name} on the command line.") from None
     return callback
 
 

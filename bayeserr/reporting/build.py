@@ -370,13 +370,14 @@ class ComparisonReport:
     warnings: tuple
     level: float
     posterior: object = None
+    settings: dict | None = None  #: configuration files used and ignored (``config``, ``config_ignored``)
 
     def to_dict(self) -> dict:
         return to_jsonable({
             "schema": "bayeserr.compare/1", "level": self.level,
             "comparison": self.comparison.to_dict(), "models": self.scores.to_dict(),
             "rows": self.rows, "posterior": None if self.posterior is None else self.posterior.to_dict(),
-            "warnings": [w.to_dict() for w in self.warnings],
+            "warnings": [w.to_dict() for w in self.warnings], **(self.settings or {}),
         })
 
     def to_json(self) -> str:
@@ -404,9 +405,11 @@ class ComparisonReport:
 
 
 
-def build_comparison(ds, a: str, b: str, *, options: Options | None = None, **kwargs) -> ComparisonReport:
+def build_comparison(ds, a: str, b: str, *, options: Options | None = None, config=None,
+                     **kwargs) -> ComparisonReport:
     """One pair in depth: ``A − B`` with the per-model warnings of both models
-    and, unless ``bayes="off"``, the full posterior of the difference."""
+    and, unless ``bayes="off"``, the full posterior of the difference.  ``config``:
+    the configuration files behind the settings (named in the output, as a report's)."""
     from bayeserr.analyses.comparison import pair_names
     from bayeserr.base.errors import InputError
     options = Options.coerce(options, **kwargs)
@@ -429,4 +432,5 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, **kw
         c = replace(c, prob_a_better=post.prob_a_better, prob_tie=post.prob_tie)
         if post.diagnostics:
             warnings += [_caveats.Caveat("mcmc_diagnostics", None, p) for p in problems(post.diagnostics)]
-    return ComparisonReport(c, scores, view.rows, tuple(warnings), options.level, post)
+    settings = {k: v for k, v in provenance(config=config).items() if k.startswith("config")} or None
+    return ComparisonReport(c, scores, view.rows, tuple(warnings), options.level, post, settings)

@@ -372,4 +372,7 @@ def comparison_blocks(rep) -> list:
                             f"tail {d['ess_tail']:.0f}, divergences {d['divergences']}"))
     out += [Heading("Warnings"), *warnings_blocks(rep.warnings), Heading("Rows"),
             Para(rows_text(rep.rows), "rows")]
+    settings = settings_text(getattr(rep, "settings", None) or {})
+    if settings:
+        out.append(Para(settings, "rows", user_text=True))
     return out
