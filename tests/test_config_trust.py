@@ -89,3 +89,10 @@ def test_compare_and_gate_name_their_configuration_and_blame_it_not_a_flag(tree,
     (work / "bayeserr.toml").write_text("level = 0.5\n")
     res = cli("gate", example_path(), "--candidate", "ckpt-0426", "--baseline", "ckpt-0419", "--margin", "0.05")
     assert res.exit_code == 2 and f"comes from {work / 'bayeserr.toml'}, not from a flag" in " ".join(res.output.split())
+
+
+def test_latex_names_the_configuration_too(tree, cli):
+    _, work = tree
+    (work / "bayeserr.toml").write_text("level = 0.8\n")
+    res = cli("report", example_path(), "--bayes", "off", "--format", "latex")
+    assert res.exit_code == 0 and f"% Settings from: {work / 'bayeserr.toml'}" in res.output

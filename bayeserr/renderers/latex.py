@@ -5,7 +5,9 @@ its standard error in parentheses beneath it, as in the paper's reporting
 tables — with the caption saying which estimator and level were used; the
 row accounting and the warnings follow as comments.  User text is escaped
 and stripped of control characters everywhere it reaches LaTeX (names,
-paths, comments).
+paths, comments), and a name over :data:`LONG_NAME` characters is cut to
+its first :data:`NAME_HEAD`, its length and a tag (:func:`short_name`) in
+cells, captions and comments, given in full in comment lines at the end.
 
 Typesetting choices (for 2 to 100+ models):
 
@@ -54,6 +56,7 @@ when used).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import re
@@ -70,6 +73,16 @@ SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r
            "ρ": r"$\rho$", "σ": r"$\sigma$", "Σ": r"$\Sigma$", "²": r"$^2$", "±": r"$\pm$",
            "×": r"$\times$", "≥": r"$\geq$", "≤": r"$\leq$", "→": r"$\to$", "†": r"$^\dagger$",
            "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "\u00a0": "~"}
+
+#: names longer than this (characters) are cut everywhere in the LaTeX (tables, captions, comments)
+#: to their first :data:`NAME_HEAD` characters, "…", their length and a tag (:func:`short_name`);
+#: the full names close the output as comments
+LONG_NAME = 100
+NAME_HEAD = 60
+#: captions get a break point after this many characters of a run without spaces
+RUN = 30
+#: comment lines hold at most this many characters of text (longer text continues on the next)
+COMMENT_WIDTH = 1000
 
 #: the text width the tables are laid out for (pt): LaTeX's 10 pt article
 TEXT_WIDTH_PT = 345.0
@@ -149,7 +162,26 @@ def esc(text) -> str:
     Latin-1: Greek, CJK, emoji — written as ``[U+XXXX]`` (Greek letters as
     math; the brackets braced, as "\\\\[" would start an optional argument),
     so the output always compiles; zero-width joiners are dropped."""
-    return "".join(SPECIAL.get(ch) or _beyond_latin1(ch) for ch in unicodedata.normalize("NFC", plain(text)))
+    return "".join(map(_char, unicodedata.normalize("NFC", plain(text))))
+
+
+def _char(ch: str) -> str:
+    """One character of (NFC, control-free) user text as pdflatex source."""
+    return SPECIAL.get(ch) or _beyond_latin1(ch)
+
+
+def prose(text) -> str:
+    """User text in running prose (a caption): :func:`esc`, with a break
+    point after every :data:`RUN` characters of a run without spaces, so a
+    long name (or a cut one) cannot stick out of the text block."""
+    out, run = [], 0
+    for ch in unicodedata.normalize("NFC", plain(text)):
+        out.append(_char(ch))
+        run = 0 if ch == " " else run + 1
+        if run >= RUN:
+            out.append(r"\allowbreak{}")
+            run = 0
+    return "".join(out)
 
 
 def _beyond_latin1(ch: str) -> str:
@@ -181,8 +213,11 @@ _LATIN_LOOKING = {"omicron": "o", "alpha": "a", "beta": "b", "epsilon": "e", "ze
 
 
 def comment(text) -> str:
-    """A LaTeX comment line; control characters cannot end it early."""
-    return "% " + plain(text)
+    """A LaTeX comment line; control characters cannot end it early, and text
+    longer than :data:`COMMENT_WIDTH` characters goes on several comment lines
+    (TeX reads a line of at most 200,000 bytes)."""
+    text = plain(text)
+    return "\n".join("% " + text[i:i + COMMENT_WIDTH] for i in range(0, max(len(text), 1), COMMENT_WIDTH))
 
 
 def stacked(top: str, bottom: str, align: str = "t") -> str:
@@ -229,13 +264,14 @@ def width_em(text: str) -> float:
 
 
 def _breakable(text: str, tail: bool = True) -> str:
-    """Escaped ``text`` with break points after punctuation and inside long
-    runs; ``tail=False``: none after the last character (what follows, the
-    "−" of a pair label, stays on its line)."""
+    """Escaped ``text`` (as :func:`esc`: composed, characters beyond Latin-1
+    written out) with break points after punctuation and inside long runs;
+    ``tail=False``: none after the last character (what follows, the "−" of
+    a pair label, stays on its line)."""
     out, run = [], 0
-    chars = plain(text)
+    chars = unicodedata.normalize("NFC", plain(text))
     for i, ch in enumerate(chars):
-        out.append(SPECIAL.get(ch, ch))
+        out.append(_char(ch))
         run = 0 if ch == " " else run + 1
         if (ch in "-_/]),.:;" or run >= 10) and (tail or i < len(chars) - 1):
             out.append(r"\allowbreak{}")
@@ -255,6 +291,14 @@ def cell_latex(c: Cell, math: bool = False, box: float | None = None, split: boo
     the text in a ragged-right \\parbox of this width (pt); ``split``: a
     wrapped text cell breaks first at the space that best balances two lines
     ("Clustered" over "(CR2, t)", not "Clustered (CR2," over "t)")."""
+    text = _cell_source(c, math, box, split)
+    # a row's first cell follows \\ or \midrule, which would read "[x]" as their optional
+    # argument and "*" as their star: an empty group before it ends their look-ahead (a math
+    # column's cells start with its "$")
+    return "{}" + text if not math and text[:1] in ("[", "*") else text
+
+
+def _cell_source(c: Cell, math: bool, box: float | None, split: bool) -> str:
     if c.kind == "pct_se" and not c.missing:
         return stacked(_minus(pct(c.value, c.digits)), f"({_minus(pct(c.se, c.digits))})")
     if c.kind in ("pair", "text"):
@@ -536,7 +580,7 @@ def caption_latex(t: Table, folded=(), omitted=(), explain: bool = True) -> str:
     † mark; so the table can go into a paper as it is), the values common to
     every row, and the columns left out to fit the page."""
     keys = {c.key for c in t.columns} | {c.key for c, _ in folded}
-    parts = [esc(t.caption)]
+    parts = [prose(t.caption)]
     if explain:
         parts += [text for key, text in COLUMN_NOTES.get(t.key, ()) if key in keys]
     text = " ".join(parts)
@@ -599,9 +643,66 @@ def render_table(t: Table, label: str | None = None, explain: bool = False) -> t
 ORDER = ("booktabs", "array", "graphicx", "longtable")
 
 
+def short_name(name) -> str:
+    """``name`` when at most :data:`LONG_NAME` characters, else its first
+    :data:`NAME_HEAD` characters, "…", its length and a tag from a hash of
+    the whole name (two names that differ only after the cut stay apart):
+    ``"xxxx… (10,000 characters, #3fa2c1)"``."""
+    name = str(name)
+    if len(name) <= LONG_NAME:
+        return name
+    # the figures tag cut names that meet with the first 4 of these digits (plots.short_names)
+    tag = hashlib.blake2b(name.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    return f"{name[:NAME_HEAD]}… ({len(name):,} characters, #{tag})"
+
+
+def _cut_long_names(blocks) -> tuple[list, dict]:
+    """The blocks with every name over :data:`LONG_NAME` characters (a table's
+    first column holds the names, as text or pair cells) cut by
+    :func:`short_name` in cells ("A higher" too), captions, notes and
+    warnings; and ``{full name: cut}``."""
+    names = {}
+    for b in blocks:
+        if isinstance(b, Table):
+            for row in b.rows:
+                c = row[0] if row else Cell("num", None)
+                for v in c.value if c.kind == "pair" else (c.value,) if c.kind == "text" else ():
+                    if isinstance(v, str) and len(v) > LONG_NAME:
+                        names.setdefault(v, short_name(v))
+    if not names:
+        return list(blocks), {}
+    longest_first = sorted(names, key=len, reverse=True)
+
+    def text(s):
+        if not isinstance(s, str):
+            return s
+        for n in longest_first:
+            if n in s:
+                s = s.replace(n, names[n])
+        return s
+
+    def cell(c: Cell) -> Cell:
+        if c.kind == "pair":
+            return replace(c, value=tuple(names.get(v, v) if isinstance(v, str) else v for v in c.value))
+        if c.kind == "text" and isinstance(c.value, str):
+            return replace(c, value=text(c.value))
+        return c
+    out = []
+    for b in blocks:
+        if isinstance(b, Table):
+            b = replace(b, caption=text(b.caption), rows=tuple(tuple(map(cell, row)) for row in b.rows))
+        elif isinstance(b, doc.Para):
+            b = replace(b, text=text(b.text))
+        elif isinstance(b, doc.Bullets):
+            b = replace(b, items=tuple((code, text(t)) for code, t in b.items))
+        out.append(b)
+    return out, names
+
+
 def render_blocks(blocks, header: str, explain: bool = False) -> str:
     """The blocks as LaTeX: tables (``explain``: captions that say what each
     column means), notes, row accounting and warnings as comments."""
+    blocks, cut = _cut_long_names(blocks)
     parts, needs = [], set()
     for b in blocks:
         if isinstance(b, Table):
@@ -612,6 +713,10 @@ def render_blocks(blocks, header: str, explain: bool = False) -> str:
             parts.append(comment(b.text))
         elif isinstance(b, doc.Bullets):
             parts.append("\n".join(comment(f"warning [{code}] {text}") for code, text in b.items))
+    if cut:
+        parts.append("\n".join([comment(f"Names over {LONG_NAME} characters are cut above to their first "
+                                         f"{NAME_HEAD}, their length and a tag; in full:"),
+                                 *(comment(f"{label}: {name}") for name, label in cut.items())]))
     pkgs = ",".join(p for p in ORDER if p in needs) or "booktabs"
     head = [comment(header), f"% requires \\usepackage{{{pkgs}}}"]
     if "longtable" in needs:
@@ -646,4 +751,7 @@ def render(rep) -> str:
             blocks.append(doc.Para(f"Showing {len(shown)} of {len(rep.comparisons)} pairs; --pairs all "
                                    "prints every pair.", "note"))
     blocks += [doc.Para(doc.rows_text(rep.rows), "rows"), *doc.warnings_blocks(rep.warnings)]
+    settings = doc.settings_text(getattr(rep, "provenance", None) or {})
+    if settings:  # the configuration files behind the settings, as in every format
+        blocks.append(doc.Para(settings, "rows"))
     return render_blocks(blocks, f"bayeserr report: {rep.source}", explain=True)

@@ -82,11 +82,14 @@ def _label_size(rows: int, height: float, largest: float = 9.0) -> float:
 MAX_LABEL = 60
 
 
-def _names(ax, axis: str, labels, **kw):
-    """Tick labels as plain text (a name like ``$x$`` is not math), at most :data:`MAX_LABEL` characters."""
+def _names(ax, axis: str, names, after=None, **kw):
+    """Tick labels as plain text (a name like ``$x$`` is not math): the names
+    cut to at most :data:`MAX_LABEL` characters, distinct (:func:`short_names`,
+    the same cut in every figure), each followed by ``after[i]`` if given."""
     set_labels = ax.set_yticks if axis == "y" else ax.set_xticks
-    short = short_names(labels, MAX_LABEL)
-    set_labels(range(len(labels)), [short[s] for s in labels], parse_math=False, **kw)
+    short = short_names(names, MAX_LABEL)
+    labels = [short[n] + (after[i] if after is not None else "") for i, n in enumerate(names)]
+    set_labels(range(len(names)), labels, parse_math=False, **kw)
 
 
 def forest_methods(models) -> list:
@@ -169,7 +172,8 @@ def _pair_set(rep):
     which = str(getattr(rep, "pairs", "auto") or "auto")
     table = select_pairs(rep.comparisons, rep.scores, which)
     if which.startswith("vs="):
-        return table, f"pairs with {which[3:]} (--pairs {which})"
+        model = short_names([which[3:]], MAX_LABEL)[which[3:]]
+        return table, f"pairs with {model} (--pairs vs={model})"
     if len(table) == len(rep.comparisons):
         return table, "pairs"
     return table, "neighbours in the ranking"
@@ -225,21 +229,47 @@ def _shorten(name: str, limit: int) -> str:
 
 def short_names(names, limit: int) -> dict:
     """``{name: label}``: each name (as plain text) cut to at most ``limit``
-    characters with an ellipsis, the labels kept distinct (names whose cuts
-    meet are cut longer until they differ)."""
+    characters with an ellipsis (:func:`_shorten`), the labels kept distinct
+    without growing: names whose cuts meet are cut shorter and tagged with
+    the start of a hash of the name (" #3fa2", the same wherever that name is
+    cut), so a label is at most ``limit`` characters (6 and the tag when
+    ``limit`` is below 12) and the work is linear in the names' length."""
     from bayeserr.reporting.text import plain
+    limit = max(int(limit), 4)
     full = {n: plain(n) for n in dict.fromkeys(names)}
-    lim = {n: max(int(limit), 4) for n in full}
-    while True:
-        label = {n: _shorten(full[n], lim[n]) for n in full}
-        owners = {}
-        for n, s in label.items():
-            owners.setdefault(s, []).append(n)
-        clash = [n for group in owners.values() if len(group) > 1 for n in group if lim[n] < len(full[n])]
-        if not clash:
-            return label
-        for n in clash:
-            lim[n] += 1
+    label = {n: _shorten(full[n], limit) for n in full}
+    owners = {}
+    for n, s in label.items():
+        owners.setdefault(s, []).append(n)
+    used = set(label.values())
+    for s, group in owners.items():
+        if len(group) < 2:
+            continue
+        # a name shown in full keeps its label (the first such); the others are tagged
+        keep = next((n for n in group if full[n] == s), None)
+        tagged = [n for n in group if n != keep]
+        if keep is None:
+            used.discard(s)
+        for digits in range(4, 33, 2):
+            new = {n: _tagged(full[n], _tag(n, digits), limit) for n in tagged}
+            if len(set(new.values())) == len(new) and not used & set(new.values()):
+                break
+        label.update(new)
+        used |= set(new.values())
+    return label
+
+
+def _tag(name, digits: int) -> str:
+    """The first ``digits`` hex digits of a hash of ``name``: the same for a name in every figure."""
+    import hashlib
+    return hashlib.blake2b(str(name).encode("utf-8", "surrogatepass")).hexdigest()[:digits]
+
+
+def _tagged(name: str, tag: str, limit: int) -> str:
+    """``name`` cut (:func:`_shorten`) to leave room for " #tag" within ``limit``
+    characters (or within 6 characters and the tag, when ``limit`` is smaller)."""
+    suffix = f" #{tag}"
+    return _shorten(name, max(limit - len(suffix), 6)) + suffix
 
 
 @functools.cache
@@ -266,14 +296,15 @@ def _text_width(text: str, fontsize: float) -> float:
 
 
 def fitted_names(names, labels, fontsize: float, budget: float) -> dict:
-    """:func:`short_names` at the longest cut whose tick labels (``labels(short)``:
-    the labels built from a ``{name: short}`` map) are all at most ``budget``
-    points wide at ``fontsize``; names are never cut below 6 characters."""
+    """:func:`short_names` at the longest cut, at most :data:`MAX_LABEL` (the
+    cut of every figure), whose tick labels (``labels(short)``: the labels
+    built from a ``{name: short}`` map) are all at most ``budget`` points wide
+    at ``fontsize``; names are never cut below 6 characters."""
     names = list(dict.fromkeys(names))
 
     def fits(short):
         return max((_text_width(t, fontsize) for t in labels(short)), default=0.0) <= budget
-    longest = max((len(n) for n in names), default=6)
+    longest = min(max((len(n) for n in names), default=6), MAX_LABEL)
     best = short_names(names, longest)
     if fits(best):
         return best
@@ -366,7 +397,7 @@ def ranks(rep):
                 solid_capstyle="butt", label="this model alone" if i == 0 else None)
         ax.plot(row.rank, i, "o", color="black", ms=3 if m <= 40 else 2,
                 label="rank of the score" if i == 0 else None)
-    _names(ax, "y", [f"{row.model} ({100 * row.mean:.1f})" for row in r],
+    _names(ax, "y", [row.model for row in r], after=[f" ({100 * row.mean:.1f})" for row in r],
            fontsize=_label_size(m, fig.get_figheight()))
     ax.set_ylim(m - 0.5, -0.5)
     ax.set_xlim(0.3, m + 0.7)
@@ -574,7 +605,8 @@ def _not_drawn_text(missing: dict, total: int) -> str:
         n = len(models)
         who = (f"all {n}" if n == total and n > 2 else "both" if n == total == 2 else
                f"{n} model{'s' if n > 1 else ''}")
-        names = f" ({', '.join(models)})" if n <= 3 and n < total else ""
+        names = (f" ({', '.join(short_names(models, MAX_LABEL).values())})" if n <= 3 and n < total
+                 else "")
         parts.append(f"{who}{names} {'have' if n > 1 else 'has'} {_NOT_DRAWN[why]}")
     return "; ".join(parts)
 
@@ -645,9 +677,7 @@ def posterior(rep, draws: int = 4000, seed: int = 0):
         ax.plot([100 * ra, 100 * rb], [i + 0.2, i + 0.2], color="#ff7f0e", lw=1.0, solid_capstyle="butt")
         ax.plot(100 * s.mean, i + 0.06, "D", color="white", markeredgecolor="black", ms=3.5, mew=0.8)
     font = _label_size(len(ridges), fig.get_figheight() - 1.0, 8)
-    label = fitted_names([s.model for s in rows], lambda short: list(short.values()), font,
-                         0.33 * text_width * 72)
-    _names(ax, "y", [label[s.model] for s in rows], fontsize=font)
+    _names(ax, "y", [s.model for s in rows], fontsize=font)  # cut as in every figure (MAX_LABEL)
     ax.set_ylim(len(ridges) - 0.5, -0.9)
     ax.set_xlabel("score (%): mean accuracy on these questions")
     ax.grid(axis="x", alpha=0.3)
