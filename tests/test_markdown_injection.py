@@ -16,9 +16,18 @@ def test_links_images_and_html_are_escaped():
     assert esc("a|b`c") == "a\\|b\\`c"
 
 
-def test_line_separators_and_bidi_controls_are_removed():
-    assert plain("gpt\u202e4o") == "gpt 4o" and plain("a\u2028b\u2029c") == "a b c"
-    assert plain("x\u2066y\u2069") == "x y "
+def test_line_separators_are_spaces_and_bidi_controls_are_shown():
+    """A bidi override cannot reverse the text around it, and is shown, not hidden (so
+    'gpt\u202e4o' and 'gpt 4o' read differently in every table)."""
+    assert plain("gpt\u202e4o") == "gpt{U+202E}4o" and plain("a\u2028b\u2029c") == "a b c"
+    assert plain("x\u2066y\u2069") == "x{U+2066}y{U+2069}"
+
+
+def test_look_alike_names_read_differently_in_tables_but_other_scripts_do_not_change():
+    assert plain("cafe\u0301") == "cafe{U+0301}" and plain("caf\u00e9") == "caf\u00e9"
+    assert plain("a\u200db") == "a{U+200D}b"
+    for name in ("名前", "हिन्दी", "Ωmega", "naïve", "ok"):
+        assert plain(name) == name
 
 
 def test_a_report_with_hostile_names_has_no_live_markup():

@@ -35,3 +35,18 @@ def codepoints(name: str) -> str:
     so names that look alike read differently (``café`` → ``caf{U+00E9}``,
     its decomposed twin → ``cafe{U+0301}``; no character any format escapes)."""
     return "".join(c if " " <= c <= "~" else f"{{U+{ord(c):04X}}}" for c in name)
+
+
+def visible(name: str) -> str:
+    """``name`` as reports show it: the characters that make different names look
+    the same written as ``{U+XXXX}`` — invisible format characters (zero-width
+    joiners and spaces, bidirectional overrides such as U+202E, which would reverse
+    the text around them), and in a name that is not in NFC the combining marks
+    NFC would fold into a letter (``cafe{U+0301}``, not ``café``).  Names in NFC
+    without such characters, in any script, are unchanged."""
+    import unicodedata
+    if name.isascii():
+        return name
+    decomposed = unicodedata.normalize("NFC", name) != name
+    return "".join(f"{{U+{ord(c):04X}}}" if unicodedata.category(c) == "Cf" or (
+        decomposed and unicodedata.combining(c)) else c for c in name)

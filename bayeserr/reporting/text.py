@@ -7,10 +7,8 @@ from __future__ import annotations
 import math
 import re
 
-from bayeserr.base.errors import CONTROL
+from bayeserr.base.names import visible
 from bayeserr.reporting.tables import Cell
-
-
 
 #: Markdown that user text must not make: table cells (|), code (`), raw HTML (<tag), links and
 #: images ([text](url), ![alt](url): a remote image is a tracking pixel where the .md is rendered;
@@ -19,8 +17,16 @@ _MARKUP = re.compile(r"([\\|`]|\](?=[(\[])|<(?=[A-Za-z/!?]))")
 
 
 def plain(text) -> str:
-    """Text with control characters (ANSI/OSC escapes, newlines) removed."""
-    return CONTROL.sub(" ", str(text).replace("\n", " ").replace("\r", " "))
+    """Text as reports show it: control characters (ANSI/OSC escapes, newlines) as
+    spaces, and the characters that make two names look the same (bidirectional
+    overrides, zero-width joiners, decomposed accents) written as ``{U+XXXX}``
+    (:func:`bayeserr.base.names.visible`)."""
+    return visible(_C0.sub(" ", str(text).replace("\n", " ").replace("\r", " ")))
+
+
+#: the C0/C1 controls and line separators of CONTROL: shown as a space (the format
+#: characters CONTROL also holds, such as bidirectional overrides, are shown by visible())
+_C0 = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def esc(text) -> str:
