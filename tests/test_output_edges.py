@@ -99,3 +99,22 @@ def test_a_read_only_home_moves_every_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("PYTENSOR_FLAGS", "base_compiledir=/mine")  # the user's own choice is kept
     compat.writable_cache()
     assert os.environ["PYTENSOR_FLAGS"] == "base_compiledir=/mine"
+
+
+def test_a_reader_that_leaves_mid_stream_is_not_exit_0(tmp_path):
+    """Review: `report … --format json | head -c 100` exited 0 with the output cut (one large
+    write into a closed pipe loses its error); output goes out piece by piece now."""
+    import numpy as np
+    import pandas as pd
+    rng = np.random.default_rng(0)
+    models = [f"model-{i:02d}" for i in range(30)]
+    df = pd.DataFrame({"model": np.repeat(models, 200), "question_id": np.tile(range(200), 30),
+                       "score": (rng.random(6000) < 0.6).astype(int)})
+    path = tmp_path / "r.csv"
+    df.to_csv(path, index=False)
+    proc = subprocess.Popen(CLI + ["report", str(path), "--bayes", "off", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert len(proc.stdout.read(100)) == 100
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141 and b"Traceback" not in err

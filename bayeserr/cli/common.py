@@ -79,7 +79,7 @@ def emit(text: str, output=None) -> None:
         raise InputError("standard output is closed: the output has nowhere to go. "
                          "Write it to a file with -o FILE, or leave stdout open.")
     try:
-        click.echo(for_terminal(text), nl=not text.endswith("\n"))  # click.echo flushes
+        _write_stdout(for_terminal(text) + ("" if text.endswith("\n") else "\n"))
     except BrokenPipeError:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's exit flush must not fail
@@ -87,6 +87,25 @@ def emit(text: str, output=None) -> None:
     except OSError as exc:
         raise InputError(f"could not write to standard output ({exc.strerror or exc}). "
                          "Write the output to a file with -o FILE.") from None
+
+
+def _write_stdout(text: str) -> None:
+    """``text`` to standard output in 64 KiB pieces, each flushed: one large write
+    into a pipe whose reader has left can end without an error (Python's text
+    layer and click's echo both lose it), so ``| head`` would leave exit code 0
+    with the output cut; piece by piece, the broken pipe is seen."""
+    import sys
+    stream = sys.stdout
+    stream.flush()
+    binary = getattr(stream, "buffer", None)
+    if binary is None:
+        stream.write(text)
+        stream.flush()
+        return
+    data = text.encode(stream.encoding or "utf-8", errors=stream.errors or "strict")
+    for start in range(0, len(data), 1 << 16):
+        binary.write(data[start:start + (1 << 16)])
+        binary.flush()
 
 
 #: the report's typography in ASCII, for a terminal whose encoding lacks it (cp1252, latin-1)
