@@ -17,7 +17,7 @@ rather than a failure.
 from __future__ import annotations
 
 #: keyword arguments that go to the gate; every other keyword goes to :func:`bayeserr.load`
-GATE_KEYWORDS = frozenset({"on_unpaired", "seed", "bayes", "options", "cluster_correction"})
+GATE_KEYWORDS = frozenset({"on_unpaired", "seed", "bayes", "options", "cluster_correction", "suite", "task"})
 
 
 def assert_not_worse(results, candidate, baseline, margin: float = 0.01, level: float = 0.95,
@@ -42,7 +42,8 @@ def assert_not_worse(results, candidate, baseline, margin: float = 0.01, level: 
     level
         Confidence of the one-sided bound.
     kwargs
-        ``on_unpaired``, ``seed``, ``bayes`` go to the gate; the rest (``where``,
+        ``on_unpaired``, ``seed``, ``bayes``, ``suite`` (``"macro"``/``"size"``) and
+        ``task`` go to the gate; the rest (``where``,
         ``cluster_col``, ``no_cluster``, …) to :func:`bayeserr.load`.
 
     Returns

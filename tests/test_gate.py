@@ -603,7 +603,8 @@ def test_action_run_step_passes_fails_and_refuses(tmp_path):
 
     res, summary, out = run_action_step(tmp_path, results=str(EXAMPLE), candidate="ckpt-0426",
                                         baseline="ckpt-0419", mode="equivalence")
-    assert res.returncode == 2 and out == {"verdict": "error", "exit-code": "2"} and summary == ""
+    assert res.returncode == 2 and out == {"verdict": "error", "exit-code": "2"}
+    assert summary.startswith("### bayeserr gate: error (exit 2)")  # the job summary says so too
     assert "mode input must be" in res.stderr
 
     res, summary, out = run_action_step(tmp_path, results=str(EXAMPLE), candidate="ckpt-0426",

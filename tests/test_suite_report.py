@@ -217,3 +217,56 @@ def test_a_model_missing_from_a_task_is_left_out_of_that_task_only():
     assert sorted(per["qa"]) == ["A", "B"] and sorted(per["code"]) == ["A", "B", "C"]
     macro = {s.model: s.mean for s in rep.suite.of("macro")}
     assert np.isnan(macro["C"]) and np.isfinite(macro["A"])  # its suite score needs every task
+
+
+def test_review_mends_of_the_suite(tmp_path, cli):
+    """Size weights are the tasks' shares for every model (a model that skipped a task has
+    no suite score); a one-question task does not stop the report; intervals stay in [0, 1];
+    a cluster in two tasks is used across tasks; weights named twice are refused."""
+    df = _table()
+    skipped = df[~((df.model == "C") & (df.task == "qa"))]
+    s = bayeserr.suite(bayeserr.load(skipped))
+    size = {x.model: x for x in s.of("size")}
+    assert np.isnan(size["C"].mean) and np.isfinite(size["A"].mean)
+    assert s.weights["size"] == pytest.approx((120 / 185, 40 / 185, 25 / 185))
+    one_q = pd.concat([df, pd.DataFrame({"model": list("ABC"), "question_id": "solo-1", "task": "solo",
+                                         "cluster_id": "solo-c", "score": [1, 0, 1]})])
+    rep = bayeserr.report(bayeserr.load(one_q), bayes="off")
+    assert [t for t, _, _ in rep.per_task] == ["code", "math", "qa"]  # no model has 2 answers in "solo"
+    narrow = bayeserr.suite(bayeserr.load(df[df.task != "math"]), weights={"qa": 1})
+    assert all(0 <= x.ci[0] <= x.ci[1] <= 1 for x in narrow.scores)
+    crossed = df.assign(cluster_id="c" + (df.question_id.str.split("-").str[1].astype(int) % 7).astype(str))
+    assert bayeserr.suite(bayeserr.load(crossed)).clusters == "across tasks"
+    path = tmp_path / "s.csv"
+    df.to_csv(path, index=False)
+    res = cli("report", path, "--bayes", "off", "--task-weights", "math=1,code=1,math=3")
+    assert res.exit_code == 2 and "'math' twice" in res.output
+    res = cli("report", path, "--bayes", "off", "--task-weights", "nofile.csv")
+    assert res.exit_code == 2 and "no such file" in res.output
+
+
+def test_review_mends_of_the_gate(tmp_path, cli):
+    """An undefined suite difference is bad input (exit 2), not a failed gate; the task or
+    suite gated is named in the sentence, the JSON and the job summary; assert_not_worse
+    takes suite= and task=."""
+    from bayeserr.testing import assert_not_worse
+    df = _table()
+    path = tmp_path / "s.csv"
+    df[~((df.model == "C") & (df.task == "qa"))].to_csv(path, index=False)
+    res = cli("gate", path, "--candidate", "C", "--baseline", "B", "--margin", "0.05", "--suite", "macro",
+              "--on-unpaired", "drop")
+    assert res.exit_code == 2 and "not estimable" in res.output
+    full = tmp_path / "full.csv"
+    df.to_csv(full, index=False)
+    summary = tmp_path / "summary.md"
+    res = cli("gate", full, "--candidate", "C", "--baseline", "B", "--margin", "0.1", "--task", "code",
+              "--summary", summary, "--format", "json")
+    out = json.loads(res.stdout)
+    assert out["scope"] == "task code" and out["sentence"].startswith("[task code] ")
+    text = summary.read_text()
+    assert "### bayeserr gate (task code)" in text
+    cli("gate", full, "--candidate", "C", "--baseline", "B", "--margin", "0.1", "--suite", "macro",
+        "--summary", summary)
+    assert "suite t (macro weights)" in summary.read_text() and "(suite macro)" in summary.read_text()
+    assert assert_not_worse(full, "C", "B", margin=0.1, suite="macro").scope == "suite macro"
+    assert assert_not_worse(full, "C", "B", margin=0.1, task="code").scope == "task code"

@@ -16,7 +16,7 @@ def _inv_sqrt(m):
     return vecs @ np.diag(vals ** -0.5) @ vecs.T
 
 
-def stacked_cr2(y, tasks, clusters, w):
+def stacked_cr2(y, tasks, clusters, w, crossed=False):
     """CR2 variance of wᵀβ and its Bell–McCaffrey df (Imbens–Kolesár form, working
     covariance I) in the regression of y on task indicators, clusters = (task, cluster)
     pairs: full n×n matrices, nothing shared with the library."""
@@ -25,7 +25,7 @@ def stacked_cr2(y, tasks, clusters, w):
     XtX_inv = np.linalg.inv(X.T @ X)
     H = X @ XtX_inv @ X.T
     e = y - H @ y
-    ids = tasks * 10_000 + clusters
+    ids = clusters if crossed else tasks * 10_000 + clusters
     meat = np.zeros((T, T))
     p = w @ XtX_inv @ X.T  # the contrast's row: wᵀβ̂ = p y
     G = []
@@ -147,3 +147,40 @@ def test_coverage_with_unequal_tasks_and_few_clusters(weights):
     mc = 3 * np.sqrt(0.95 * 0.05 / R)
     assert cover >= 0.95 - mc - 0.01, cover  # CR2 + BM is at most slightly liberal here
     assert cover <= 0.995
+
+
+def test_clusters_across_tasks_use_the_stacked_regressions_cr2():
+    """A cluster in two tasks (e.g. a repository split by task): (S3) is the CR2 variance
+    of the stacked regression with clusters crossing tasks, and (S1) when they do not cross."""
+    from bayeserr.stats.suite import crossed_variance
+    rng = np.random.default_rng(4)
+    n = 150
+    clusters = rng.integers(0, 9, n)
+    tasks = rng.integers(0, 3, n)
+    y = (rng.random(n) < 0.3 + 0.05 * clusters).astype(float)
+    for w in (np.full(3, 1 / 3), np.bincount(tasks) / n, np.array([0.6, 0.1, 0.3])):
+        var, _ = stacked_cr2(y, tasks, clusters, w, crossed=True)
+        assert crossed_variance(y, tasks, clusters, w) == pytest.approx(var, rel=1e-10)
+    y2, t2, c2 = _suite_data(5, TASKS, [0.6, 0.8, 0.4])
+    c2 = t2 * 100 + c2  # nested: each cluster code in one task
+    nested = suite_mean(y2, t2, c2)
+    assert crossed_variance(y2, t2, c2, nested.weights) == pytest.approx(nested.se ** 2, rel=1e-10)
+
+
+def test_coverage_when_clusters_cross_tasks():
+    """12 clusters of 40 questions, each split across two tasks: treating the tasks as
+    strata with clusters inside them covers about 86%; the crossed CR2 (S3) with the pooled
+    clusters' BM df holds the level (the report and the gate use it when clusters cross)."""
+    from bayeserr.analyses.suite import _suite_rows
+    rng = np.random.default_rng(20261202)
+    C, m, R = 12, 40, 2000
+    codes = np.repeat(np.arange(C), m)
+    tasks = np.tile(np.arange(2), C * m // 2)
+    u = rng.normal(0, 0.8, (R, C))[:, codes]
+    y = (rng.random((R, C * m)) < 1 / (1 + np.exp(-u))).astype(float)  # true mean 0.5 (symmetry)
+    mean, se, df = _suite_rows(y, tasks, codes, "across tasks", np.array([0.5, 0.5]))
+    cover = np.mean(np.abs(mean - 0.5) <= stats.t.ppf(0.975, df) * se)
+    mc = 3 * np.sqrt(0.95 * 0.05 / R)
+    assert 0.95 - mc <= cover <= 0.95 + mc + 0.02, cover
+    false_pass = np.mean(mean - stats.t.ppf(0.95, df) * se > 0.5)
+    assert false_pass <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / R), false_pass

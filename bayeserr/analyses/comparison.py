@@ -362,7 +362,8 @@ def _mcnemar(arr: _PairArrays, k: int) -> McNemar | None:
                    float(arr.mcnemar_p[1][k]))
 
 
-def compare_view(view, options: Options, *, ranking: bool = False, second_opinion: bool = True) -> Comparisons:
+def compare_view(view, options: Options, *, ranking: bool = False, second_opinion: bool = True,
+                 joint: bool = True) -> Comparisons:
     """Every pair ``(i, j)``, ``i < j``, of the view's models, estimating ``models[i] − models[j]``.
 
     p-values are adjusted over the family of ``options.pairs``
@@ -371,7 +372,8 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
     intervals, from the same joint draws (the report's family for the
     intervals of every model at once, each model's pairs within it for its
     own).  ``second_opinion=False`` skips the
-    per-pair wild bootstrap (the lab, which does not report it)."""
+    per-pair wild bootstrap (the lab, which does not report it); ``joint=False`` the
+    joint draws (Holm, BH or none only; the tables of each task of a suite)."""
     arr = _pair_arrays(view, options, second_opinion)
     names = view.models
     families = [family_rows(options.pairs, names, arr.ia, arr.ib)]
@@ -379,7 +381,7 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
         within = families[0][1]
         families += [(f"vs={m}", np.intersect1d(rows, within))
                      for m, rows in zip(names, model_families(len(names), arr.ia, arr.ib))]
-    decided = decide(arr, options, families, names)
+    decided = decide(arr, options, families, names, joint=joint)
     fam = decided[0]
     p_holm, p_bh, p_rw = fam.p["holm"], fam.p["bh"], fam.p["romano-wolf"]
     different = fam.different

@@ -93,6 +93,19 @@ class Decisions:
                 "n_different": int(self.different.sum()), "joint": self.draws.to_dict()}
 
 
+@dataclass(frozen=True)
+class _NoDraws:
+    """Where no joint draws were made (each task's tables of a suite: Holm)."""
+
+    min_p: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"method": "none", "weights": None, "draws": 0, "exact": False, "min_p": None}
+
+
+NO_DRAWS = _NoDraws()
+
+
 def _draws(arr, options, order=None):
     """The joint draws of every pair: the wild cluster bootstrap with clusters,
     the parametric (normal) bootstrap without."""
@@ -108,11 +121,23 @@ def _draws(arr, options, order=None):
     return gaussian_draws(cov, arr.ia, arr.ib, seed=options.seed, order=order)
 
 
-def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None) -> list[Decisions]:
+def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None, *,
+           joint: bool = True) -> list[Decisions]:
     """Adjusted p-values (Romano–Wolf, Holm, BH, none) and simultaneous
     intervals of each ``(label, rows)`` family; one pass over the joint draws
     serves them all.  ``names``: the models, whose sorted order fixes the
-    parametric draws (the same numbers whatever order the models come in)."""
+    parametric draws (the same numbers whatever order the models come in).
+    ``joint=False`` (Holm, BH or none only): no joint draws, Romano–Wolf p NaN."""
+    if not joint:
+        if options.adjust == "romano-wolf":
+            raise ValueError("Romano–Wolf needs the joint draws")
+        out = []
+        for label, rows in families:
+            p = {m: _stepwise(arr.p, rows, m) for m in ("holm", "bh", "none")}
+            p["romano-wolf"] = np.full(len(arr.p), np.nan)
+            ci = adjusted_intervals(arr, rows, options.adjust, options.level, None, p["bh"])
+            out.append(Decisions(label, rows, options.adjust, p, ci, float("nan"), NO_DRAWS, options.level))
+        return out
     blocks, info = _draws(arr, options, None if names is None else np.argsort(np.asarray(names, dtype=object)))
     # the families after the first (one per model, for the rank intervals) only decide
     joint = joint_inference(arr.statistic, arr.df, blocks, info.draws, [rows for _, rows in families],

@@ -300,6 +300,7 @@ class GateResult:
     level: float
     adjust: str  #: "holm" over the candidates, or "none" for one
     seed: int = 0
+    scope: str | None = None  #: what was gated when not every question pooled: "task NAME", "suite macro"
 
     @property
     def passed(self) -> bool:
@@ -319,6 +320,8 @@ class GateResult:
     def sentence(self) -> str:
         """What the gate prints: one sentence per candidate, and with several a last line."""
         lines = [c.sentence for c in self.checks]
+        if self.scope:  # two gate steps in one job summary must be told apart
+            lines = [f"[{self.scope}] {line}" for line in lines]
         k = len(self.checks)
         if k > 1:
             n_pass = sum(c.passed for c in self.checks)
@@ -344,7 +347,7 @@ class GateResult:
         return to_jsonable({
             "schema": "bayeserr.gate/1", "verdict": self.verdict, "exit_code": self.exit_code,
             "mode": self.mode, "margin": self.margin, "null": self.null, "level": self.level,
-            "baseline": self.baseline, "adjust": self.adjust, "seed": self.seed,
+            "baseline": self.baseline, "adjust": self.adjust, "seed": self.seed, "scope": self.scope,
             "sentence": self.sentence, "candidates": [c.to_dict() for c in self.checks]})
 
     def to_frame(self):
@@ -365,8 +368,21 @@ class GateResult:
 
 
 # ------------------------------------------------------------------ the gate
+def one_task(ds, task: str):
+    """The questions of one task of a loaded dataset (an error naming the tasks present)."""
+    from bayeserr.base.errors import suggest
+    if "task" not in ds.coords:
+        raise InputError("--task: the data have no task column (--task-col names it; eval logs: each "
+                         "run's task).")
+    tasks = sorted({str(t) for t in ds["task"].values})
+    if str(task) not in tasks:
+        raise InputError(f"--task: '{task}' is not a task of the data.{suggest(str(task), tasks)} "
+                         f"Tasks: {', '.join(tasks[:20])}{' and more' if len(tasks) > 20 else ''}.")
+    return ds.isel(question=(ds["task"].values.astype(str) == str(task)))
+
+
 def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", suite: str | None = None,
-         options=None, **kwargs) -> GateResult:
+         task: str | None = None, options=None, **kwargs) -> GateResult:
     """Gate each candidate against ``baseline``: a one-sided test of ``candidate − baseline``
     against the margin (see the module docstring; ``docs/methods.md`` §3.11).
 
@@ -388,6 +404,8 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", sui
         (``docs/methods.md`` §3.12: tasks as fixed strata, CR2 within tasks,
         Satterthwaite-combined df) instead of the pooled one; no wild bootstrap and no
         Bayesian probability then.
+    task
+        Gate one task of the suite (its questions only); not with ``suite``.
     options, kwargs
         :class:`~bayeserr.registries.options.Options` fields: ``level`` (of the one-sided
         bound, above 0.5; default 0.95), ``on_unpaired``, ``seed`` (the wild bootstrap),
@@ -422,7 +440,11 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", sui
     for c in cands:
         pair_names(c, baseline)  # one model twice: "name two different models"
     null = -margin if mode == "non-inferiority" else margin
+    if task is not None and suite is not None:
+        raise InputError("--task gates one task and --suite all of them: give one or the other.")
     ds = check_dataset(ds)
+    if task is not None:
+        ds = one_task(ds, task)
     view = DataView.from_dataset(ds).select([*cands, baseline])
     pair_options = Options(level=level, on_unpaired=options.on_unpaired, bayes="off", seed=options.seed,
                            adjust="none", cluster_correction=options.cluster_correction)
@@ -456,7 +478,8 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", sui
         checks.append(_check(c, d0, d, float(p_adj[k]), float(steps[k]), bool(passed[k]), null, mode,
                              margin, level, len(cands), prob, method, power, n_needed, too_small,
                              stopped[k], pieces[k][2]))
-    return GateResult(tuple(checks), baseline, mode, margin, null, level, adjust, options.seed)
+    scope = f"task {task}" if task is not None else f"suite {suite}" if suite is not None else None
+    return GateResult(tuple(checks), baseline, mode, margin, null, level, adjust, options.seed, scope)
 
 
 def _suite_pairs(view, comps, pieces, weighting: str, level: float):
@@ -477,6 +500,10 @@ def _suite_pairs(view, comps, pieces, weighting: str, level: float):
     out_c, out_p = [], []
     for c, (_, _, notes) in zip(comps, pieces):
         sd = diffs[c.a, c.b]
+        if not (np.isfinite(sd.diff) and np.isfinite(sd.se)):
+            raise InputError(f"--suite {weighting}: the suite difference {c.a} − {c.b} is not estimable: a "
+                             "task one of them did not answer, or a task with a single cluster or question. "
+                             "Gate the tasks one by one (--task NAME), or leave such tasks out (--where).")
         out_c.append(replace(c, diff=sd.diff, se_paired=sd.se, se_clustered_paired=sd.se, df=sd.df,
                              test=f"t_suite_{weighting}", mean_a=means[c.a], mean_b=means[c.b]))
         out_p.append((None, None, [*notes, f"suite score over {len(s.tasks)} tasks ({weighting}: "

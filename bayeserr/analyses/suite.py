@@ -19,7 +19,7 @@ import pandas as pd
 from bayeserr.base.errors import InputError, describe
 from bayeserr.base.registry import check_level
 from bayeserr.stats.fewclusters import t_test
-from bayeserr.stats.suite import WEIGHTINGS, suite_mean
+from bayeserr.stats.suite import WEIGHTINGS, crossed_variance, suite_mean
 from bayeserr.stats.view import DataView
 
 #: what each weighting estimates, for the reports
@@ -72,7 +72,7 @@ class Suite:
     scores: tuple           #: SuiteScore, by weighting then model
     pairs: tuple            #: SuiteDiff, by weighting then pair
     level: float
-    clusters: str           #: "within tasks", "none" or "are the tasks" (then not used)
+    clusters: str           #: "within tasks", "across tasks", "none" or "are the tasks" (then not used)
 
     def to_dict(self) -> dict:
         """The JSON ``suite`` block (schema ``bayeserr.report/2``, additive)."""
@@ -116,13 +116,30 @@ def _check_weights(weights, tasks) -> dict:
 
 
 def _cluster_rule(view: DataView, task_codes: np.ndarray) -> tuple:
-    """Cluster codes for within-task variances and how they were used."""
+    """Cluster codes for the suite variance and how they are used: ``within tasks``
+    (S1, S2), ``across tasks`` (a cluster in two tasks: S3, with the pooled clusters'
+    Bell–McCaffrey df), ``none``, or ``are the tasks`` (not used)."""
     if view.codes is None:
         return None, "none"
     per_task = [np.unique(view.codes[task_codes == t]).size for t in range(task_codes.max() + 1)]
-    if max(per_task) == 1:  # e.g. lm-eval logs clustered by task: no cluster inside a task
+    if max(per_task) == 1 and np.unique(view.codes).size == len(per_task):  # lm-eval: clustered by task
         return None, "are the tasks"
-    return view.codes, "within tasks"
+    tasks_of_cluster = np.zeros(view.codes.max() + 1, dtype=int)
+    np.add.at(tasks_of_cluster, np.unique(np.stack([view.codes, task_codes]), axis=1)[0], 1)
+    return view.codes, "across tasks" if (tasks_of_cluster > 1).any() else "within tasks"
+
+
+def _suite_rows(y, task_codes, codes, how: str, w):
+    """Suite mean, SE and df of each row of ``y`` under the cluster rule ``how``."""
+    res = suite_mean(y, task_codes, codes if how == "within tasks" else None, w)
+    if how != "across tasks":
+        return res.mean, res.se, res.df
+    from bayeserr.stats.fewclusters import bm_df
+    from bayeserr.stats.estimators import cluster_sums
+    var = crossed_variance(y, task_codes, codes, res.weights)
+    sizes = cluster_sums((~np.isnan(y)).astype(float), codes)
+    ok = np.isfinite(res.mean) & (np.count_nonzero(sizes, axis=-1) >= 2)
+    return (res.mean, np.where(ok, np.sqrt(var), np.nan), np.where(ok, bm_df(sizes), np.nan))
 
 
 def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | None:
@@ -141,19 +158,23 @@ def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | Non
     names = view.models
     pairs = list(combinations(range(len(names)), 2))
     d = (s[[a for a, _ in pairs]] - s[[b for _, b in pairs]]) if pairs else np.empty((0, s.shape[1]))
+    # size weights are the tasks' shares of the suite's questions, for every model alike: a model
+    # that skipped a task has no suite score (the estimand weighs every task), as under macro
+    weightings["size"] = np.bincount(task_codes) / len(task_codes)
     scores, diffs, used = [], [], {}
     for label, w in weightings.items():
-        res = suite_mean(s, task_codes, codes, w)
-        used[label] = tuple(float(x) for x in (res.weights[0] if label != "size" else
-                                               np.bincount(task_codes) / len(task_codes)))
-        ci = t_test(res.mean, res.se, res.df, level).ci
-        scores += [SuiteScore(m, label, float(res.mean[j]), float(res.se[j]), float(res.df[j]),
+        w = np.asarray(w, dtype=float) if not isinstance(w, str) else w
+        mean, se, dof = _suite_rows(s, task_codes, codes, how, w)
+        used[label] = tuple(float(x) for x in suite_mean(s[:1], task_codes, None, w).weights[0])
+        ci = np.clip(t_test(mean, se, dof, level).ci, 0.0, 1.0)  # a mean of scores in [0, 1]
+        scores += [SuiteScore(m, label, float(mean[j]), float(se[j]), float(dof[j]),
                               (float(ci[j, 0]), float(ci[j, 1]))) for j, m in enumerate(names)]
         if pairs:
-            pr = suite_mean(d, task_codes, codes, w)
-            tt = t_test(pr.mean, pr.se, pr.df, level)
-            diffs += [SuiteDiff(names[a], names[b], label, float(pr.mean[k]), float(pr.se[k]), float(pr.df[k]),
-                                (float(tt.ci[k, 0]), float(tt.ci[k, 1])), float(tt.p_value[k]))
+            pm, pse, pdf = _suite_rows(d, task_codes, codes, how, w)
+            tt = t_test(pm, pse, pdf, level)
+            pci = np.clip(tt.ci, -1.0, 1.0)
+            diffs += [SuiteDiff(names[a], names[b], label, float(pm[k]), float(pse[k]), float(pdf[k]),
+                                (float(pci[k, 0]), float(pci[k, 1])), float(tt.p_value[k]))
                       for k, (a, b) in enumerate(pairs)]
     return Suite(tasks, tuple(int(n) for n in np.bincount(task_codes)), used, tuple(scores), tuple(diffs),
                  level, how)

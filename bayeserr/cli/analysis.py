@@ -63,7 +63,10 @@ def task_weights(text) -> dict | None:
     if not text:
         return None
     from pathlib import Path
-    if "=" not in text and Path(text).is_file():
+    if "=" not in text and not Path(text).is_file():
+        raise InputError(f"--task-weights {text}: no such file; give NAME=W,NAME=W (e.g. math=2,code=1) "
+                         "or a CSV file with columns task,weight.")
+    if "=" not in text:
         import csv
 
         from bayeserr.base.output import protect
@@ -80,6 +83,8 @@ def task_weights(text) -> dict | None:
                              f"got '{text}'.")
     out = {}
     for name, value in pairs:
+        if name.strip() in out:
+            raise InputError(f"--task-weights names '{name.strip()}' twice; give each task once.")
         try:
             out[name.strip()] = float(value)
         except ValueError:

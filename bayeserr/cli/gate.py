@@ -76,13 +76,12 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
         from bayeserr.base.errors import InputError
         raise InputError("--task gates one task and --suite all of them: give one or the other.")
     ds = load(files, models=[*dict.fromkeys(candidates), baseline], where=where, **pop_load(kw))
-    if task is not None:
-        ds = _one_task(ds, task)
     if summary:
         check_writable(summary)  # an input, a folder, a missing folder: before the work
     options = Options(level=level, on_unpaired=on_unpaired, seed=seed,
                       bayes=BayesSettings(mode=bayes_mode, seed=seed))
-    result = run_gate(ds, list(candidates), baseline, margin, mode=mode, suite=suite, options=options)
+    result = run_gate(ds, list(candidates), baseline, margin, mode=mode, suite=suite, task=task,
+                      options=options)
     if summary:
         _append(summary, summary_markdown(result))
     config = ctx.find_root().meta.get("bayeserr.data.config")
@@ -98,19 +97,6 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
             for note in c.notes:
                 click.echo(plain(f"note ({c.candidate}): {note}"), err=True)
     ctx.exit(result.exit_code)
-
-
-def _one_task(ds, task: str):
-    """The questions of one task (an error naming the tasks present)."""
-    from bayeserr.base.errors import InputError, suggest
-    if "task" not in ds.coords:
-        raise InputError("--task: the data have no task column (--task-col names it; eval logs: each "
-                         "run's task).")
-    tasks = sorted({str(t) for t in ds["task"].values})
-    if task not in tasks:
-        raise InputError(f"--task: '{task}' is not a task of the data.{suggest(task, tasks)} "
-                         f"Tasks: {', '.join(tasks[:20])}{' and more' if len(tasks) > 20 else ''}.")
-    return ds.isel(question=(ds["task"].values.astype(str) == task))
 
 
 def _append(path, text: str) -> None:
@@ -150,7 +136,8 @@ def summary_markdown(result) -> str:
     n_pass = sum(c.passed for c in result.checks)
     holm = k > 1
     lines = [
-        (f"### bayeserr gate {'passed' if result.passed else 'failed'}: {n_pass} of {k} "
+        (f"### bayeserr gate{f' ({esc(result.scope)})' if result.scope else ''} "
+         f"{'passed' if result.passed else 'failed'}: {n_pass} of {k} "
          f"candidate{'s' if k > 1 else ''} {word}"),
         "",
         (f"{mode.capitalize()} against **{esc(result.baseline)}**, margin {points(result.null)} points, "
@@ -163,7 +150,9 @@ def summary_markdown(result) -> str:
     for c in result.checks:
         small = "; too small" if c.too_small and c.finding == "not shown" else ""
         verdict = f"{'**pass**' if c.passed else '**fail**'} ({c.finding}{small})"
-        test = f"CR2 t, df {c.df:.1f}" if c.test == "t_cr2_bm" else "paired z"
+        test = (f"CR2 t, df {c.df:.1f}" if c.test == "t_cr2_bm" else
+                f"suite t ({c.test.rsplit('_', 1)[1]} weights), df {c.df:.1f}" if c.test.startswith("t_suite")
+                else "paired z")
         pv = p(c.p_value)
         if c.wild is not None:
             test += " + wild bootstrap"

@@ -170,15 +170,18 @@ def _per_task(view: DataView, options: Options) -> tuple:
     mcmc, so a suite of T tasks does not sample T more times)."""
     from dataclasses import replace
     bayes = options.bayes if options.bayes.mode != "mcmc" else replace(options.bayes, mode="fast")
-    task_options = replace(options, bayes=bayes, prior_sensitivity=False, pass_k=())
+    # Holm without joint draws, and no wild-bootstrap second opinion: T tasks would otherwise
+    # cost T reports (the suite's own numbers and the main tables keep the full treatment)
+    task_options = replace(options, bayes=bayes, prior_sensitivity=False, pass_k=(), adjust="holm")
     out = []
     for task in sorted(set(view.tasks)):
         sub = view.questions_where(view.tasks == task)
-        sub = sub.select([m for m, k in zip(sub.models, sub.answered.sum(axis=1)) if k >= 2])
-        if not sub.models:
+        keep = [m for m, k in zip(sub.models, sub.answered.sum(axis=1)) if k >= 2]
+        if not keep:  # a task of one question: no model has a standard error there
             continue
-        scores, sub, _, _ = _ranked(sub, task_options, False)
-        comps = compare_view(sub, task_options) if len(scores) > 1 else Comparisons()
+        scores, sub, _, _ = _ranked(sub.select(keep), task_options, False)
+        comps = (compare_view(sub, task_options, second_opinion=False, joint=False) if len(scores) > 1
+                 else Comparisons())
         out.append((str(task), scores, comps))
     return tuple(out)
 

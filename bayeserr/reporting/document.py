@@ -218,7 +218,6 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     out += ranking_blocks(rep, figures)
     if getattr(rep, "suite", None) is not None:
         out += suite_blocks(rep.suite)
-        out += [task_fold(task, scores, comps, rep) for task, scores, comps in getattr(rep, "per_task", ())]
     sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
     if sens is not None:
         out += [Heading(sens.title, 3), sens]
@@ -243,6 +242,9 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
                 out.append(Figure("heatmap"))
     if figures and rep.posteriors:
         out.append(Figure("posterior"))
+    if getattr(rep, "per_task", ()):  # after the suite-wide answers: each task alone, folded in HTML
+        out += [Heading("Each task alone"),
+                *[task_fold(task, scores, comps, rep) for task, scores, comps in rep.per_task]]
     for k, (scores, comps) in (rep.pass_at_k or {}).items():
         out += [Heading(f"pass@{k} (unbiased estimator, per problem)"),
                 tables.models_table(scores, rep.level, bayes=bayes_on, methods=rep.methods)]
@@ -283,12 +285,23 @@ def suite_blocks(suite) -> list:
                 "none": "questions are independent within each task",
                 "are the tasks": "the clusters are the tasks themselves, so questions are independent "
                                  "within each task"}[suite.clusters]
-    said = "; ".join(f"{w}: {ESTIMANDS[w]}" for w in suite.weights)
+    said = "; ".join(f"{w}: {ESTIMANDS[w]}" + (" (" + ", ".join(f"{t} {x:.2f}" for t, x in
+                                                               zip(suite.tasks, suite.weights[w])) + ")"
+                                               if w == "user" else "") for w in suite.weights)
+    if suite.clusters == "across tasks":
+        how = ("some clusters hold questions of several tasks, so the variance is the CR2 of the stacked "
+               "regression with clusters crossing tasks, t on the Bell–McCaffrey df of the pooled clusters")
+    else:
+        how = (f"tasks are fixed strata: variance Σ w_t² Var_t, {clusters}, t with Satterthwaite-combined "
+               "Bell–McCaffrey df")
+    missing = any(not np.isfinite(x.se) for x in suite.scores)
     return [Heading("Suite"), tables.suite_table(suite),
             Para(f"Tasks (questions): {tasks}. Each suite score is a weighted mean of task means over these "
-                 f"tasks ({said}); its interval treats tasks as fixed strata: variance Σ w_t² Var_t, "
-                 f"{clusters}, t with Satterthwaite-combined Bell–McCaffrey df. The JSON's suite block "
-                 "holds every pair's suite difference.", "note", user_text=True)]
+                 f"tasks ({said}); {how}. So its SE differs from the models table's, which treats the "
+                 "questions as one pool. Best first by the macro score; intervals are cut to [0, 1]."
+                 + (" –: not estimable (a task the model did not answer, or one with a single cluster or "
+                    "question)." if missing else "")
+                 + " The JSON's suite block holds every pair's suite difference.", "note", user_text=True)]
 
 
 def settings_text(prov: dict) -> str:

@@ -392,12 +392,15 @@ def suite_table(suite) -> Table:
     heads = {"macro": "Macro (tasks equal)", "size": "Size-weighted (questions equal)", "user": "Your weights"}
     weightings = list(suite.weights)
     by = {(s.model, s.weighting): s for s in suite.scores}
-    models = list(dict.fromkeys(s.model for s in suite.scores))
+    models = sorted(dict.fromkeys(s.model for s in suite.scores),  # best macro score first, "–" last
+                    key=lambda m: -by[m, "macro"].mean if math.isfinite(by[m, "macro"].mean) else math.inf)
     cols = [Column("model", "Model", numeric=False)]
     for w in weightings:
-        cols += [Column(f"{w}", heads[w]), Column(f"{w}_ci", f"{suite.level:.0%} interval")]
+        cols += [Column(f"{w}", heads[w]), Column(f"{w}_ci", f"{suite.level:.0%} interval"),
+                 Column(f"{w}_df", "df")]
     rows = tuple((text(m), *[c for w in weightings for c in (Cell("pct_se", by[m, w].mean, by[m, w].se),
-                                                             Cell("interval", by[m, w].ci))])
+                                                             Cell("interval", by[m, w].ci),
+                                                             Cell("num", by[m, w].df, digits=1))])
                  for m in models)
     return Table("suite", f"Suite of {len(suite.tasks)} tasks", tuple(cols), rows,
                  caption="Suite scores: weighted means of task means, tasks as fixed strata.")

@@ -74,6 +74,38 @@ def task_weights(weights, task_n) -> np.ndarray:
     return np.broadcast_to(w / w.sum(), task_n.shape).copy()
 
 
+def crossed_variance(y, tasks, codes, w) -> np.ndarray:
+    """CR2 variance of ``Σ_t w_t ȳ_t`` when clusters cross tasks (S3; ``docs/methods.md`` §3.12).
+
+    In the stacked regression on task indicators the hat block of cluster c is
+    block diagonal by task, ``(n_ct/n_t)``-scaled all-ones blocks, so its CR2
+    adjustment is ``(1 − n_ct/n_t)^(−1/2)`` on each part and::
+
+        V = Σ_c ( Σ_t (w_t/n_t) · q_ct^(1/2) · S_ct )²,   q_ct = 1/(1 − n_ct/n_t)        (S3)
+
+    with ``S_ct`` the sum of residuals ``y_i − ȳ_t`` of cluster c in task t.  With
+    clusters nested in tasks it is (S1).  ``y`` (..., n) with NaN for "not answered";
+    ``w`` (..., T).
+    """
+    y = np.asarray(y, dtype=float)
+    T, C = int(tasks.max()) + 1, int(codes.max()) + 1
+    answered = ~np.isnan(y)
+    total = np.zeros(y.shape[:-1] + (C,))
+    for t in range(T):
+        idx = np.flatnonzero(tasks == t)
+        yt, at = y[..., idx], answered[..., idx]
+        n_t = at.sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(at, yt, 0.0).sum(axis=-1) / n_t
+            e = np.where(at, yt - mean[..., None], 0.0)
+            onehot = (codes[idx][:, None] == np.arange(C)[None, :]).astype(float)
+            S = e @ onehot                                   # (..., C) residual sums of cluster c in t
+            n_ct = at.astype(float) @ onehot
+            q = np.where(n_ct > 0, 1.0 / (1.0 - n_ct / n_t[..., None]), 0.0)
+            total += np.where(n_ct > 0, (w[..., t] / n_t)[..., None] * np.sqrt(q) * S, 0.0)
+    return (total ** 2).sum(axis=-1)
+
+
 def suite_mean(y, tasks, codes=None, weights="macro") -> SuiteMean:
     """Suite score, its SE (S1) and Satterthwaite–Bell–McCaffrey df (S2) per row.
 
