@@ -134,8 +134,8 @@ def _suite_rows(y, task_codes, codes, how: str, w):
     res = suite_mean(y, task_codes, codes if how == "within tasks" else None, w)
     if how != "across tasks":
         return res.mean, res.se, res.df
-    from bayeserr.stats.fewclusters import bm_df
     from bayeserr.stats.estimators import cluster_sums
+    from bayeserr.stats.fewclusters import bm_df
     var = crossed_variance(y, task_codes, codes, res.weights)
     sizes = cluster_sums((~np.isnan(y)).astype(float), codes)
     ok = np.isfinite(res.mean) & (np.count_nonzero(sizes, axis=-1) >= 2)
