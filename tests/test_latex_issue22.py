@@ -228,7 +228,9 @@ def test_names_outside_latin1_are_escaped():
     esc = latex_renderer.esc
     assert esc("Ωmega") == r"$\Omega$mega" and esc("λ-model") == r"$\lambda$-model"
     assert esc("模型") == "{[}U+6A21{]}{[}U+578B{]}" and esc("😀 bot") == "{[}U+1F600{]} bot"
-    assert esc("e\u0301cole") == "école" and esc("a\u200db") == "ab"
+    # the characters that make names look alike are shown, as in every format (issue 30 item 16)
+    assert esc("e\u0301cole") == "e{[}U+0301{]}cole" and esc("a\u200db") == "a{[}U+200D{]}b"
+    assert esc("\u00e9cole") == "école"
     assert all(ord(c) < 256 for c in esc("ℓ Ω 模 😀 Ꭰ"))
 
 

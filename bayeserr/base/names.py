@@ -37,16 +37,20 @@ def codepoints(name: str) -> str:
     return "".join(c if " " <= c <= "~" else f"{{U+{ord(c):04X}}}" for c in name)
 
 
-def visible(name: str) -> str:
-    """``name`` as reports show it: the characters that make different names look
-    the same written as ``{U+XXXX}`` — invisible format characters (zero-width
-    joiners and spaces, bidirectional overrides such as U+202E, which would reverse
-    the text around them), and in a name that is not in NFC the combining marks
-    NFC would fold into a letter (``cafe{U+0301}``, not ``café``).  Names in NFC
-    without such characters, in any script, are unchanged."""
+def codepoint_marks(name: str) -> list[bool]:
+    """Which characters of ``name`` reports write as code points: invisible format
+    characters (zero-width joiners and spaces, bidirectional overrides such as U+202E,
+    which would reverse the text around them), and in a name that is not in NFC the
+    combining marks NFC would fold into a letter.  None in an NFC name without such
+    characters, in any script."""
     import unicodedata
     if name.isascii():
-        return name
+        return [False] * len(name)
     decomposed = unicodedata.normalize("NFC", name) != name
-    return "".join(f"{{U+{ord(c):04X}}}" if unicodedata.category(c) == "Cf" or (
-        decomposed and unicodedata.combining(c)) else c for c in name)
+    return [unicodedata.category(c) == "Cf" or bool(decomposed and unicodedata.combining(c)) for c in name]
+
+
+def visible(name: str) -> str:
+    """``name`` as reports show it: the characters :func:`codepoint_marks` picks
+    written as ``{U+XXXX}`` (``cafe{U+0301}``, not ``café``; ``gpt{U+202E}4o``)."""
+    return "".join(f"{{U+{ord(c):04X}}}" if m else c for c, m in zip(name, codepoint_marks(name)))

@@ -6,7 +6,7 @@ tables — with the caption saying which estimator and level were used; the
 row accounting and the warnings follow as comments.  User text is escaped
 and stripped of control characters everywhere it reaches LaTeX (names,
 paths, comments), and a name over :data:`LONG_NAME` characters is cut to
-its first :data:`NAME_HEAD`, its length and a tag (:func:`short_name`) in
+its first ``NAME_HEAD``, its length and a tag (:func:`short_name`) in
 cells, captions and comments, given in full in comment lines at the end.
 
 Typesetting choices (for 2 to 100+ models):
@@ -63,9 +63,10 @@ import re
 import unicodedata
 from dataclasses import replace
 
+from bayeserr.base.names import codepoint_marks
 from bayeserr.reporting import document as doc
 from bayeserr.reporting.tables import Cell, Table
-from bayeserr.reporting.text import cell_text, pct, plain
+from bayeserr.reporting.text import cell_text, controls_as_spaces, pct, plain
 
 SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
            "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
@@ -75,7 +76,7 @@ SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r
            "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "\u00a0": "~"}
 
 #: names longer than this (characters) are cut everywhere in the LaTeX (tables, captions, comments)
-#: to their first :data:`NAME_HEAD` characters, "…", their length and a tag (:func:`short_name`);
+#: to their first ``NAME_HEAD`` characters, "…", their length and a tag (:func:`short_name`);
 #: the full names close the output as comments
 LONG_NAME = 100
 NAME_HEAD = 60
@@ -161,8 +162,18 @@ def esc(text) -> str:
     character pdflatex cannot typeset without extra packages — outside
     Latin-1: Greek, CJK, emoji — written as ``[U+XXXX]`` (Greek letters as
     math; the brackets braced, as "\\\\[" would start an optional argument),
-    so the output always compiles; zero-width joiners are dropped."""
-    return "".join(map(_char, unicodedata.normalize("NFC", plain(text))))
+    so the output always compiles.  The characters that make two names look the
+    same (zero-width joiners, bidirectional overrides, the accents of a decomposed
+    name) are written ``[U+XXXX]`` too, as every format shows them
+    (:func:`bayeserr.base.names.codepoint_marks`)."""
+    return "".join(_chars(text))
+
+
+def _chars(text):
+    """The characters of user text as pdflatex source (see :func:`esc`)."""
+    text = controls_as_spaces(text)
+    for ch, marked in zip(text, codepoint_marks(text)):
+        yield f"{{[}}U+{ord(ch):04X}{{]}}" if marked else _char(ch)
 
 
 def _char(ch: str) -> str:
@@ -175,8 +186,8 @@ def prose(text) -> str:
     point after every :data:`RUN` characters of a run without spaces, so a
     long name (or a cut one) cannot stick out of the text block."""
     out, run = [], 0
-    for ch in unicodedata.normalize("NFC", plain(text)):
-        out.append(_char(ch))
+    for ch, piece in zip(controls_as_spaces(text), _chars(text)):
+        out.append(piece)
         run = 0 if ch == " " else run + 1
         if run >= RUN:
             out.append(r"\allowbreak{}")
@@ -264,14 +275,14 @@ def width_em(text: str) -> float:
 
 
 def _breakable(text: str, tail: bool = True) -> str:
-    """Escaped ``text`` (as :func:`esc`: composed, characters beyond Latin-1
+    """Escaped ``text`` (as :func:`esc`: characters beyond Latin-1
     written out) with break points after punctuation and inside long runs;
     ``tail=False``: none after the last character (what follows, the "−" of
     a pair label, stays on its line)."""
     out, run = [], 0
-    chars = unicodedata.normalize("NFC", plain(text))
-    for i, ch in enumerate(chars):
-        out.append(_char(ch))
+    chars = controls_as_spaces(text)
+    for i, (ch, piece) in enumerate(zip(chars, _chars(text))):
+        out.append(piece)
         run = 0 if ch == " " else run + 1
         if (ch in "-_/]),.:;" or run >= 10) and (tail or i < len(chars) - 1):
             out.append(r"\allowbreak{}")
@@ -303,7 +314,7 @@ def _cell_source(c: Cell, math: bool, box: float | None, split: bool) -> str:
         return stacked(_minus(pct(c.value, c.digits)), f"({_minus(pct(c.se, c.digits))})")
     if c.kind in ("pair", "text"):
         if box is not None:
-            halves = _balanced_split(plain(c.value)) if split and c.kind == "text" else None
+            halves = _balanced_split(controls_as_spaces(c.value)) if split and c.kind == "text" else None
             text = (f"{_breakable(c.value[0], tail=False)}~$-$\\newline {_breakable(c.value[1])}"
                     if c.kind == "pair" else
                     f"{_breakable(halves[0])}\\newline {_breakable(halves[1])}" if halves else
@@ -645,7 +656,7 @@ ORDER = ("booktabs", "array", "graphicx", "longtable")
 
 def short_name(name) -> str:
     """``name`` when at most :data:`LONG_NAME` characters, else its first
-    :data:`NAME_HEAD` characters, "…", its length and a tag from a hash of
+    ``NAME_HEAD`` characters, "…", its length and a tag from a hash of
     the whole name (two names that differ only after the cut stay apart):
     ``"xxxx… (10,000 characters, #3fa2c1)"``."""
     name = str(name)

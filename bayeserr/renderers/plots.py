@@ -229,7 +229,7 @@ def _shorten(name: str, limit: int) -> str:
 
 def short_names(names, limit: int) -> dict:
     """``{name: label}``: each name (as plain text) cut to at most ``limit``
-    characters with an ellipsis (:func:`_shorten`), the labels kept distinct
+    characters with an ellipsis (``_shorten``), the labels kept distinct
     without growing: names whose cuts meet are cut shorter and tagged with
     the start of a hash of the name (" #3fa2", the same wherever that name is
     cut), so a label is at most ``limit`` characters (6 and the tag when
@@ -266,7 +266,7 @@ def _tag(name, digits: int) -> str:
 
 
 def _tagged(name: str, tag: str, limit: int) -> str:
-    """``name`` cut (:func:`_shorten`) to leave room for " #tag" within ``limit``
+    """``name`` cut (``_shorten``) to leave room for " #tag" within ``limit``
     characters (or within 6 characters and the tag, when ``limit`` is smaller)."""
     suffix = f" #{tag}"
     return _shorten(name, max(limit - len(suffix), 6)) + suffix

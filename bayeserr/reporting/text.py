@@ -21,7 +21,12 @@ def plain(text) -> str:
     spaces, and the characters that make two names look the same (bidirectional
     overrides, zero-width joiners, decomposed accents) written as ``{U+XXXX}``
     (:func:`bayeserr.base.names.visible`)."""
-    return visible(_C0.sub(" ", str(text).replace("\n", " ").replace("\r", " ")))
+    return visible(controls_as_spaces(text))
+
+
+def controls_as_spaces(text) -> str:
+    """User text with newlines, C0/C1 controls (ANSI/OSC escapes) and line separators as spaces."""
+    return _C0.sub(" ", str(text).replace("\n", " ").replace("\r", " "))
 
 
 #: the C0/C1 controls and line separators of CONTROL: shown as a space (the format
