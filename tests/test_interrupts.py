@@ -53,16 +53,21 @@ def _fake_pymc(monkeypatch, behaviour):
     monkeypatch.setitem(sys.modules, "pytensor", pt)
 
 
-def test_sampler_returning_partial_draws_after_ctrl_c_is_an_interrupt(monkeypatch):
-    from bayeserr.models import nuts
-
-    def pymc_like(**kwargs):  # PyMC catches the interrupt and returns the draws so far
+def _swallowing(sig):
+    """pm.sample as PyMC behaves: the interrupt ``sig`` raises is caught and the draws so far returned."""
+    def pymc_like(**kwargs):
         try:
-            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(sig)
         except KeyboardInterrupt:
             return "91 of 300 draws"
         return "all draws"
-    _fake_pymc(monkeypatch, pymc_like)
+    return pymc_like
+
+
+def test_sampler_returning_partial_draws_after_ctrl_c_is_an_interrupt(monkeypatch):
+    from bayeserr.models import nuts
+
+    _fake_pymc(monkeypatch, _swallowing(signal.SIGINT))
     with pytest.raises(KeyboardInterrupt):
         nuts.sample(draws=300)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
@@ -118,13 +123,7 @@ def test_sigterm_during_sampling_is_an_interrupt_even_with_sigint_ignored(monkey
     before = signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        def pymc_like(**kwargs):
-            try:
-                signal.raise_signal(signal.SIGTERM)
-            except KeyboardInterrupt:
-                return "91 of 300 draws"
-            return "all draws"
-        _fake_pymc(monkeypatch, pymc_like)
+        _fake_pymc(monkeypatch, _swallowing(signal.SIGTERM))
         with pytest.raises(KeyboardInterrupt):
             nuts.sample(draws=300)
         assert signal.getsignal(signal.SIGTERM) is _terminate

@@ -19,7 +19,7 @@ import pandas as pd
 from bayeserr.base.errors import InputError, describe
 from bayeserr.base.registry import check_level
 from bayeserr.stats.fewclusters import t_test
-from bayeserr.stats.suite import WEIGHTINGS, crossed_variance, suite_mean
+from bayeserr.stats.suite import WEIGHTINGS, crossed_variance, suite_mean, task_weights
 from bayeserr.stats.view import DataView
 
 #: what each weighting estimates, for the reports
@@ -165,7 +165,7 @@ def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | Non
     for label, w in weightings.items():
         w = np.asarray(w, dtype=float) if not isinstance(w, str) else w
         mean, se, dof = _suite_rows(s, task_codes, codes, how, w)
-        used[label] = tuple(float(x) for x in suite_mean(s[:1], task_codes, None, w).weights[0])
+        used[label] = tuple(float(x) for x in task_weights(w, np.bincount(task_codes)))
         ci = np.clip(t_test(mean, se, dof, level).ci, 0.0, 1.0)  # a mean of scores in [0, 1]
         scores += [SuiteScore(m, label, float(mean[j]), float(se[j]), float(dof[j]),
                               (float(ci[j, 0]), float(ci[j, 1]))) for j, m in enumerate(names)]

@@ -48,7 +48,7 @@ def load(files, models=None, where=None, **cols):
             raise InputError(f"{exc} (this --where comes from {configured}: give --where on the "
                              "command line to replace it, or remove it there)") from None
         raise
-    protect(*(f for s in ds.attrs.get("inputs", ()) for f in (folder_inputs(s) if Path(s).is_dir() else [s])))
+    protect(*(s for s in ds.attrs.get("inputs", ()) if not Path(s).is_dir()))  # folders: done above
     return ds
 
 

@@ -247,13 +247,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
                 *[task_fold(task, scores, comps, rep) for task, scores, comps in rep.per_task]]
     for k, (scores, comps) in (rep.pass_at_k or {}).items():
         out += [Heading(f"pass@{k} (unbiased estimator, per problem)"),
-                tables.models_table(scores, rep.level, bayes=bayes_on, methods=rep.methods)]
-        if len(comps):
-            shown = tables.select_pairs(comps, scores, rep.pairs)
-            out.append(tables.pairs_table(shown, rep.level, rep.adjust, family=comps.family, main=False))
-            if len(shown) < len(comps):
-                out.append(Para(f"Showing {len(shown):,} of {len(comps):,} pairs (neighbours in the pass@{k} "
-                                "ranking); --pairs all prints every pair, and the JSON holds them all.", "note"))
+                *_scores_and_pairs(scores, comps, rep, f"the pass@{k} ranking); --pairs all prints every pair")]
     if len(rep.scores) > 1:  # one model: no pair, no tie zone
         out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level), user_text=True)]
     out += [Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
@@ -264,17 +258,25 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     return out
 
 
-def task_fold(task, scores, comps, rep) -> Fold:
-    """One task's models table and pairs table, as the report's."""
+def _scores_and_pairs(scores, comps, rep, ranking: str) -> list:
+    """A secondary models table and its pairs table (pass@k, each task of a suite), the
+    pairs shown as the report's ``--pairs`` selects them; ``ranking`` ends the note on
+    the pairs left out ("the pass@1 ranking); …")."""
     blocks = [tables.models_table(scores, rep.level, bayes=rep.bayes is not None, methods=rep.methods)]
     if len(comps):
         shown = tables.select_pairs(comps, scores, rep.pairs)
         blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, family=comps.family, main=False))
         if len(shown) < len(comps):
-            blocks.append(Para(f"Showing {len(shown):,} of {len(comps):,} pairs (neighbours in this task's "
-                               "ranking); the JSON holds them all.", "note"))
+            blocks.append(Para(f"Showing {len(shown):,} of {len(comps):,} pairs (neighbours in {ranking}, and "
+                               "the JSON holds them all.", "note"))
+    return blocks
+
+
+def task_fold(task, scores, comps, rep) -> Fold:
+    """One task's models table and pairs table, as the report's."""
     n = max(s.n_questions for s in scores)
-    return Fold(f"Task {task}: {len(scores)} models, up to {n:,} questions", tuple(blocks))
+    return Fold(f"Task {task}: {len(scores)} models, up to {n:,} questions",
+                tuple(_scores_and_pairs(scores, comps, rep, "this task's ranking)")))
 
 
 def suite_blocks(suite) -> list:
