@@ -4,7 +4,8 @@
 same; ``size``: each question counts the same; or the user's weights), every
 model's suite score with its SE (S1), Satterthwaite–Bell–McCaffrey df (S2)
 and t interval, and every pair's suite difference A − B (on the questions
-both answered) with its two-sided t test.  The formulas are in
+both answered) with its two-sided t test and Holm-adjusted p over the pairs
+of that weighting.  The formulas are in
 :mod:`bayeserr.stats.suite`.
 """
 
@@ -19,6 +20,7 @@ import pandas as pd
 from bayeserr.base.errors import InputError, describe
 from bayeserr.base.registry import check_level
 from bayeserr.stats.fewclusters import t_test
+from bayeserr.stats.simultaneous import holm
 from bayeserr.stats.suite import WEIGHTINGS, crossed_variance, suite_mean, task_weights
 from bayeserr.stats.view import DataView
 
@@ -56,10 +58,11 @@ class SuiteDiff:
     df: float
     ci: tuple
     p_value: float
+    p_holm: float = float("nan")  #: Holm-adjusted over every pair of this weighting
 
     def to_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "weighting": self.weighting, "diff": self.diff, "se": self.se,
-                "df": self.df, "ci": list(self.ci), "p_value": self.p_value}
+                "df": self.df, "ci": list(self.ci), "p_value": self.p_value, "p_holm": self.p_holm}
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,14 @@ class Suite:
 
     def of(self, weighting: str) -> list:
         return [s for s in self.scores if s.weighting == weighting]
+
+    @property
+    def headline(self) -> str:
+        """The weighting the suite's comparisons are read under: the user's, else macro."""
+        return "user" if "user" in self.weights else "macro"
+
+    def pairs_of(self, weighting: str) -> list:
+        return [p for p in self.pairs if p.weighting == weighting]
 
 
 def _check_weights(weights, tasks) -> dict:
@@ -142,6 +153,15 @@ def _suite_rows(y, task_codes, codes, how: str, w):
     return (res.mean, np.where(ok, np.sqrt(var), np.nan), np.where(ok, bm_df(sizes), np.nan))
 
 
+def _holm_finite(p: np.ndarray) -> np.ndarray:
+    """Holm over the pairs with a p-value (a pair with none is not in the family: NaN)."""
+    out = np.full(len(p), np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        out[ok] = holm(p[ok])
+    return out
+
+
 def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | None:
     """The suite of ``view`` (None when it has fewer than two tasks)."""
     if view.tasks is None or len(np.unique(view.tasks)) < 2:
@@ -173,8 +193,9 @@ def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | Non
             pm, pse, pdf = _suite_rows(d, task_codes, codes, how, w)
             tt = t_test(pm, pse, pdf, level)
             pci = np.clip(tt.ci, -1.0, 1.0)
+            p_holm = _holm_finite(tt.p_value)
             diffs += [SuiteDiff(names[a], names[b], label, float(pm[k]), float(pse[k]), float(pdf[k]),
-                                (float(pci[k, 0]), float(pci[k, 1])), float(tt.p_value[k]))
+                                (float(pci[k, 0]), float(pci[k, 1])), float(tt.p_value[k]), float(p_holm[k]))
                       for k, (a, b) in enumerate(pairs)]
     return Suite(tasks, tuple(int(n) for n in np.bincount(task_codes)), used, tuple(scores), tuple(diffs),
                  level, how)

@@ -714,10 +714,12 @@ def render_blocks(blocks, header: str, explain: bool = False) -> str:
     """The blocks as LaTeX: tables (``explain``: captions that say what each
     column means), notes, row accounting and warnings as comments."""
     blocks, cut = _cut_long_names(blocks)
-    parts, needs = [], set()
+    parts, needs, seen = [], set(), {}
     for b in blocks:
         if isinstance(b, Table):
-            text, pkgs = render_table(b, explain=explain)
+            seen[b.key] = seen.get(b.key, 0) + 1  # each task's tables repeat the keys: labels stay unique
+            label = f"tab:bayeserr-{b.key}" + (f"-{seen[b.key]}" if seen[b.key] > 1 else "")
+            text, pkgs = render_table(b, label, explain=explain)
             parts.append(text)
             needs |= pkgs
         elif isinstance(b, doc.Para) and b.role in ("rows", "note"):
@@ -733,6 +735,14 @@ def render_blocks(blocks, header: str, explain: bool = False) -> str:
     if "longtable" in needs:
         head.append("% (longtable: one-column mode only; see bayeserr.renderers.latex)")
     return "\n\n".join(head + parts) + "\n"
+
+
+def _task_blocks(task, scores, comps, rep) -> list:
+    """One task's models and pairs tables, their captions naming the task (the
+    document's fold, whose title LaTeX has no place for)."""
+    fold = doc.task_fold(task, scores, comps, rep)
+    return [replace(b, caption=f"{fold.title}. {b.caption}") if isinstance(b, Table) else b
+            for b in fold.blocks]
 
 
 def render(rep) -> str:
@@ -761,6 +771,8 @@ def render(rep) -> str:
         if len(shown) < len(rep.comparisons):
             blocks.append(doc.Para(f"Showing {len(shown)} of {len(rep.comparisons)} pairs; --pairs all "
                                    "prints every pair.", "note"))
+    for task, scores, comps in getattr(rep, "per_task", ()):  # each task alone, as in every format
+        blocks += _task_blocks(task, scores, comps, rep)
     blocks += [doc.Para(doc.rows_text(rep.rows), "rows"), *doc.warnings_blocks(rep.warnings)]
     settings = doc.settings_text(getattr(rep, "provenance", None) or {})
     if settings:  # the configuration files behind the settings, as in every format

@@ -265,7 +265,8 @@ def _scores_and_pairs(scores, comps, rep, ranking: str) -> list:
     blocks = [tables.models_table(scores, rep.level, bayes=rep.bayes is not None, methods=rep.methods)]
     if len(comps):
         shown = tables.select_pairs(comps, scores, rep.pairs)
-        blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, family=comps.family, main=False))
+        adjust = comps.family.adjust if comps.family is not None else rep.adjust  # each task: Holm
+        blocks.append(tables.pairs_table(shown, rep.level, adjust, family=comps.family, main=False))
         if len(shown) < len(comps):
             blocks.append(Para(f"Showing {len(shown):,} of {len(comps):,} pairs (neighbours in {ranking}, and "
                                "the JSON holds them all.", "note"))
@@ -303,7 +304,26 @@ def suite_blocks(suite) -> list:
                  "questions as one pool. Best first by the macro score; intervals are cut to [0, 1]."
                  + (" –: not estimable (a task the model did not answer, or one with a single cluster or "
                     "question)." if missing else "")
-                 + " The JSON's suite block holds every pair's suite difference.", "note", user_text=True)]
+                 + " The JSON's suite block holds every pair's suite difference under every weighting.",
+                 "note", user_text=True), *suite_pair_blocks(suite)]
+
+
+def suite_pair_blocks(suite) -> list:
+    """The suite comparisons under the headline weighting (the user's, else macro)."""
+    w = suite.headline
+    every = suite.pairs_of(w)
+    if not every:
+        return []
+    shown = tables.suite_pairs(suite, w)
+    family = sum(np.isfinite(p.p_holm) for p in every)
+    name = {"user": "your weights", "macro": "macro weights (tasks equal)"}[w]
+    note = (f"Suite differences under {name}, on the questions both models answered, with the suite score's "
+            f"variance (tasks as fixed strata); Holm over the {family:,} pair{'s' if family != 1 else ''} with a "
+            f"test, at {1 - suite.level:.0%}.")
+    if len(shown) < len(every):
+        note += (f" Showing {len(shown):,} of {len(every):,} pairs (neighbours in the suite ranking); the JSON "
+                 "holds them all.")
+    return [Heading("Suite comparisons", 3), tables.suite_pairs_table(suite, shown), Para(note, "note")]
 
 
 def settings_text(prov: dict) -> str:

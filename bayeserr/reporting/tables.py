@@ -404,3 +404,40 @@ def suite_table(suite) -> Table:
                  for m in models)
     return Table("suite", f"Suite of {len(suite.tasks)} tasks", tuple(cols), rows,
                  caption="Suite scores: weighted means of task means, tasks as fixed strata.")
+
+
+def suite_order(suite, weighting: str) -> list:
+    """Models best first by their suite score under ``weighting`` ("–" last)."""
+    by = {s.model: s.mean for s in suite.of(weighting)}
+    return sorted(by, key=lambda m: -by[m] if math.isfinite(by[m]) else math.inf)
+
+
+def suite_pairs(suite, weighting: str) -> list:
+    """The suite differences to show under ``weighting``: every pair up to 45,
+    else neighbours in that weighting's ranking (the JSON holds them all)."""
+    pairs = suite.pairs_of(weighting)
+    if len(pairs) <= 45:
+        return pairs
+    rank = {m: i for i, m in enumerate(suite_order(suite, weighting))}
+    return [p for p in pairs if abs(rank[p.a] - rank[p.b]) == 1]
+
+
+def suite_pairs_table(suite, pairs) -> Table:
+    """Suite differences A − B (the better of the two first), their interval and
+    Holm-adjusted p over every pair of the weighting (``docs/methods.md`` §3.12)."""
+    level = suite.level
+    cols = (Column("pair", "A − B", "$A - B$", numeric=False), Column("diff", "Diff"), Column("df", "df"),
+            Column("ci", f"{level:.0%} CI", f"{level:.0%} CI".replace("%", r"\%")), Column("p", "p", "$p$"),
+            Column("p_adj", "Holm p", "Holm $p$"), Column("verdict", "Verdict", numeric=False))
+    rank = {m: i for i, m in enumerate(suite_order(suite, pairs[0].weighting))} if pairs else {}
+    rows = []
+    for p in sorted(pairs, key=lambda p: (min(rank[p.a], rank[p.b]), max(rank[p.a], rank[p.b]))):
+        a, b, d, ci = p.a, p.b, p.diff, p.ci
+        if rank[b] < rank[a]:  # the better first, so every shown difference reads "how far ahead"
+            a, b, d, ci = b, a, -d, (-ci[1], -ci[0])
+        shown = math.isfinite(p.p_holm) and p.p_holm < 1 - level
+        rows.append((Cell("pair", (a, b)), Cell("pct_se", d, p.se), Cell("num", p.df, digits=1),
+                     Cell("interval", ci), Cell("p", p.p_value), Cell("p", p.p_holm),
+                     text((f"{a} higher" if d > 0 else f"{b} higher") if shown else "not different")))
+    return Table("suite_pairs", "Suite comparisons", cols, tuple(rows),
+                 caption="Suite differences A − B (better first), tasks as fixed strata; Holm over the pairs.")
