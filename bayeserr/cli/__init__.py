@@ -9,7 +9,7 @@ usage errors use 2 as well); so does running out of memory (a
 
 # isort: off
 from bayeserr.cli.app import join_multi_values, main, run
-from bayeserr.cli import analysis, arena, gate, lab, config  # noqa: F401  (registers the commands; config last)
+from bayeserr.cli import analysis, arena, gate, lab, watch, config  # noqa: F401  (registers the commands; config last)
 # isort: on
 
 __all__ = ["join_multi_values", "main", "run"]

@@ -551,6 +551,8 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
             items = "".join(f'<li><span class="code">[{esc(code)}]</span> {prose_html(text, long_names)}</li>'
                             if code else f"<li>{prose_html(text, long_names)}</li>" for code, text in b.items)
             parts.append(f'<ul class="warn">{items}</ul>')
+        elif isinstance(b, doc.Figure) and b.svg is not None:
+            parts.append(_figure_html(b.kind, b.svg))
         elif isinstance(b, doc.Figure) and rep is not None:
             from bayeserr.renderers import plots
             parts.append(_figure_html(b.kind, plots.svg(plots.figure(rep, b.kind))))

@@ -58,6 +58,7 @@ def flatten(blocks) -> list:
 @dataclass(frozen=True)
 class Figure:
     kind: str  #: a key of bayeserr.renderers.plots.FIGURES
+    svg: str | None = None  #: a figure drawn already (inline SVG), e.g. a watched run's sequence
 
 
 

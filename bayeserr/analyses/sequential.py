@@ -1,0 +1,209 @@
+"""Watching a running eval: a confidence sequence and a stopping rule (``docs/methods.md`` §3.13).
+
+:func:`watch_scores` takes scores in the order they arrived (one model, or A
+and B on the questions both answered, optionally with each question's
+cluster), builds the anytime-valid confidence sequence of
+:mod:`bayeserr.stats.sequential` and applies the user's stopping rules;
+:func:`watch` does the same for a loaded dataset (questions in the order they
+first appear in the input).  The result, :class:`Watch`, says ``stop`` or
+``continue`` in one sentence.  Because the sequence is valid at every look at
+once, a user (or ``bayeserr.integrations.inspect_stopping``) may check after
+every answer and stop whenever a rule holds.
+
+Rules (any number; the first to hold stops the run):
+
+* ``settle`` (pairs; on unless a margin is given): A − B excludes 0;
+* ``tie=z``: A − B lies inside [−z, z];
+* ``margin=m``: non-inferiority of A against B: the sequence excludes −m
+  (A − B > −m: not worse; A − B < −m: worse than allowed);
+* ``width=w``: the quantity is known to ±w (upper − lower ≤ 2w);
+* ``budget=n``: n questions were answered.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from bayeserr.base.errors import InputError, describe
+from bayeserr.stats import sequential as seq
+
+#: fewer clusters than this and a cluster-level betting sequence cannot settle a
+#: gap: the capital cannot reach 1/α in so few bets (§3.13)
+FEW_CLUSTERS = 30
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The stopping rules a watch applies (all optional; ``settle`` for pairs)."""
+
+    settle: bool = True
+    tie: float | None = None
+    margin: float | None = None
+    width: float | None = None
+    budget: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"settle": self.settle, "tie": self.tie, "margin": self.margin, "width": self.width,
+                "budget": self.budget}
+
+    def check(self, pair: bool) -> "Rules":
+        for name in ("tie", "margin", "width"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                  or not 0 < v < 1):
+                raise InputError(f"--{name} must be a number in (0, 1) in score units (0.02 = two points); "
+                                 f"got {describe(v)}.")
+        if self.budget is not None and (isinstance(self.budget, bool) or not isinstance(self.budget, int)
+                                        or self.budget < 1):
+            raise InputError(f"--budget must be a whole number of questions ≥ 1; got {describe(self.budget)}.")
+        if not pair and (self.tie is not None or self.margin is not None):
+            raise InputError("--tie and --margin compare two models: give --pair A B (one model takes "
+                             "--width or --budget).")
+        if not pair and self.width is None and self.budget is None:
+            raise InputError("one model has no gap to settle: give --width W (its mean known to ±W) "
+                             "or --budget N.")
+        return self
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A watched run's confidence sequence, the stop (if any) and the sentence."""
+
+    a: str
+    b: str | None
+    sequence: seq.ConfidenceSequence
+    rules: Rules
+    stop: seq.Stop | None
+    outcome: str          #: what the stop says: "better", "worse", "tie", "not worse", "worse than margin",
+                          #: "known", "budget" or "" (continue)
+    sentence: str
+    notes: tuple = ()
+
+    @property
+    def decision(self) -> str:
+        return "continue" if self.stop is None else "stop"
+
+    @property
+    def exit_code(self) -> int:
+        """0 stop (a rule holds), 1 continue."""
+        return 0 if self.stop is not None else 1
+
+    def to_dict(self) -> dict:
+        s = self.sequence
+        return {"schema": "bayeserr.watch/1", "a": self.a, "b": self.b, "decision": self.decision,
+                "outcome": self.outcome or None, "sentence": self.sentence, "rules": self.rules.to_dict(),
+                "method": s.method, "level": s.level, "unit": s.unit, "estimand": s.estimand,
+                "n_questions": int(s.t[-1]), "n_units": int(s.units[-1]),
+                "estimate": float(s.estimate[-1]), "lower": float(s.lower[-1]), "upper": float(s.upper[-1]),
+                "stop": None if self.stop is None else self.stop.to_dict(), "notes": list(self.notes),
+                "sequence": s.to_dict()}
+
+    def to_frame(self):
+        return self.sequence.to_frame()
+
+
+def _outcome(rules: Rules, stop, pair: bool) -> str:
+    if stop is None:
+        return ""
+    if stop.rule == "exclude":
+        if rules.margin is not None:
+            return "not worse" if stop.lower > -rules.margin else "worse than margin"
+        return "better" if stop.lower > 0 else "worse"
+    return {"tie": "tie", "width": "known", "budget": "budget"}[stop.rule]
+
+
+def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str) -> str:
+    i = len(s.t) - 1 if stop is None else stop.index
+    est, lo, hi, n = s.estimate[i], s.lower[i], s.upper[i], int(s.t[i])
+    what = f"{a} − {b}" if b is not None else f"{a}'s mean score"
+    fmt = (lambda x: f"{100 * x:+.1f}") if b is not None else (lambda x: f"{100 * x:.1f}")
+    unit = "" if s.unit == "question" else f" in {int(s.units[i]):,} complete clusters"
+    cs = (f"{what} = {fmt(est)} points, {s.level:.0%} confidence sequence [{fmt(lo)}, {fmt(hi)}] "
+          f"after {n:,} question{'s' if n != 1 else ''}{unit}")
+    if stop is None:
+        wanted = []
+        if b is not None and rules.margin is not None:
+            wanted.append(f"it to leave −{100 * rules.margin:.1f}")
+        elif b is not None and rules.settle:
+            wanted.append("it to exclude 0")
+        if rules.tie is not None:
+            wanted.append(f"it inside ±{100 * rules.tie:.1f}")
+        if rules.width is not None:
+            wanted.append(f"a width of ±{100 * rules.width:.1f}")
+        if rules.budget is not None:
+            wanted.append(f"the budget of {rules.budget:,} questions")
+        return f"continue: {cs}; waiting for {' or '.join(wanted)}."
+    said = {"better": f"{a} is better than {b}", "worse": f"{a} is worse than {b}",
+            "tie": f"{a} and {b} are tied within ±{100 * (rules.tie or 0):.1f} points",
+            "not worse": f"{a} is not worse than {b} by more than {100 * (rules.margin or 0):.1f} points",
+            "worse than margin": f"{a} is worse than {b} by more than the {100 * (rules.margin or 0):.1f}-point "
+                                 "margin",
+            "known": f"{what} is known to ±{100 * (rules.width or 0):.1f} points",
+            "budget": f"the budget of {rules.budget or 0:,} questions is spent, not settled"}[outcome]
+    return f"stop: {said} ({cs}; valid at every look)."
+
+
+def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str | None = None,
+                 rules: Rules = Rules(), level: float = 0.95, method: str = "betting",
+                 expected_sizes=None) -> Watch:
+    """The watch of scores in arrival order: ``a_scores`` alone (one model) or
+    with ``b_scores`` (A − B on the same questions), per question or per
+    cluster (``clusters``: each question's cluster; ``expected_sizes``: each
+    cluster's number of questions, so that an unfinished cluster waits)."""
+    pair = b_scores is not None
+    if pair and b is None:
+        b = "B"
+    rules = rules.check(pair)
+    alpha = 1 - level
+    opts = {"expected_sizes": expected_sizes} if clusters is not None and expected_sizes is not None else {}
+    if pair:
+        s = seq.paired_cs(a_scores, b_scores, method, alpha, clusters, **opts)
+    else:
+        s = seq.mean_cs(a_scores, method, alpha, clusters, **opts)
+    exclude = (-rules.margin if rules.margin is not None else (0.0 if rules.settle else None)) if pair else None
+    stop = seq.first_stop(s.lower, s.upper, s.t, exclude=exclude, width=rules.width, tie=rules.tie,
+                          budget=rules.budget)
+    outcome = _outcome(rules, stop, pair)
+    notes = []
+    if s.unit == "cluster":
+        notes.append("Clusters are the sampling units: the sequence assumes they arrive in random order "
+                     "(shuffle the dataset by cluster when you control the run).")
+        if method == "betting" and s.units[-1] < FEW_CLUSTERS:
+            notes.append(f"Only {int(s.units[-1])} complete clusters: a cluster-level betting sequence "
+                         "rarely settles anything with fewer than ~30 (docs/methods.md §3.13).")
+    return Watch(a, b if pair else None, s, rules, stop, outcome,
+                 _sentence(a, b if pair else None, s, rules, stop, outcome), tuple(notes))
+
+
+def watch(ds, a: str, b: str | None = None, *, rules: Rules = Rules(), level: float = 0.95,
+          method: str = "betting", clusters: bool = True) -> Watch:
+    """The watch of a loaded dataset: questions in the order they first appear in
+    the input (a growing log: the order they were answered); with ``b``, the
+    questions both answered.  A question's score is its mean over samples.
+    ``clusters``: per cluster when the data have clusters."""
+    # the dataset keeps the input's order of questions (DataView sorts them by label)
+    names = [str(m) for m in ds["model"].values]
+    for m in [a] + ([b] if b is not None else []):
+        if m not in names:
+            from bayeserr.base.errors import suggest
+            raise InputError(f"model '{m}' is not in the data.{suggest(m, names)}")
+    if b is not None and b == a:
+        raise InputError(f"--pair names '{a}' twice; give two different models.")
+    cube = np.asarray(ds["score"].values, dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an unanswered question: the mean of none, NaN
+        per_question = np.nanmean(cube, axis=-1) if cube.ndim == 3 else cube
+    ya = per_question[names.index(a)]
+    keep = ~np.isnan(ya)
+    yb = None
+    if b is not None:
+        yb = per_question[names.index(b)]
+        keep &= ~np.isnan(yb)
+    if not keep.any():
+        raise InputError(f"no question answered by {'both ' + a + ' and ' + b if b else a} yet.")
+    labels = np.asarray(ds["cluster"].values).astype(str)[keep] if clusters and "cluster" in ds.coords else None
+    return watch_scores(ya[keep], None if yb is None else yb[keep], labels, a=a, b=b, rules=rules,
+                        level=level, method=method)

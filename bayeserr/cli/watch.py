@@ -1,0 +1,122 @@
+"""``watch``: is a running eval settled yet? (``docs/methods.md`` §3.13; the
+statistics are in :mod:`bayeserr.analyses.sequential`).
+
+Exit codes: 0 a stopping rule holds (stop the run), 1 not yet (continue),
+2 bad input or options.  ``--follow`` re-reads the inputs every
+``--interval`` seconds until a rule holds (or ``--timeout``).
+"""
+
+from __future__ import annotations
+
+import click
+
+from bayeserr.cli.app import main
+from bayeserr.cli.common import emit, load
+from bayeserr.cli.options import load_options, pop_load, ranged, where_option
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(), metavar="RESULTS...")
+@click.option("--pair", nargs=2, metavar="A B", help="Watch A − B on the questions both answered.")
+@click.option("--model", metavar="MODEL", help="Watch one model's mean score (with --width or --budget).")
+@click.option("--width", type=float, callback=ranged(0, 1, low_open=True, high_open=True), metavar="W",
+              help="Stop when the quantity is known to ±W (0.02 = two points).")
+@click.option("--tie", type=float, callback=ranged(0, 1, low_open=True, high_open=True), metavar="Z",
+              help="Stop when A − B lies inside ±Z (a tie).")
+@click.option("--margin", type=float, callback=ranged(0, 1, low_open=True, high_open=True), metavar="M",
+              help="Non-inferiority: stop when A − B is shown above −M (not worse) or below −M (worse); "
+                   "replaces the default rule (A − B excludes 0).")
+@click.option("--budget", type=click.IntRange(1), metavar="N", help="Stop after N questions, settled or not.")
+@click.option("--level", default=0.95, show_default=True, type=float,
+              callback=ranged(0.5, 1, low_open=True, high_open=True),
+              help="Confidence of the sequence, valid at every look at once.")
+@click.option("--method", type=click.Choice(["betting", "asymptotic"]), default="betting", show_default=True,
+              help="betting: valid at every sample size; asymptotic: narrower, valid as answers grow.")
+@click.option("--follow", is_flag=True, help="Keep re-reading the inputs until a rule holds.")
+@click.option("--interval", type=click.FloatRange(0.1), default=30.0, show_default=True,
+              help="--follow: seconds between reads.")
+@click.option("--timeout", type=click.FloatRange(0), default=None,
+              help="--follow: give up after this many seconds (exit 1).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write an HTML page with the sequence's figure (never an input).")
+@load_options
+@where_option
+@click.pass_context
+def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, follow, interval, timeout, fmt,
+          html_out, where, **kw):
+    """Is a running eval settled yet? An anytime-valid confidence sequence for
+    A − B (--pair) or one model's mean (--model), checked against stopping
+    rules; exit 0 when one holds (stop), 1 when not (continue), 2 on bad input.
+
+    Questions are taken in the order they first appear in the inputs (a
+    growing log: the order they were answered); list the candidate's log
+    first. Inspect logs of runs still going are read (--partial-runs include
+    is the default here).
+
+    Example: bayeserr watch logs/candidate.eval logs/baseline.eval --pair new prod --margin 0.01
+    """
+    import time
+
+    from bayeserr.analyses.sequential import Rules
+    from bayeserr.base.errors import InputError
+    from bayeserr.base.output import check_writable
+    if (pair is None) == (model is None):
+        raise InputError("give --pair A B (a difference) or --model MODEL (one mean), one of them.")
+    if ctx.get_parameter_source("partial_runs") is click.core.ParameterSource.DEFAULT:
+        kw["partial_runs"] = "include"  # a running eval's log is not finished yet
+    if html_out:
+        check_writable(html_out)
+    a, b = (pair if pair is not None else (model, None))
+    rules = Rules(settle=margin is None, tie=tie, margin=margin, width=width, budget=budget)
+    rules.check(b is not None)
+    start = time.monotonic()
+    last_error = None
+    while True:
+        try:
+            w = _watch_once(files, a, b, rules, level, method, where, kw)
+        except InputError as exc:
+            if not follow:
+                raise
+            if str(exc) != last_error:  # a log not written yet: wait for it
+                click.echo(f"waiting: {exc}", err=True)
+                last_error = str(exc)
+            w = None
+        if w is not None and (not follow or w.stop is not None or _late(start, timeout, interval)):
+            break
+        if w is not None:
+            click.echo(w.sentence, err=True)  # progress while following
+        if _late(start, timeout, interval):
+            raise InputError(f"--timeout {timeout:g} s passed before the inputs could be read: {last_error}")
+        time.sleep(interval)
+    _output(w, fmt, html_out, files)
+    ctx.exit(w.exit_code)
+
+
+def _late(start: float, timeout, interval: float) -> bool:
+    import time
+    return timeout is not None and time.monotonic() - start + interval > timeout
+
+
+def _watch_once(files, a, b, rules, level, method, where, kw):
+    from bayeserr.analyses.sequential import watch
+    opts = dict(kw)
+    no_cluster = opts.get("no_cluster", False)
+    ds = load(files, models=[a] + ([b] if b is not None else []), where=where, **pop_load(opts))
+    return watch(ds, a, b, rules=rules, level=level, method=method, clusters=not no_cluster)
+
+
+def _output(w, fmt, html_out, files) -> None:
+    from bayeserr.reporting.text import plain
+    if html_out:
+        from bayeserr.base.output import write_atomic
+        from bayeserr.renderers.watch import render_html
+        write_atomic(html_out, render_html(w, ", ".join(map(str, files))))
+        click.echo(f"wrote {html_out}", err=True)
+    if fmt == "json":
+        from bayeserr.base.jsonable import dumps
+        emit(dumps(w.to_dict()) + "\n")
+        return
+    emit(plain(w.sentence) + "\n")
+    for note in w.notes:
+        click.echo(plain(f"note: {note}"), err=True)

@@ -1,0 +1,152 @@
+"""Watching a running eval (issue 27): the stopping rules on a confidence
+sequence, the sentence, and ``bayeserr watch`` (exit 0 stop, 1 continue, 2 bad
+input; JSON; an HTML page with the figure; questions in the order they arrived)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeserr.analyses.sequential import Rules, watch_scores
+from bayeserr.base.errors import InputError
+from bayeserr.stats import sequential as seq
+
+
+def _stream(n=800, pa=0.78, pb=0.65, seed=1):
+    rng = np.random.default_rng(seed)
+    return (rng.random(n) < pa).astype(float), (rng.random(n) < pb).astype(float)
+
+
+def _first(hit):
+    return int(np.argmax(hit)) if hit.any() else None
+
+
+def test_settle_stops_at_the_first_look_that_excludes_zero():
+    a, b = _stream()
+    w = watch_scores(a, b, a="new", b="prod")
+    cs = seq.paired_cs(a, b)
+    i = _first((cs.lower > 0) | (cs.upper < 0))
+    assert i is not None and w.stop.index == i and w.stop.t == i + 1
+    assert w.outcome == "better" and w.decision == "stop" and w.exit_code == 0
+    assert f"after {i + 1:,} questions" in w.sentence and w.sentence.startswith("stop: new is better than prod")
+    assert f"[{100 * cs.lower[i]:+.1f}, {100 * cs.upper[i]:+.1f}]" in w.sentence
+
+
+def test_reversed_pair_is_worse_at_the_same_look():
+    a, b = _stream()
+    w, r = watch_scores(a, b, a="new", b="prod"), watch_scores(b, a, a="prod", b="new")
+    assert r.stop.index == w.stop.index and r.outcome == "worse"
+
+
+@pytest.mark.parametrize("margin", [0.01, 0.05])
+def test_margin_tests_minus_margin_not_zero(margin):
+    a, b = _stream(pa=0.70, pb=0.70, seed=4)
+    w = watch_scores(a, b, rules=Rules(settle=False, margin=margin))
+    cs = seq.paired_cs(a, b)
+    i = _first((cs.lower > -margin) | (cs.upper < -margin))
+    assert (w.stop.index if w.stop else None) == i
+    if w.stop is not None:
+        assert w.outcome == ("not worse" if cs.lower[i] > -margin else "worse than margin")
+
+
+def test_tie_width_and_budget_rules():
+    a, b = _stream(n=3000, pa=0.7, pb=0.7, seed=2)
+    cs = seq.paired_cs(a, b)
+    w = watch_scores(a, b, rules=Rules(settle=False, tie=0.05))
+    assert w.stop.index == _first((cs.lower >= -0.05 - 1e-12) & (cs.upper <= 0.05 + 1e-12)) and w.outcome == "tie"
+    w = watch_scores(a, None, rules=Rules(width=0.04))
+    one = seq.betting_cs(a)
+    assert w.stop.index == _first(one.upper - one.lower <= 0.08 + 1e-12) and w.outcome == "known"
+    w = watch_scores(a[:200], b[:200], rules=Rules(budget=150))
+    assert w.stop.t == 150 and w.outcome == "budget" and "not settled" in w.sentence
+
+
+def test_continue_says_what_it_waits_for():
+    a, b = _stream(n=40)
+    w = watch_scores(a, b, a="A", b="B", rules=Rules(tie=0.02))
+    assert w.stop is None and w.exit_code == 1
+    assert w.sentence.startswith("continue: A − B") and "exclude 0 or it inside ±2.0" in w.sentence
+
+
+def test_rules_are_checked():
+    a, b = _stream(n=50)
+    with pytest.raises(InputError, match="--width"):
+        watch_scores(a, None, rules=Rules(width=1.5))
+    with pytest.raises(InputError, match="--pair"):
+        watch_scores(a, None, rules=Rules(tie=0.02, width=0.1))
+    with pytest.raises(InputError, match="no gap to settle"):
+        watch_scores(a, None)
+
+
+def test_clusters_wait_for_whole_clusters_and_say_their_assumption():
+    a, b = _stream(n=400)
+    clusters = np.repeat(np.arange(40), 10)
+    w = watch_scores(a, b, clusters)
+    assert w.sequence.unit == "cluster" and len(w.sequence.t) == 40
+    assert any("random order" in n for n in w.notes)
+
+
+# ------------------------------------------------------------------ the command
+def _csv(tmp_path, n=600, seed=3, order_first="new"):
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    rows = [{"model": "new", "question_id": f"q{q}", "score": int(rng.random() < 0.8)} for q in order]
+    rows += [{"model": "prod", "question_id": f"q{q}", "score": int(rng.random() < 0.68)} for q in range(n)]
+    df = pd.DataFrame(rows)
+    if order_first == "prod":
+        df = pd.concat([df[df.model == "prod"], df[df.model == "new"]])
+    path = tmp_path / "run.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def test_the_command_takes_questions_in_the_order_they_arrived(tmp_path, cli):
+    path, df = _csv(tmp_path)
+    res = cli("watch", path, "--pair", "new", "prod", "--format", "json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    new = df[df.model == "new"].set_index("question_id").score
+    prod = df[df.model == "prod"].set_index("question_id").score
+    d = (new - prod.loc[new.index]).to_numpy(float)  # the candidate's order: it comes first in the file
+    np.testing.assert_allclose(got["sequence"]["estimate"], np.cumsum(d) / np.arange(1, len(d) + 1), atol=1e-12)
+    assert got["decision"] == "stop" and got["outcome"] == "better"
+
+
+def test_exit_codes_and_messages(tmp_path, cli):
+    path, _ = _csv(tmp_path)
+    assert cli("watch", path, "--pair", "new", "prod").exit_code == 0
+    small, _ = _csv(tmp_path / "small" if (tmp_path / "small").mkdir() is None else tmp_path, n=30)
+    assert cli("watch", small, "--pair", "new", "prod", "--budget", "700", "--tie", "0.001").exit_code == 1
+    bad = cli("watch", path, "--pair", "new", "nope")
+    assert bad.exit_code == 2 and "'nope' is not in the data" in bad.output and "Traceback" not in bad.output
+    both = cli("watch", path, "--pair", "new", "prod", "--model", "new")
+    assert both.exit_code == 2 and "one of them" in both.output
+    one = cli("watch", path, "--model", "new")
+    assert one.exit_code == 2 and "--width" in one.output
+
+
+def test_follow_gives_up_at_the_timeout_when_not_settled(tmp_path, cli):
+    path, _ = _csv(tmp_path, n=30)
+    res = cli("watch", path, "--pair", "new", "prod", "--follow", "--interval", "0.1", "--timeout", "0.3")
+    assert res.exit_code == 1 and res.stdout.startswith("continue:")
+
+
+def test_follow_waits_for_a_missing_input(tmp_path, cli):
+    res = cli("watch", tmp_path / "later.csv", "--pair", "a", "b", "--follow", "--interval", "0.1",
+              "--timeout", "0.25")
+    assert res.exit_code == 2 and "waiting:" in res.output and "--timeout" in res.output
+
+
+def test_html_page_has_the_figure_and_escapes_names(tmp_path, cli):
+    path, df = _csv(tmp_path)
+    df["model"] = df.model.replace({"new": "<script>x</script>"})
+    df.to_csv(path, index=False)
+    out = tmp_path / "watch.html"
+    res = cli("watch", path, "--pair", "<script>x</script>", "prod", "--html", out)
+    assert res.exit_code == 0, res.output
+    page = out.read_text()
+    assert "<svg" in page and "<script>x</script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    assert "Looks" in page and ">stop<" in page
+    refused = cli("watch", path, "--pair", "<script>x</script>", "prod", "--html", path)
+    assert refused.exit_code == 2 and "input" in refused.output
