@@ -28,6 +28,7 @@ and ``007`` stays ``007`` (CSV/TSV identifier columns are read as text).
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -57,6 +58,7 @@ from bayeserr.data.readers import (
     UnscoredLog,
     _check_partial_runs,
     check_input_format,
+    finish_task_groups,
 )
 from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 
@@ -190,7 +192,12 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         (the row accounting; with several inputs, ``rows["inputs"]`` holds
         each input's; ``rows["notes"]``, when present, says how the rows
         were read where that drops no row, e.g. the cluster field taken
-        from an Inspect log).
+        from an Inspect log); for lm-eval output with task groups,
+        ``task_groups`` (JSON text: read it with :func:`task_groups`): the
+        groups with a task in the data, their leaf tasks, lm-eval's weighting
+        and published scores (:func:`bayeserr.data.readers.read_lmeval`);
+        a group some of whose tasks are not in the data (filtered out with
+        ``where``, or not run) is kept with those tasks listed as ``missing``.
 
     Raises
     ------
@@ -273,9 +280,52 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     _check_load_memory(label, len(df), "index")
     _check_ids(df, cols, rows)
     scores = _validated_scores(df, cols, rows)
+    groups = _task_groups_of(parts, df, cols, book)
     ds = _build_dataset(df, cols, scores, rows, book.account())
     ds.attrs["inputs"] = [os.fspath(i.source) for i in inputs if not isinstance(i.source, pd.DataFrame)]
+    if groups:
+        ds.attrs["task_groups"] = json.dumps(groups, ensure_ascii=False)
     return ds
+
+
+def _task_groups_of(parts: list, df: pd.DataFrame, cols, book) -> dict:
+    """The lm-eval task groups of the inputs, for the tasks and models left after ``where`` and
+    ``models`` (:func:`bayeserr.data.readers.finish_task_groups`); notes go to the row accounting."""
+    found = [p.task_groups for p in parts if p.task_groups]
+    if not found or cols.task is None:
+        return {}
+    notes: list = []
+    groups = finish_task_groups(found, pd.unique(df[cols.task].astype(str)),
+                                pd.unique(df[cols.model].astype(str)), notes)
+    if notes:
+        book.notes = tuple(dict.fromkeys([*book.notes, *notes]))
+    return groups
+
+
+def task_groups(ds) -> dict:
+    """The lm-eval task groups of a loaded dataset (``{}`` when there are none).
+
+    :func:`load` keeps them in ``ds.attrs["task_groups"]`` as JSON text (dataset attributes
+    must be text or numbers to be written to netCDF); this gives them back as a dict
+    ``{group: {"tasks", "children", "metric", "weighting", "weighting_from", "missing",
+    "published": {model: {"score", "stderr", "n", "file", "same_run", "fits"}}, "declared"}}``
+    (:func:`bayeserr.data.readers.read_lmeval`).  ``missing`` lists the group's tasks not in
+    the data (a ``where`` filter or a task not run): such a group's score is not lm-eval's.
+    """
+    raw = getattr(ds, "attrs", {}).get("task_groups")
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        out = json.loads(raw)
+    except (TypeError, ValueError):
+        raise InputError("the dataset's 'task_groups' attribute is not the JSON text bayeserr.load "
+                         "writes; drop it (del ds.attrs['task_groups']) or load the data again.") from None
+    if not isinstance(out, dict):
+        raise InputError("the dataset's 'task_groups' attribute is not a JSON object; drop it or load "
+                         "the data again.")
+    return out
 
 
 #: the columns every eval-log row has (others named by ``where`` are metadata fields)
@@ -311,6 +361,7 @@ class _Part:
     fields: list  #: eval logs: the metadata fields seen (for messages)
     notes: list = field(default_factory=list)  #: reader notes for the row accounting
     log_cluster: str | None = None  #: Inspect: the metadata field the clusters came from
+    task_groups: dict | None = None  #: lm-eval: the task groups (readers.read_lmeval)
 
     def account(self) -> RowAccount:
         return RowAccount(len(self.df) + sum(c for _, c in self.dropped), len(self.df),
@@ -430,7 +481,7 @@ def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fie
         label = name or (f"DataFrame {index + 1}" if several else "DataFrame")
         df = _as_frame(source, label)
         part = _Part(source, df, _Rows(label, len(df), unit="rows", note=", positions counting from 1"),
-                     [], label, False, None, [])
+                     [], label, False, None, [], task_groups=_attrs_groups(source))
     else:
         path = os.fspath(source)
         if not isinstance(path, str) or not path.strip():
@@ -439,10 +490,22 @@ def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fie
         df, rows, more, log, seen, notes = _read_source(path, name, args, input_format, no_cluster,
                                                         duplicate_runs, fields, several)
         part = _Part(source, df, rows, more, rows.where, log, path, seen, notes["notes"],
-                     notes["log_cluster"])
+                     notes["log_cluster"], notes["task_groups"])
     if inp.model is not None:
         part.df = _name_model(part, inp.model, args)
+        if part.task_groups:  # the published scores are the named model's (the input holds one)
+            renamed = {}
+            for g, e in part.task_groups.items():
+                pubs = list(e.get("published", {}).values())
+                renamed[g] = {**e, "published": {inp.model: pubs[0]} if pubs else {}}
+            part.task_groups = renamed
     return part
+
+
+def _attrs_groups(df: pd.DataFrame) -> dict | None:
+    """The task groups a DataFrame from a reader carries (``df.attrs["task_groups"]``)."""
+    groups = df.attrs.get("task_groups")
+    return groups if isinstance(groups, dict) and groups else None
 
 
 def _name_model(part: _Part, model: str, args) -> pd.DataFrame:
@@ -480,7 +543,8 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
         df, dropped = logs
         origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation
         seen = df.attrs.pop("fields", [])
-        notes = {"notes": list(df.attrs.pop("notes", [])), "log_cluster": df.attrs.pop("log_cluster", None)}
+        notes = {"notes": list(df.attrs.pop("notes", [])), "log_cluster": df.attrs.pop("log_cluster", None),
+                 "task_groups": df.attrs.pop("task_groups", None)}
         where = name or path
         return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen), notes
     ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
@@ -499,7 +563,7 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
         rows = _Rows(where, len(df), note=", counting from 1")
     else:
         rows = _Rows(where, len(df))
-    return df, rows, [], False, [], {"notes": [], "log_cluster": None}
+    return df, rows, [], False, [], {"notes": [], "log_cluster": None, "task_groups": None}
 
 
 _FIELDS = ("model", "question", "score", "cluster", "sample", "task")
