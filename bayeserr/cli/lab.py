@@ -1,6 +1,6 @@
 """``simulate``: the simulation lab's commands (coverage, error rates, the
-few-cluster study, the Bayesian pair model's prior calibration, the published
-calibration page)."""
+few-cluster study, the Bayesian pair model's prior calibration, the ranking
+and the release gate's studies, the published calibration page)."""
 
 from __future__ import annotations
 
@@ -270,6 +270,64 @@ def simulate_ranking(models_text, clusters_text, spread_text, reps, seed, fmt, p
     _emit(df, fmt, lambda d: "\n".join(lab.ranking_section(d, command)[2:-1]))
 
 
+def _gate_page(publish):
+    """The page ``--publish`` names: a Markdown file, or a folder's calibration.md."""
+    from pathlib import Path
+    path = Path(publish)
+    return path / "calibration.md" if path.is_dir() or path.suffix.lower() != ".md" else path
+
+
+def _run_gate(reps, seed, n_text="100,500", clusters_text="none,swebench", tau_text="0,0.05",
+              margin_text="0.01,0.02,0.05"):
+    from bayeserr.lab import gate as lab
+    clusters = [c.strip() for c in clusters_text.split(",") if c.strip()]
+    unknown = [c for c in clusters if c not in lab.CLUSTERS]
+    if unknown:
+        raise InputError(f"--clusters: unknown structure {', '.join(unknown)}; choose from "
+                         f"{', '.join(lab.CLUSTERS)}.")
+    ns, taus, margins = ints(n_text, "n"), floats(tau_text, "tau"), floats(margin_text, "margin")
+    if any(n < (2 if c == "none" else len(lab.SWEBENCH_SIZES)) for n in ns for c in clusters):
+        raise InputError(f"--n: at least 2 questions, and {len(lab.SWEBENCH_SIZES)} with SWE-bench's clusters.")
+    if any(not t >= 0 for t in taus):
+        raise InputError("--tau: the sd of the cluster effect must be ≥ 0.")
+    if any(not 0 <= m < lab.DISAGREE for m in margins):
+        raise InputError(f"--margin: margins must be in [0, {lab.DISAGREE:g}) (the models' disagreement rate).")
+    grid = lab.designs(ns, clusters, taus, margins)
+    with click.progressbar(length=len(grid) * reps, label="simulating", file=sys.stderr) as bar:
+        return lab.run_gate(grid, reps, seed, progress=bar.update)
+
+
+@simulate.command("gate")
+@click.option("--n", "n_text", default="100,500", show_default=True, help="Questions per eval (comma-separated).")
+@click.option("--clusters", "clusters_text", default="none,swebench", show_default=True,
+              help="Cluster structures (comma-separated): none, or swebench (SWE-bench Verified's 12 "
+                   "repositories, scaled to n).")
+@click.option("--tau", "tau_text", default="0,0.05", show_default=True,
+              help="sd of the cluster effect on A − B, score units (comma-separated; with clusters only).")
+@click.option("--margin", "margin_text", default="0.01,0.02,0.05", show_default=True,
+              help="Margins of the gate, score units (comma-separated).")
+@click.option("--reps", type=click.IntRange(10), default=10_000, show_default=True, help="Data sets per cell.")
+@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--publish", type=click.Path(),
+              help="Write the gate's section into this calibration page (a Markdown file, or a folder's "
+                   "calibration.md), and calibration_gate.csv beside it.")
+def simulate_gate(n_text, clusters_text, tau_text, margin_text, reps, seed, fmt, publish):
+    """The release gate (bayeserr gate) with known truth: its pass rate when the
+    true A − B is exactly at −margin (non-inferiority) or +margin (superiority),
+    its size, and at 0 (non-inferiority), its power (md: the section, ± one
+    Monte Carlo SE)."""
+    from bayeserr.lab import gate as lab
+    df = _run_gate(reps, seed, n_text, clusters_text, tau_text, margin_text)
+    command = (f"bayeserr simulate gate --n {n_text} --clusters {clusters_text} --tau {tau_text} "
+               f"--margin {margin_text} --reps {reps} --seed {seed}")
+    if (n_text, clusters_text, tau_text, margin_text) == ("100,500", "none,swebench", "0,0.05", "0.01,0.02,0.05"):
+        command = f"bayeserr simulate gate --reps {reps} --seed {seed}"  # the published grid
+    if publish:
+        lab.publish_gate(df, _gate_page(publish), command + f" --publish {publish}")
+    _emit(df, fmt, lambda d: "\n".join(lab.gate_section(d, command)[2:-1]))
+
+
 @simulate.command("calibration-docs")
 @click.option("--output", type=click.Path(file_okay=False), default="docs", show_default=True)
 @click.option("--reps", type=click.IntRange(10), default=2000, show_default=True)
@@ -277,11 +335,15 @@ def simulate_ranking(models_text, clusters_text, spread_text, reps, seed, fmt, p
               help="Replicates per cell of the few-cluster study (default: --reps).")
 @click.option("--prior-reps", type=click.IntRange(10), default=4000, show_default=True,
               help="Data sets per design of the Bayesian pair model's prior calibration.")
+@click.option("--gate-reps", type=click.IntRange(10), default=10_000, show_default=True,
+              help="Data sets per cell of the release gate's study.")
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-def calibration_docs(output, reps, fewcluster_reps, prior_reps, seed):
+def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seed):
     """Regenerate docs/calibration.md, its figures and CSVs (the published
-    coverage study, tests of A − B, the few-cluster study and the Bayesian
-    pair model's calibration with the truth from its prior)."""
+    coverage study, tests of A − B, the few-cluster study, the Bayesian
+    pair model's calibration with the truth from its prior and the release
+    gate's size); the ranking section (bayeserr simulate ranking --publish)
+    is kept as it is."""
     from pathlib import Path
 
     from bayeserr.base.output import write_atomic
@@ -289,13 +351,16 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, seed):
     from bayeserr.lab import simulate as sim
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
-    cov = _run(_designs("10,20,50,100,300,1000", "0.05,0.5,0.8,0.95", "1,10", 0.3, "1", 1.0, False),
-               sim.coverage, reps, seed)
+    # clusters of 10 from n = 20: the simulations refuse fewer than two clusters
+    cov_designs = (_designs("10,20,50,100,300,1000", "0.05,0.5,0.8,0.95", "1", 0.3, "1", 1.0, False)
+                   + _designs("20,50,100,300,1000", "0.05,0.5,0.8,0.95", "10", 0.3, "1", 1.0, False))
+    cov = _run(sorted(cov_designs, key=lambda d: (d.n, d.accuracy, d.cluster_size)), sim.coverage, reps, seed)
     rate_designs = _designs("100,300,1000", "0.75", "1", 0.0, "1", 1.0, False, gap=[0.0, 0.03], rho=[0.0, 0.8])
     rate_designs += [sim.planned(sim.Design(accuracy=0.75, gap=0.03, rho=0.8), 0.8, 0.05)]
     rates = _run(rate_designs, sim.error_rates, reps, seed)
     few = _run_fewclusters(fewcluster_reps or reps, seed)
     prior = _run_pair_prior(prior_reps, seed)
+    gate_df = _run_gate(gate_reps, seed)
     publish.coverage_figure(cov, out / "calibration_coverage.svg")
     publish.fewcluster_figure(few, out / "calibration_fewclusters.svg")
     publish.pair_prior_figure(prior, out / "calibration_pair_prior.svg")
@@ -306,7 +371,20 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, seed):
     command = (f"bayeserr simulate calibration-docs --reps {reps}"
                + (f" --fewcluster-reps {fewcluster_reps}" if fewcluster_reps else "")
                + (f" --prior-reps {prior_reps}" if prior_reps != 4000 else "") + f" --seed {seed}")
-    write_atomic(out / "calibration.md", publish.calibration_page(
-        cov, rates, "calibration_coverage.svg", reps, seed, few, "calibration_fewclusters.svg",
-        prior, "calibration_pair_prior.svg", command=command))
+    from bayeserr.lab import gate as gate_lab
+    from bayeserr.lab import ranking as ranking_lab
+    page_path = out / "calibration.md"
+    page = publish.calibration_page(cov, rates, "calibration_coverage.svg", reps, seed, few,
+                                    "calibration_fewclusters.svg", prior, "calibration_pair_prior.svg",
+                                    command=command)
+    # the ranking study is published by its own command: its section (and CSV) stay as they are
+    kept = publish.kept_section(page_path.read_text() if page_path.is_file() else "",
+                                ranking_lab.SECTION_START, ranking_lab.SECTION_END)
+    if kept:
+        page = publish.splice_section(page, kept, ranking_lab.SECTION_START, ranking_lab.SECTION_END)
+    write_atomic(out / "calibration_gate.csv", gate_df.to_csv(index=False))
+    gate_command = f"bayeserr simulate gate --reps {gate_reps} --seed {seed} --publish {page_path}"
+    page = publish.splice_section(page, "\n".join(gate_lab.gate_section(gate_df, gate_command)),
+                                  gate_lab.SECTION_START, gate_lab.SECTION_END)
+    write_atomic(page_path, page)
     click.echo(f"wrote {out / 'calibration.md'}")

@@ -33,6 +33,23 @@ def run_grid(designs, study, reps: int, seed: int = 0, progress=None, **kw) -> p
     return pd.DataFrame(rows)
 
 
+def splice_section(text: str, section: str, start: str, end: str) -> str:
+    """``text`` with its section between the markers ``start`` and ``end`` (included)
+    replaced by ``section``, which holds both markers; appended at the end when absent."""
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        return head + section + rest.split(end, 1)[1]
+    return text.rstrip("\n") + "\n\n" + section + "\n"
+
+
+def kept_section(text: str, start: str, end: str) -> str | None:
+    """The section of ``text`` between the markers ``start`` and ``end``, markers
+    included, or None."""
+    if start in text and end in text:
+        return start + text.split(start, 1)[1].split(end, 1)[0] + end
+    return None
+
+
 def cell_label(row) -> str:
     parts = [f"n={row['n']}", f"p={row['accuracy']:g}"]
     name = row.get("name")
