@@ -764,6 +764,8 @@ def render(rep) -> str:
         blocks += [table, doc.Para(f"Decisions: {doc.family_text(r.family)}", "note")]
     if getattr(rep, "suite", None) is not None:
         blocks += doc.suite_blocks(rep.suite)[1:]  # the table and its note (as a comment)
+    if getattr(rep, "task_groups", None) is not None:
+        blocks += doc.task_group_blocks(rep.task_groups)
     if len(rep.comparisons):
         shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
         blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, compact=True,

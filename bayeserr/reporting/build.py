@@ -21,10 +21,12 @@ from bayeserr.analyses.comparison import (
     pair_caveats,
     ranked_names,
 )
+from bayeserr.analyses.groups import group_scores
 from bayeserr.analyses.ranking import rank_view
 from bayeserr.analyses.scoring import Scores, score_view
 from bayeserr.analyses.suite import suite_view
 from bayeserr.base.jsonable import dumps, to_jsonable  # noqa: F401 (dumps: its former home)
+from bayeserr.data.loading import task_groups
 from bayeserr.registries import caveats as _caveats
 from bayeserr.registries.options import Options
 from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS  # noqa: F401 (their former home)
@@ -68,6 +70,7 @@ class Report:
     ranking: object = None  #: :class:`~bayeserr.analyses.ranking.Ranking`, with two models or more
     suite: object = None  #: :class:`~bayeserr.analyses.suite.Suite`, with two tasks or more
     per_task: tuple = ()  #: (task, Scores, Comparisons) for each task of a suite
+    task_groups: object = None  #: :class:`~bayeserr.analyses.groups.GroupScores` (lm-eval groups)
 
     def to_dict(self) -> dict:
         """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
@@ -92,6 +95,7 @@ class Report:
             **({} if self.suite is None else {"suite": self.suite.to_dict()}),
             **({} if not self.per_task else {"per_task": [
                 {"task": t, "models": s.to_dict(), "comparisons": c.to_dict()} for t, s, c in self.per_task]}),
+            **({} if self.task_groups is None else {"task_groups": self.task_groups.to_dict()}),
         })
 
     def to_json(self, indent: int | None = None) -> str:
@@ -265,8 +269,10 @@ def _check_inputs(inputs) -> list:
     return list(inputs)
 
 
-def build_report_view(view: DataView, options: Options, *, inputs=(), command=None, config=None) -> Report:
-    """The pipeline on a :class:`~bayeserr.stats.view.DataView` (see :func:`build_report`)."""
+def build_report_view(view: DataView, options: Options, *, inputs=(), command=None, config=None,
+                      task_groups=None) -> Report:
+    """The pipeline on a :class:`~bayeserr.stats.view.DataView` (see :func:`build_report`);
+    ``task_groups``: lm-eval's group structure (:func:`bayeserr.data.loading.task_groups`)."""
     _check_pairs_option(options.pairs, view.models)
     check_pair_memory(len(view.models))  # fail at once, before any work, if the pairs cannot fit
     scores, view, fits, notes = _ranked(view, options, keep_fits=options.bayes.on)
@@ -295,7 +301,8 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
                   provenance=provenance(inputs, command, options.seed, config), methods=options.methods,
                   pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking,
                   suite=(suite := suite_view(view, options.level, options.task_weights)),
-                  per_task=() if suite is None else _per_task(view, options))
+                  per_task=() if suite is None else _per_task(view, options),
+                  task_groups=group_scores(view, task_groups, options.level) if task_groups else None)
 
 
 #: letter groups are replaced by a sentence when a model would carry more letters than this
@@ -352,7 +359,8 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     if inputs is None:
         source = Path(str(ds.attrs.get("source", ""))) if isinstance(ds, xr.Dataset) else None
         inputs = [source] if source is not None and str(source) and source.exists() else []
-    return build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command, config=config)
+    return build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command, config=config,
+                             task_groups=task_groups(ds) or None)
 
 
 # ------------------------------------------------------------------ compare

@@ -219,6 +219,8 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     out += ranking_blocks(rep, figures)
     if getattr(rep, "suite", None) is not None:
         out += suite_blocks(rep.suite)
+    if getattr(rep, "task_groups", None) is not None:
+        out += task_group_blocks(rep.task_groups)
     sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
     if sens is not None:
         out += [Heading(sens.title, 3), sens]
@@ -325,6 +327,28 @@ def suite_pair_blocks(suite) -> list:
         note += (f" Showing {len(shown):,} of {len(every):,} pairs (neighbours in the suite ranking); the JSON "
                  "holds them all.")
     return [Heading("Suite comparisons", 3), tables.suite_pairs_table(suite, shown), Para(note, "note")]
+
+
+def task_group_blocks(gs) -> list:
+    """lm-eval's groups: the table and what it compares (groups not scored are named)."""
+    shown = [g for g in gs.groups if g.scored]
+    out = []
+    if shown and gs.scores:
+        out += [Heading("lm-eval groups", 3), tables.task_groups_table(gs)]
+    text = ("Each group is scored as the suite of its leaf tasks under lm-eval's weighting (size: each "
+            "question the same; macro: each task 1/T), which the reader takes as the one that gives "
+            "lm-eval's published scores back. lm-eval's stderr pools the group's questions as one sample; "
+            "bayeserr's SE treats the tasks as fixed strata (Σ w_t² Var_t, each task's variance clustered "
+            "within it when the task holds several clusters), with Satterthwaite df.")
+    unscored = [f"{g.group} (not in the data: {', '.join(g.missing[:5])}{' …' if len(g.missing) > 5 else ''})"
+                for g in gs.groups if not g.scored]
+    if unscored:
+        text += " Not scored, since their score would not be lm-eval's: " + "; ".join(unscored) + "."
+    unknown = [g.group for g in shown if g.weighting is None]
+    if unknown:
+        text += (" Weighting unknown (neither weighting gives the published scores back), so no score under "
+                 "it: " + ", ".join(unknown) + "; the JSON has both the macro and the size scores.")
+    return out + [Para(text, "note", user_text=True)] if (out or unscored) else []
 
 
 def settings_text(prov: dict) -> str:

@@ -441,3 +441,26 @@ def suite_pairs_table(suite, pairs) -> Table:
                      text((f"{a} higher" if d > 0 else f"{b} higher") if shown else "not different")))
     return Table("suite_pairs", "Suite comparisons", cols, tuple(rows),
                  caption="Suite differences A − B (better first), tasks as fixed strata; Holm over the pairs.")
+
+
+def task_groups_table(gs) -> Table:
+    """lm-eval's groups: its published score and stderr beside bayeserr's score of the same
+    group under the same weighting, with the stratified SE (``docs/methods.md`` §3.12)."""
+    level = gs.level
+    cols = (Column("group", "Group", numeric=False), Column("model", "Model", numeric=False),
+            Column("weighting", "Weighting", numeric=False),
+            Column("published", "lm-eval score (stderr)"), Column("mean", "bayeserr score (SE)"),
+            Column("ci", f"{level:.0%} interval", f"{level:.0%} interval".replace("%", r"\%")),
+            Column("df", "df"), Column("agree", "Same score", numeric=False))
+    rows = []
+    for g in gs.groups:
+        for s in gs.of(g.group):
+            agree = "–" if s.agree is None else ("yes" if s.agree else f"no ({100 * s.diff:+.2f})")
+            rows.append((text(g.group), text(s.model), text(s.weighting or "unknown"),
+                         Cell("pct_se", s.published, s.published_stderr) if s.published is not None
+                         else text("–"),
+                         Cell("pct_se", s.mean, s.se), Cell("interval", s.ci), Cell("num", s.df, digits=1),
+                         text(agree)))
+    return Table("task_groups", "lm-eval groups", cols, tuple(rows),
+                 caption="lm-eval's group scores with its pooled stderr, and bayeserr's score of the same "
+                         "group (tasks as fixed strata).")
