@@ -10,6 +10,9 @@ never imports PyMC or ArviZ::
     bayeserr.rank(ds)                          # rank intervals, tied with the best (§3.10)
     bayeserr.report(ds).to_markdown()          # the full report (§7)
     bayeserr.plan(delta=0.03, omega2=1/9)      # power (§4)
+    bayeserr.suite(ds)                         # suite scores over tasks (§3.12)
+    bayeserr.gate(ds, ["new"], "prod", 0.01)   # a release gate (§3.11)
+    bayeserr.sequential(ds, "new", "prod")     # settled yet? anytime-valid (§3.13)
 
 Every analysis takes a dataset from :func:`load` (a long results DataFrame,
 one row per answer, is loaded on the way) and checks it and its arguments
@@ -38,6 +41,7 @@ _API = {
     "rank": ("analyses.ranking", "rank"),
     "gate": ("analyses.gate", "gate"),
     "suite": ("analyses.suite", "suite"),
+    "sequential": ("analyses.sequential", "watch"),
     "report": ("reporting.build", "build_report"),
     "compare_report": ("reporting.build", "build_comparison"),
     "plan": ("analyses.power", "plan"),

@@ -150,3 +150,19 @@ def test_html_page_has_the_figure_and_escapes_names(tmp_path, cli):
     assert "Looks" in page and ">stop<" in page
     refused = cli("watch", path, "--pair", "<script>x</script>", "prod", "--html", path)
     assert refused.exit_code == 2 and "input" in refused.output
+
+
+def test_the_api_takes_a_dataframe_and_rule_keywords(tmp_path):
+    import bayeserr
+    path, df = _csv(tmp_path)
+    w = bayeserr.sequential(df, "new", "prod", margin=0.02)
+    cli_like = bayeserr.sequential(bayeserr.load(path), "new", "prod", rules=Rules(settle=False, margin=0.02))
+    assert w.stop == cli_like.stop and w.outcome in ("not worse", "worse than margin")
+    with pytest.raises(InputError, match="not both"):
+        bayeserr.sequential(df, "new", "prod", margin=0.02, rules=Rules())
+    with pytest.raises(InputError, match="named by text"):
+        bayeserr.sequential(df, 3, "prod")
+    with pytest.raises(InputError, match="level"):
+        bayeserr.sequential(df, "new", "prod", level=1.5)
+    frame = w.to_frame()
+    assert list(frame.columns[:5]) == ["t", "units", "estimate", "lower", "upper"] and len(frame) == len(df) // 2

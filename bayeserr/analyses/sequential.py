@@ -178,12 +178,38 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
                  _sentence(a, b if pair else None, s, rules, stop, outcome), tuple(notes))
 
 
-def watch(ds, a: str, b: str | None = None, *, rules: Rules = Rules(), level: float = 0.95,
-          method: str = "betting", clusters: bool = True) -> Watch:
-    """The watch of a loaded dataset: questions in the order they first appear in
-    the input (a growing log: the order they were answered); with ``b``, the
-    questions both answered.  A question's score is its mean over samples.
-    ``clusters``: per cluster when the data have clusters."""
+def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: float | None = None,
+          margin: float | None = None, budget: int | None = None, rules: Rules | None = None,
+          level: float = 0.95, method: str = "betting", clusters: bool = True) -> Watch:
+    """Is a running eval settled yet? (``bayeserr.sequential``; ``docs/methods.md`` §3.13.)
+
+    The anytime-valid confidence sequence of ``a``'s mean score, or of A − B
+    on the questions both answered when ``b`` is given, with the questions in
+    the order they first appear in the data (a growing log: the order they
+    were answered), per cluster when the data have clusters (``clusters``).
+    A question's score is its mean over samples.  Stopping rules: for a pair,
+    A − B excludes 0 unless ``margin`` is given (non-inferiority: the
+    sequence excludes −margin); ``tie`` (inside ±tie), ``width`` (known to
+    ±width), ``budget`` (questions); or all of them as ``rules``.
+    ``method``: ``betting`` (valid at every sample size) or ``asymptotic``.
+
+    Example::
+
+        w = bayeserr.sequential(ds, "new", "prod", margin=0.01)
+        w.decision, w.sentence      # "stop" / "continue", one sentence
+    """
+    from bayeserr.base.registry import check_level
+    from bayeserr.stats.view import check_dataset
+    ds = check_dataset(ds)
+    level = check_level(level)
+    if rules is None:
+        rules = Rules(settle=margin is None, tie=tie, margin=margin, width=width, budget=budget)
+    elif any(v is not None for v in (width, tie, margin, budget)):
+        raise InputError("give the stopping rules either as rules=Rules(...) or as width=, tie=, margin=, "
+                         "budget=, not both.")
+    if not isinstance(a, str) or (b is not None and not isinstance(b, str)):
+        raise InputError(f"models are named by text; got {describe(a)}"
+                         f"{'' if b is None else ' and ' + describe(b)}.")
     # the dataset keeps the input's order of questions (DataView sorts them by label)
     names = [str(m) for m in ds["model"].values]
     for m in [a] + ([b] if b is not None else []):
