@@ -166,3 +166,18 @@ def test_the_api_takes_a_dataframe_and_rule_keywords(tmp_path):
         bayeserr.sequential(df, "new", "prod", level=1.5)
     frame = w.to_frame()
     assert list(frame.columns[:5]) == ["t", "units", "estimate", "lower", "upper"] and len(frame) == len(df) // 2
+
+
+def test_paired_clusters_bet_with_the_largest_expected_size_fixed_before_the_run():
+    a, b = _stream(n=300)
+    clusters = np.repeat(np.arange(30), 10)
+    clusters[-10:] = 29
+    expected = {c: int((clusters == c).sum()) for c in np.unique(clusters)}
+    expected[5] = 40  # a cluster still open (10 of 40 answered): it waits, and sets the bet's scale
+    got = seq.paired_cs(a, b, clusters=clusters, expected_sizes=expected)
+    want = seq.paired_cs(a, b, clusters=clusters, expected_sizes=expected, max_size=40)
+    np.testing.assert_array_equal(got.lower, want.lower)
+    assert len(got.t) == 29
+    w = watch_scores(a, b, clusters, expected_sizes=expected, max_size=60)
+    wider = seq.paired_cs(a, b, clusters=clusters, expected_sizes=expected, max_size=60)
+    np.testing.assert_array_equal(w.sequence.upper, wider.upper)

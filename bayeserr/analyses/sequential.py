@@ -119,7 +119,8 @@ def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str)
     i = len(s.t) - 1 if stop is None else stop.index
     est, lo, hi, n = s.estimate[i], s.lower[i], s.upper[i], int(s.t[i])
     what = f"{a} − {b}" if b is not None else f"{a}'s mean score"
-    fmt = (lambda x: f"{100 * x:+.1f}") if b is not None else (lambda x: f"{100 * x:.1f}")
+    fmt = ((lambda x: f"{100 * x:+.1f}".replace("-", "−")) if b is not None
+           else (lambda x: f"{100 * x:.1f}".replace("-", "−")))
     unit = "" if s.unit == "question" else f" in {int(s.units[i]):,} complete clusters"
     cs = (f"{what} = {fmt(est)} points, {s.level:.0%} confidence sequence [{fmt(lo)}, {fmt(hi)}] "
           f"after {n:,} question{'s' if n != 1 else ''}{unit}")
@@ -148,17 +149,23 @@ def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str)
 
 def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str | None = None,
                  rules: Rules = Rules(), level: float = 0.95, method: str = "betting",
-                 expected_sizes=None) -> Watch:
+                 expected_sizes=None, max_size=None) -> Watch:
     """The watch of scores in arrival order: ``a_scores`` alone (one model) or
     with ``b_scores`` (A − B on the same questions), per question or per
     cluster (``clusters``: each question's cluster; ``expected_sizes``: each
-    cluster's number of questions, so that an unfinished cluster waits)."""
+    cluster's number of questions, so that an unfinished cluster waits;
+    ``max_size``: the largest cluster's size for the betting sequence, fixed
+    before the run — default the largest expected size)."""
     pair = b_scores is not None
     if pair and b is None:
         b = "B"
     rules = rules.check(pair)
     alpha = 1 - level
-    opts = {"expected_sizes": expected_sizes} if clusters is not None and expected_sizes is not None else {}
+    opts = {}
+    if clusters is not None and expected_sizes is not None:
+        opts["expected_sizes"] = expected_sizes
+    if clusters is not None and max_size is not None and method == "betting":
+        opts["max_size"] = max_size  # the largest cluster, fixed before the run
     if pair:
         s = seq.paired_cs(a_scores, b_scores, method, alpha, clusters, **opts)
     else:

@@ -550,7 +550,10 @@ def paired_cs(a, b, method: str = "betting", alpha: float = 0.05, clusters=None,
                          f"(got {a.size} and {b.size} values).")
     d = a - b
     if clusters is not None:
-        sums, sizes, t = cluster_totals((d + 1) / 2, clusters, options.pop("expected_sizes", None))
+        expected = options.pop("expected_sizes", None)
+        if method == "betting" and options.get("max_size") is None and expected:
+            options["max_size"] = max(expected.values())  # fixed before the run, as in cluster_cs
+        sums, sizes, t = cluster_totals((d + 1) / 2, clusters, expected)
         if len(sums) == 0:
             raise InputError("no cluster is complete yet: a cluster sequence needs at least one whole cluster.")
         units, unit = np.arange(1, len(sums) + 1), "cluster"
