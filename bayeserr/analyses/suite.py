@@ -11,7 +11,7 @@ of that weighting.  The formulas are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
@@ -26,7 +26,8 @@ from bayeserr.stats.view import DataView
 
 #: what each weighting estimates, for the reports
 ESTIMANDS = {"macro": "each task weighs the same (1/T)",
-             "size": "each question weighs the same (the pooled mean)",
+             "size": "each task weighs its share of the suite's questions (the pooled mean when every model "
+                     "answered every question)",
              "user": "the weights given (--task-weights)"}
 
 
@@ -76,6 +77,7 @@ class Suite:
     pairs: tuple            #: SuiteDiff, by weighting then pair
     level: float
     clusters: str           #: "within tasks", "across tasks", "none" or "are the tasks" (then not used)
+    unanswered: dict = field(default_factory=dict)  #: model -> tasks it answered no question of
 
     def to_dict(self) -> dict:
         """The JSON ``suite`` block (schema ``bayeserr.report/2``, additive)."""
@@ -197,8 +199,10 @@ def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | Non
             diffs += [SuiteDiff(names[a], names[b], label, float(pm[k]), float(pse[k]), float(pdf[k]),
                                 (float(pci[k, 0]), float(pci[k, 1])), float(tt.p_value[k]), float(p_holm[k]))
                       for k, (a, b) in enumerate(pairs)]
+    answered = np.stack([(~np.isnan(s[:, task_codes == t])).any(axis=1) for t in range(len(tasks))], axis=1)
+    unanswered = {m: tuple(t for t, a in zip(tasks, answered[j]) if not a) for j, m in enumerate(names)}
     return Suite(tasks, tuple(int(n) for n in np.bincount(task_codes)), used, tuple(scores), tuple(diffs),
-                 level, how)
+                 level, how, {m: ts for m, ts in unanswered.items() if ts})
 
 
 def suite(ds, *, weights=None, level: float = 0.95) -> Suite:

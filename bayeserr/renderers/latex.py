@@ -740,9 +740,16 @@ def render_blocks(blocks, header: str, explain: bool = False) -> str:
 def _task_blocks(task, scores, comps, rep) -> list:
     """One task's models and pairs tables, their captions naming the task (the
     document's fold, whose title LaTeX has no place for)."""
+    from bayeserr.reporting import tables
     fold = doc.task_fold(task, scores, comps, rep)
-    return [replace(b, caption=f"{fold.title}. {b.caption}") if isinstance(b, Table) else b
-            for b in fold.blocks]
+    out = []
+    for b in fold.blocks:
+        if isinstance(b, Table) and b.key == "pairs":  # the headline columns only, as the main pairs table
+            adjust = comps.family.adjust if comps.family is not None else rep.adjust
+            b = tables.pairs_table(tables.select_pairs(comps, scores, rep.pairs), rep.level, adjust,
+                                   compact=True, family=comps.family)
+        out.append(replace(b, caption=f"{fold.title}. {b.caption}") if isinstance(b, Table) else b)
+    return out
 
 
 def render(rep) -> str:
@@ -763,9 +770,11 @@ def render(rep) -> str:
         table = replace(table, caption=f"{table.caption} {doc.ranking_sentence(r)}")
         blocks += [table, doc.Para(f"Decisions: {doc.family_text(r.family)}", "note")]
     if getattr(rep, "suite", None) is not None:
-        blocks += doc.suite_blocks(rep.suite)[1:]  # the table and its note (as a comment)
+        blocks += doc.suite_blocks(rep.suite, rep.pairs)[1:]  # the tables, notes as comments
     if getattr(rep, "task_groups", None) is not None:
         blocks += doc.task_group_blocks(rep.task_groups)
+    if getattr(rep, "judge", None) is not None:
+        blocks += doc.judge_blocks(rep.judge)[1:]  # the tables, notes as comments
     if len(rep.comparisons):
         shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
         blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, compact=True,

@@ -22,6 +22,7 @@ from bayeserr.analyses.comparison import (
     ranked_names,
 )
 from bayeserr.analyses.groups import group_scores
+from bayeserr.analyses.judge import judge as judge_results
 from bayeserr.analyses.ranking import rank_view
 from bayeserr.analyses.scoring import Scores, score_view
 from bayeserr.analyses.suite import suite_view
@@ -71,6 +72,7 @@ class Report:
     suite: object = None  #: :class:`~bayeserr.analyses.suite.Suite`, with two tasks or more
     per_task: tuple = ()  #: (task, Scores, Comparisons) for each task of a suite
     task_groups: object = None  #: :class:`~bayeserr.analyses.groups.GroupScores` (lm-eval groups)
+    judge: object = None  #: :class:`~bayeserr.analyses.judge.Judge`, when answers carry human labels
 
     def to_dict(self) -> dict:
         """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
@@ -96,6 +98,7 @@ class Report:
             **({} if not self.per_task else {"per_task": [
                 {"task": t, "models": s.to_dict(), "comparisons": c.to_dict()} for t, s, c in self.per_task]}),
             **({} if self.task_groups is None else {"task_groups": self.task_groups.to_dict()}),
+            **({} if self.judge is None else {"judge": self.judge.to_dict()}),
         })
 
     def to_json(self, indent: int | None = None) -> str:
@@ -270,9 +273,10 @@ def _check_inputs(inputs) -> list:
 
 
 def build_report_view(view: DataView, options: Options, *, inputs=(), command=None, config=None,
-                      task_groups=None) -> Report:
+                      task_groups=None, judge=None) -> Report:
     """The pipeline on a :class:`~bayeserr.stats.view.DataView` (see :func:`build_report`);
-    ``task_groups``: lm-eval's group structure (:func:`bayeserr.data.loading.task_groups`)."""
+    ``task_groups``: lm-eval's group structure (:func:`bayeserr.data.loading.task_groups`);
+    ``judge``: the judge-corrected results (:func:`bayeserr.analyses.judge.judge`)."""
     _check_pairs_option(options.pairs, view.models)
     check_pair_memory(len(view.models))  # fail at once, before any work, if the pairs cannot fit
     scores, view, fits, notes = _ranked(view, options, keep_fits=options.bayes.on)
@@ -302,7 +306,8 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
                   pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking,
                   suite=(suite := suite_view(view, options.level, options.task_weights)),
                   per_task=() if suite is None else _per_task(view, options),
-                  task_groups=group_scores(view, task_groups, options.level) if task_groups else None)
+                  task_groups=group_scores(view, task_groups, options.level) if task_groups else None,
+                  judge=judge)
 
 
 #: letter groups are replaced by a sentence when a model would carry more letters than this
@@ -360,7 +365,8 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
         source = Path(str(ds.attrs.get("source", ""))) if isinstance(ds, xr.Dataset) else None
         inputs = [source] if source is not None and str(source) and source.exists() else []
     return build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command, config=config,
-                             task_groups=task_groups(ds) or None)
+                             task_groups=task_groups(ds) or None,
+                             judge=judge_results(ds, level=options.level) if "human" in ds.data_vars else None)
 
 
 # ------------------------------------------------------------------ compare

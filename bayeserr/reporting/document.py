@@ -218,9 +218,11 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
         out.append(Figure("forest"))
     out += ranking_blocks(rep, figures)
     if getattr(rep, "suite", None) is not None:
-        out += suite_blocks(rep.suite)
+        out += suite_blocks(rep.suite, rep.pairs)
     if getattr(rep, "task_groups", None) is not None:
         out += task_group_blocks(rep.task_groups)
+    if getattr(rep, "judge", None) is not None:
+        out += judge_blocks(rep.judge)
     sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
     if sens is not None:
         out += [Heading(sens.title, 3), sens]
@@ -283,14 +285,14 @@ def task_fold(task, scores, comps, rep) -> Fold:
                 tuple(_scores_and_pairs(scores, comps, rep, "this task's ranking)")))
 
 
-def suite_blocks(suite) -> list:
+def suite_blocks(suite, pairs: str = "auto") -> list:
     """The suite section: the table and what each column estimates."""
     from bayeserr.analyses.suite import ESTIMANDS
     tasks = ", ".join(f"{t} ({n})" for t, n in zip(suite.tasks, suite.task_questions))
     clusters = {"within tasks": "each task's variance is clustered within the task (CR2)",
                 "none": "questions are independent within each task",
                 "are the tasks": "the clusters are the tasks themselves, so questions are independent "
-                                 "within each task"}[suite.clusters]
+                                 "within each task"}.get(suite.clusters, "")
     said = "; ".join(f"{w}: {ESTIMANDS[w]}" + (" (" + ", ".join(f"{t} {x:.2f}" for t, x in
                                                                zip(suite.tasks, suite.weights[w])) + ")"
                                                if w == "user" else "") for w in suite.weights)
@@ -300,32 +302,57 @@ def suite_blocks(suite) -> list:
     else:
         how = (f"tasks are fixed strata: variance Σ w_t² Var_t, {clusters}, t with Satterthwaite-combined "
                "Bell–McCaffrey df")
-    missing = any(not np.isfinite(x.se) for x in suite.scores)
+    pooled = ("The models table treats the tasks as clusters, a sample of tasks like these; here they are "
+              "fixed: these tasks, weighted so." if suite.clusters == "are the tasks" else
+              "So its SE differs from the models table's, which treats the questions as one pool.")
     return [Heading("Suite"), tables.suite_table(suite),
             Para(f"Tasks (questions): {tasks}. Each suite score is a weighted mean of task means over these "
-                 f"tasks ({said}); {how}. So its SE differs from the models table's, which treats the "
-                 "questions as one pool. Best first by the macro score; intervals are cut to [0, 1]."
-                 + (" –: not estimable (a task the model did not answer, or one with a single cluster or "
-                    "question)." if missing else "")
+                 f"tasks ({said}); {how}. {pooled} Best first by the macro score; intervals are cut to [0, 1]."
+                 + _not_estimable(suite)
                  + " The JSON's suite block holds every pair's suite difference under every weighting.",
-                 "note", user_text=True), *suite_pair_blocks(suite)]
+                 "note", user_text=True), *suite_pair_blocks(suite, pairs)]
 
 
-def suite_pair_blocks(suite) -> list:
-    """The suite comparisons under the headline weighting (the user's, else macro)."""
+def _not_estimable(suite) -> str:
+    """Why a suite score is "–": the tasks a model did not answer, tasks of one question."""
+    if all(np.isfinite(x.se) for x in suite.scores):
+        return ""
+    single = [t for t, n in zip(suite.tasks, suite.task_questions) if n < 2]
+    skipped = {m: ts for m, ts in getattr(suite, "unanswered", {}).items() if ts}
+    why = []
+    if single:
+        why.append(f"task{'s' if len(single) > 1 else ''} with one question ({', '.join(single[:5])}"
+                   f"{' …' if len(single) > 5 else ''}: no variance; leave it out with --where)")
+    if skipped:
+        items = [f"{m} skipped {', '.join(ts[:3])}{' …' if len(ts) > 3 else ''}" for m, ts in list(skipped.items())[:5]]
+        why.append("tasks a model did not answer (" + "; ".join(items)
+                   + (f"; {len(skipped) - 5} more models" if len(skipped) > 5 else "") + ")")
+    return (" –: not estimable: " + "; ".join(why) + "." if why else
+            " –: not estimable (a task with a single cluster).")
+
+
+def suite_pair_blocks(suite, pairs: str = "auto") -> list:
+    """The suite comparisons under the headline weighting (the user's, else macro), the pairs
+    selected as the report's ``--pairs`` selects them."""
     w = suite.headline
     every = suite.pairs_of(w)
     if not every:
         return []
-    shown = tables.suite_pairs(suite, w)
+    shown = tables.suite_pairs(suite, w, pairs)
     family = sum(np.isfinite(p.p_holm) for p in every)
     name = {"user": "your weights", "macro": "macro weights (tasks equal)"}[w]
+    holm = (f"Holm over the {family:,} pair{'s' if family != 1 else ''} with a test, at {1 - suite.level:.0%}"
+            if family else "no pair has a test (a suite score above is not estimable)")
     note = (f"Suite differences under {name}, on the questions both models answered, with the suite score's "
-            f"variance (tasks as fixed strata); Holm over the {family:,} pair{'s' if family != 1 else ''} with a "
-            f"test, at {1 - suite.level:.0%}.")
+            f"variance (as above); {holm}.")
     if len(shown) < len(every):
-        note += (f" Showing {len(shown):,} of {len(every):,} pairs (neighbours in the suite ranking); the JSON "
-                 "holds them all.")
+        which = (f"the pairs with {str(pairs)[3:]}" if str(pairs).startswith("vs=") else
+                 "neighbours in the suite ranking")
+        note += (f" Showing {len(shown):,} of {len(every):,} pairs ({which}); --pairs all shows every pair, "
+                 "the JSON holds them all.")
+    note += (" These verdicts answer which model is better on these tasks, weighted so; the Pairwise "
+             "comparisons below answer it for all questions pooled (each question equal), a different "
+             "estimand, so the two can differ.")
     return [Heading("Suite comparisons", 3), tables.suite_pairs_table(suite, shown), Para(note, "note")]
 
 
@@ -349,6 +376,48 @@ def task_group_blocks(gs) -> list:
         text += (" Weighting unknown (neither weighting gives the published scores back), so no score under "
                  "it: " + ", ".join(unknown) + "; the JSON has both the macro and the size scores.")
     return out + [Para(text, "note", user_text=True)] if (out or unscored) else []
+
+
+def judge_blocks(j) -> list:
+    """The Judge section: corrected human-scored means, the pairs, what each column is."""
+    from bayeserr.analyses.judge import shown_pairs
+    if not j.models:
+        return [Heading("Judge"), Para("No model has two human-labelled answers: no corrected interval. "
+                                       + " ".join(j.warnings), "note", user_text=True)]
+    worth = [f"{m.model}: {m.result.n_labelled} labels worth {m.result.effective_labels:.0f}"
+             for m in j.models[:3] if np.isfinite(m.result.effective_labels)]
+    how = ("clustered (CR2, t on the df of the PPI estimating equation)" if j.clustered
+           else "t on Welch–Satterthwaite df")
+    out = [Heading("Judge"), tables.judge_table(j),
+           Para("The scores above are the judge's. Here the human-labelled answers correct them: "
+                "Human-scored (PPI++) is the interval for the mean a human grader would give (prediction-powered "
+                f"inference, power-tuned, {how}); Labelled only uses the labelled answers alone; Judge only is "
+                "the judge's own mean over every answer, an interval for the judge-scored mean that does not "
+                "cover the human mean when the judge is biased; Judge bias is mean(judge − human) on the "
+                "labelled answers; Labels worth is the number of labels alone that would give the PPI++ "
+                f"interval's precision ({'; '.join(worth)}). Agreement: Cohen's κ (0/1) or Krippendorff's α "
+                "(interval) on the labelled answers. The labelled answers must be a random sample of the "
+                "answers.", "note", user_text=True)]
+    rg = [m for m in j.models if m.rogan_gladen is not None and m.rogan_gladen.usable]
+    if rg:
+        out.append(Para("Rogan–Gladen (0/1 judge, from its sensitivity and specificity on the labelled answers): "
+                        + "; ".join(f"{m.model} {pct(m.rogan_gladen.estimate)} "
+                                    f"{interval((m.rogan_gladen.lower, m.rogan_gladen.upper))}" for m in rg[:10])
+                        + (" …" if len(rg) > 10 else "") + " (the JSON has every model)"
+                        + ("; it assumes independent questions." if j.clustered else "."), "note",
+                        user_text=True))
+    if j.pairs:
+        shown = shown_pairs(j)
+        note = ("A − B of human-scored means on the questions both answered (labelled where both are), "
+                "PPI++ on the paired differences, one pair at a time (not adjusted for the other pairs); "
+                "Judge only: the judge's difference.")
+        if len(shown) < len(j.pairs):
+            note += (f" Showing {len(shown):,} of {len(j.pairs):,} pairs (neighbours in the corrected ranking); "
+                     "the JSON holds them all.")
+        out += [Heading("Judge-corrected comparisons", 3), tables.judge_pairs_table(j, shown), Para(note, "note")]
+    if j.warnings:
+        out.append(Bullets(tuple(("judge", w) for w in j.warnings)))
+    return out
 
 
 def settings_text(prov: dict) -> str:

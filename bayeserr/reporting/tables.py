@@ -412,11 +412,15 @@ def suite_order(suite, weighting: str) -> list:
     return sorted(by, key=lambda m: -by[m] if math.isfinite(by[m]) else math.inf)
 
 
-def suite_pairs(suite, weighting: str) -> list:
-    """The suite differences to show under ``weighting``: every pair up to 45,
-    else neighbours in that weighting's ranking (the JSON holds them all)."""
+def suite_pairs(suite, weighting: str, which: str = "auto") -> list:
+    """The suite differences to show under ``weighting``, as ``--pairs`` selects
+    (:func:`select_pairs`): ``all``; ``vs=MODEL``; ``adjacent`` (neighbours in that
+    weighting's ranking); ``auto``: every pair up to 45, else adjacent."""
     pairs = suite.pairs_of(weighting)
-    if len(pairs) <= 45:
+    if str(which).startswith("vs="):
+        base = str(which)[3:]
+        return [p for p in pairs if base in (p.a, p.b)]
+    if which == "all" or (which == "auto" and len(pairs) <= 45):
         return pairs
     rank = {m: i for i, m in enumerate(suite_order(suite, weighting))}
     return [p for p in pairs if abs(rank[p.a] - rank[p.b]) == 1]
@@ -436,9 +440,10 @@ def suite_pairs_table(suite, pairs) -> Table:
         if rank[b] < rank[a]:  # the better first, so every shown difference reads "how far ahead"
             a, b, d, ci = b, a, -d, (-ci[1], -ci[0])
         shown = math.isfinite(p.p_holm) and p.p_holm < 1 - level
+        verdict = ("–" if not math.isfinite(p.p_value) else  # no test: not "not different"
+                   (f"{a} higher" if d > 0 else f"{b} higher") if shown else "not different")
         rows.append((Cell("pair", (a, b)), Cell("pct_se", d, p.se), Cell("num", p.df, digits=1),
-                     Cell("interval", ci), Cell("p", p.p_value), Cell("p", p.p_holm),
-                     text((f"{a} higher" if d > 0 else f"{b} higher") if shown else "not different")))
+                     Cell("interval", ci), Cell("p", p.p_value), Cell("p", p.p_holm), text(verdict)))
     return Table("suite_pairs", "Suite comparisons", cols, tuple(rows),
                  caption="Suite differences A − B (better first), tasks as fixed strata; Holm over the pairs.")
 
@@ -464,3 +469,53 @@ def task_groups_table(gs) -> Table:
     return Table("task_groups", "lm-eval groups", cols, tuple(rows),
                  caption="lm-eval's group scores with its pooled stderr, and bayeserr's score of the same "
                          "group (tasks as fixed strata).")
+
+
+def judge_table(j) -> Table:
+    """Judge-scored models corrected by the human labels (``docs/methods.md`` §3.14): the
+    human-scored mean by PPI++ (the headline), the labelled subset alone, the judge alone,
+    the judge's bias, the labels the judge was worth and the agreement."""
+    level = j.level
+    ci = f"{level:.0%} CI"
+    cols = (Column("model", "Model", numeric=False), Column("labels", "Labels"),
+            Column("ppi", "Human-scored (PPI++)"), Column("ppi_ci", ci, ci.replace("%", r"\%")),
+            Column("classical", "Labelled only"), Column("classical_ci", ci, ci.replace("%", r"\%")),
+            Column("judge", "Judge only (not the human mean)"), Column("bias", "Judge bias"),
+            Column("worth", "Labels worth"), Column("agreement", "Agreement", numeric=False))
+    rows = []
+    for m in j.models:
+        r = m.result
+        a = m.agreement
+        agree = ("–" if a is None else
+                 f"κ {a.kappa:.2f}" if hasattr(a, "kappa") else f"α {a.alpha:.2f}")
+        rows.append((text(m.model), Cell("int", r.n_labelled),
+                     Cell("pct_se", r.ppi.estimate, r.ppi.se), Cell("interval", (r.ppi.lower, r.ppi.upper)),
+                     Cell("pct_se", r.classical.estimate, r.classical.se),
+                     Cell("interval", (r.classical.lower, r.classical.upper)),
+                     Cell("pct_se", r.judge_only.estimate, r.judge_only.se),
+                     Cell("pct_se", r.bias.estimate, r.bias.se), Cell("num", r.effective_labels, digits=0),
+                     text(agree)))
+    return Table("judge", "Judge corrected by human labels", cols, tuple(rows),
+                 caption="Human-scored means from the judge's scores corrected by the human-labelled "
+                         "subset (PPI++), beside the labelled subset alone and the judge alone.")
+
+
+def judge_pairs_table(j, pairs) -> Table:
+    """A − B of human-scored means (PPI++ on the paired differences), the better first."""
+    level = j.level
+    cols = (Column("pair", "A − B", "$A - B$", numeric=False), Column("labels", "Labels"),
+            Column("diff", "Diff (PPI++)"),
+            Column("ci", f"{level:.0%} CI", f"{level:.0%} CI".replace("%", r"\%")),
+            Column("p", "p", "$p$"), Column("judge", "Judge only"), Column("verdict", "Verdict", numeric=False))
+    rows = []
+    for p in pairs:
+        r = p.result
+        shown = math.isfinite(p.p_value) and p.p_value < 1 - level
+        rows.append((Cell("pair", (p.a, p.b)), Cell("int", r.n_labelled),
+                     Cell("pct_se", r.ppi.estimate, r.ppi.se),
+                     Cell("interval", (r.ppi.lower, r.ppi.upper)), Cell("p", p.p_value),
+                     Cell("pct", r.judge_only.estimate),
+                     text((f"{p.a} higher" if r.ppi.estimate > 0 else f"{p.b} higher") if shown
+                          else "not different")))
+    return Table("judge_pairs", "Judge-corrected comparisons", cols, tuple(rows),
+                 caption="A − B of human-scored means (PPI++ on the paired differences), one pair at a time.")

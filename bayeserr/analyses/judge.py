@@ -1,0 +1,237 @@
+"""Judge-scored evals corrected by a human-labelled subset (``docs/methods.md`` §3.14).
+
+When the scores come from an LLM judge and some answers also carry a human
+label (``load(..., human_col=…)``, ``labels=…`` or ``human_scorer=…``: the
+``human`` variable of the dataset), :func:`judge` gives for each model the
+prediction-powered (PPI++) interval for the *human*-scored mean, beside the
+labelled subset alone and the judge-only interval (which does not cover the
+human mean when the judge is biased), the judge's bias, how many labels the
+judge was worth, the judge–human agreement (Cohen's κ for 0/1, Krippendorff's
+α otherwise) and, for 0/1 judges, the Rogan–Gladen correction; and each
+pair's A − B the same way on the questions both answered.  The formulas are
+in :mod:`bayeserr.stats.ppi` and :mod:`bayeserr.stats.agreement`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from bayeserr.base.errors import InputError
+from bayeserr.stats import agreement, ppi
+
+#: fewer labels than this for a model: its intervals are shown with a warning
+FEW_LABELS = 20
+#: labelled questions in fewer effective clusters than this: the clustered interval has few df
+FEW_LABELLED_CLUSTERS = 5
+#: more pairs than this: the report shows neighbours in the corrected ranking (the JSON holds all)
+MAX_SHOWN_PAIRS = 45
+
+
+@dataclass(frozen=True)
+class JudgeModel:
+    """One model: the corrected interval, agreement and (0/1) Rogan–Gladen."""
+
+    model: str
+    n_questions: int
+    result: ppi.PPIMean
+    agreement: object           #: agreement.Kappa (0/1 or categories) or agreement.Alpha, or None
+    rogan_gladen: object        #: ppi.RoganGladen for a 0/1 judge and 0/1 labels, else None
+    selection_p: float | None   #: Welch p of judge scores, labelled vs not (a non-random subset shows)
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "n_questions": self.n_questions, **self.result.to_dict(),
+                "agreement": None if self.agreement is None else {
+                    "kind": "kappa" if isinstance(self.agreement, agreement.Kappa) else "alpha",
+                    **self.agreement.to_dict()},
+                "rogan_gladen": None if self.rogan_gladen is None else self.rogan_gladen.to_dict(),
+                "selection_p": self.selection_p}
+
+
+@dataclass(frozen=True)
+class JudgePair:
+    """A − B of human-scored means, on the questions both answered."""
+
+    a: str
+    b: str
+    result: ppi.PPIMean
+    p_value: float
+
+    def to_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, **self.result.to_dict(), "p_value": self.p_value}
+
+
+@dataclass(frozen=True)
+class Judge:
+    """Every model's and pair's judge-corrected result (:func:`judge`)."""
+
+    models: tuple               #: JudgeModel, best corrected estimate first
+    pairs: tuple                #: JudgePair
+    level: float
+    clustered: bool
+    warnings: tuple             #: sentences: few labels, labels in few clusters, a non-random subset
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "clustered": self.clustered,
+                "models": [m.to_dict() for m in self.models], "pairs": [p.to_dict() for p in self.pairs],
+                "warnings": list(self.warnings)}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: labels, bias, judge-only, labelled-only and PPI++ estimates and bounds."""
+        rows = []
+        for m in self.models:
+            r = m.result
+            row = {"model": m.model, "n_labelled": r.n_labelled, "n_questions": m.n_questions,
+                   "effective_labels": r.effective_labels, "correlation": r.correlation, "lambda": r.lam}
+            for key in ("ppi", "classical", "judge_only", "bias"):
+                iv = getattr(r, key)
+                row |= {f"{key}": iv.estimate, f"{key}_se": iv.se, f"{key}_low": iv.lower,
+                        f"{key}_high": iv.upper}
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def _per_question(cube: np.ndarray) -> np.ndarray:
+    """Mean over samples, NaN where none (a question answered or labelled K times)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(cube, axis=-1)
+
+
+def _binary(x: np.ndarray) -> bool:
+    x = x[~np.isnan(x)]
+    return x.size > 0 and bool(np.isin(x, (0.0, 1.0)).all())
+
+
+def _agreement(y, f, codes):
+    lab = ~np.isnan(y)
+    if lab.sum() < 2:
+        return None
+    values = np.unique(np.concatenate([y[lab], f[lab]]))
+    try:
+        if values.size <= 2 and _binary(y) and _binary(f[lab]):
+            return agreement.cohens_kappa(y, f)
+        return agreement.krippendorff_alpha(y, f, metric="interval",
+                                            codes=None if codes is None else codes)
+    except InputError:
+        return None
+
+
+def _selection_p(f, labelled) -> float | None:
+    """Welch's t of the judge's scores, labelled against unlabelled questions: a small p
+    says the labelled subset is not like the rest (so not a random sample)."""
+    from scipy.stats import ttest_ind
+    a, b = f[labelled], f[~labelled]
+    if a.size < 2 or b.size < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
+        return None
+    return float(ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def _model(name, y, f, codes, level) -> JudgeModel:
+    keep = ~np.isnan(f)
+    y, f = y[keep], f[keep]
+    c = None if codes is None else codes[keep]
+    res = ppi.ppi_mean(y, f, c, level=level)
+    rg = None
+    if _binary(y) and _binary(f) and (~np.isnan(y)).sum() < len(y):
+        try:
+            rg = ppi.rogan_gladen(y, f, level=level)
+        except InputError:
+            rg = None
+    return JudgeModel(name, int(keep.sum()), res, _agreement(y, f, c), rg, _selection_p(f, ~np.isnan(y)))
+
+
+def _pair(a, b, ya, fa, yb, fb, codes, level) -> JudgePair | None:
+    both = ~np.isnan(fa) & ~np.isnan(fb)
+    lab = both & ~np.isnan(ya) & ~np.isnan(yb)
+    if lab.sum() < 2:
+        return None
+    c = None if codes is None else codes[both]
+    res = ppi.ppi_paired(ya[both], fa[both], yb[both], fb[both], c, level=level)
+    iv = res.ppi
+    from scipy import stats
+    t = iv.estimate / iv.se if iv.se > 0 else np.nan
+    p = float(2 * (stats.norm.sf(abs(t)) if np.isinf(iv.df) else stats.t.sf(abs(t), iv.df))) \
+        if np.isfinite(t) else float("nan")
+    return JudgePair(a, b, res, p)
+
+
+def _warnings(models, clustered) -> list[str]:
+    out = []
+    few = [m for m in models if m.result.n_labelled < FEW_LABELS]
+    if few:
+        out.append(f"Few human labels ({', '.join(f'{m.model}: {m.result.n_labelled}' for m in few[:5])}"
+                   f"{' …' if len(few) > 5 else ''}): the corrected intervals are wide and their coverage "
+                   f"rests on the t approximation; label at least {FEW_LABELS} answers per model.")
+    if clustered:
+        thin = [m for m in models if (m.result.effective_clusters_labelled or 0) < FEW_LABELLED_CLUSTERS]
+        if thin:
+            out.append("Labelled questions concentrate in few clusters ("
+                       + ", ".join(f"{m.model}: {m.result.n_clusters_labelled} clusters, "
+                                   f"{m.result.effective_clusters_labelled or 0:.1f} effective" for m in thin[:5])
+                       + "): the clustered interval has few df, and if whole clusters were chosen for "
+                         "labelling rather than questions at random, the labelled set may not represent the "
+                         "rest; spread the labels over many clusters.")
+    skewed = [m for m in models if m.selection_p is not None and m.selection_p < 0.01]
+    if skewed:
+        out.append("The labelled answers differ from the unlabelled ones in judge score ("
+                   + ", ".join(f"{m.model}: p = {m.selection_p:.2g}" for m in skewed[:5])
+                   + "): the labelled subset looks chosen, not random, and PPI's interval assumes a random "
+                     "subset; label a uniformly random sample of the answers.")
+    return out
+
+
+def judge(ds, *, level: float = 0.95) -> Judge:
+    """Judge-corrected intervals for a dataset with human labels (``docs/methods.md`` §3.14).
+
+    ``ds`` from :func:`bayeserr.load` with ``human_col=``, ``labels=`` or
+    ``human_scorer=`` (a ``human`` variable: NaN where an answer is not
+    labelled); the judge's score is ``score``.  A question's judge score and
+    human label are their means over samples.  Clustered when the data have
+    clusters.  Raises :class:`~bayeserr.base.errors.InputError` when no
+    answer carries a human label.
+    """
+    from bayeserr.base.registry import check_level
+    from bayeserr.stats.view import check_dataset
+    ds = check_dataset(ds)
+    level = check_level(level)
+    if "human" not in ds.data_vars:
+        raise InputError("no human labels in the data: load with human_col='COLUMN', labels='FILE' or "
+                         "human_scorer='SCORER' (command line: --human-col, --labels, --human-scorer).")
+    names = [str(m) for m in ds["model"].values]
+    f = _per_question(np.asarray(ds["score"].values, dtype=float))
+    y = _per_question(np.asarray(ds["human"].values, dtype=float))
+    y = np.where(np.isnan(f), np.nan, y)  # a label without a judge score cannot be used
+    codes = np.asarray(ds["cluster"].values).astype(str) if "cluster" in ds.coords else None
+    labelled = (~np.isnan(y)).sum(axis=1)
+    if not labelled.any():
+        raise InputError("the human-label column is empty: no answer carries a human label.")
+    models = [_model(n, y[j], f[j], codes, level) for j, n in enumerate(names) if labelled[j] >= 2]
+    left_out = [n for j, n in enumerate(names) if labelled[j] < 2]
+    models.sort(key=lambda m: -m.result.ppi.estimate if np.isfinite(m.result.ppi.estimate) else np.inf)
+    order = {m.model: i for i, m in enumerate(models)}
+    pairs = []
+    for a, b in combinations([m.model for m in models], 2):
+        ja, jb = names.index(a), names.index(b)
+        p = _pair(a, b, y[ja], f[ja], y[jb], f[jb], codes, level)
+        if p is not None:
+            pairs.append(p)
+    pairs.sort(key=lambda p: (order[p.a], order[p.b]))
+    notes = _warnings(models, codes is not None)
+    if left_out:
+        notes.append(f"No corrected interval for {', '.join(left_out[:5])}{' …' if len(left_out) > 5 else ''}: "
+                     "fewer than 2 labelled answers.")
+    return Judge(tuple(models), tuple(pairs), level, codes is not None, tuple(notes))
+
+
+def shown_pairs(j: Judge) -> list:
+    """The pairs a report shows: all up to :data:`MAX_SHOWN_PAIRS`, else neighbours in the
+    corrected ranking."""
+    if len(j.pairs) <= MAX_SHOWN_PAIRS:
+        return list(j.pairs)
+    order = {m.model: i for i, m in enumerate(j.models)}
+    return [p for p in j.pairs if abs(order[p.a] - order[p.b]) == 1]
