@@ -122,3 +122,40 @@ def test_latex_suite_report_compiles(tmp_path, cli):
     assert "multiply defined" not in log and not re.search(r"^! ", log, re.MULTILINE)
     assert len(tables_of(res.stdout)) == 5 + 2 * 3  # models, ranking, suite, suite pairs, pairs; 2 per task
     assert "Task math" in text and shutil.which("pdflatex")
+
+
+def test_crossed_clusters_report_in_every_text_format(tmp_path, cli):
+    df = _table()
+    df["cluster_id"] = "c" + (df.question_id.str.split("-").str[1].astype(int) % 4).astype(str)
+    path = tmp_path / "crossed.csv"
+    df.to_csv(path, index=False)
+    for fmt in ("md", "html", "latex"):
+        res = cli("report", path, "--bayes", "off", "--format", fmt,
+                  *(("--output", tmp_path / "r.html") if fmt == "html" else ()))
+        assert res.exit_code == 0 and "Traceback" not in res.output, res.output[-2000:]
+    assert "clusters crossing tasks" in " ".join(cli("report", path, "--bayes", "off").stdout.split())
+
+
+def test_not_estimable_suite_scores_say_why_and_have_no_verdict(tmp_path, cli):
+    df = _table(clusters=False)
+    df = pd.concat([df, pd.DataFrame([{"model": m, "question_id": "solo-0", "task": "solo", "score": 1}
+                                      for m in ("A", "B", "C")])])
+    df = df[~((df.model == "C") & (df.task == "qa"))]  # C skipped a task
+    path = tmp_path / "gaps.csv"
+    df.to_csv(path, index=False)
+    res = cli("report", path, "--bayes", "off", "--on-unpaired", "drop")
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split("## Suite", 1)[1].split("## Pairwise", 1)[0].split())
+    assert "task with one question (solo" in text and "C skipped qa" in text
+    assert "not different" not in text and "no pair has a test" in text
+
+
+def test_suite_comparisons_follow_the_pairs_option(tmp_path, cli):
+    path = _suite_csv(tmp_path, models=12)
+    res = cli("report", path, "--bayes", "off", "--pairs", "vs=A")
+    section = res.stdout.split("### Suite comparisons", 1)[1].split("## Pairwise", 1)[0]
+    rows = [r for r in section.splitlines() if r.startswith("| ") and "| Diff |" not in r and " − " in r]
+    assert len(rows) == 11 and all(" A " in r.split("|")[1] + " " for r in rows)
+    everything = cli("report", path, "--bayes", "off", "--pairs", "all").stdout
+    section = everything.split("### Suite comparisons", 1)[1].split("## Pairwise", 1)[0]
+    assert sum(r.startswith("| ") and " − " in r and "| Diff |" not in r for r in section.splitlines()) == 66
