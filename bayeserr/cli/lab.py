@@ -1,6 +1,7 @@
 """``simulate``: the simulation lab's commands (coverage, error rates, the
-few-cluster study, the Bayesian pair model's prior calibration, the ranking
-and the release gate's studies, the published calibration page)."""
+few-cluster study, the Bayesian pair model's prior calibration, the ranking,
+the release gate's and the confidence sequences' studies, the published
+calibration page)."""
 
 from __future__ import annotations
 
@@ -328,6 +329,47 @@ def simulate_gate(n_text, clusters_text, tau_text, margin_text, reps, seed, fmt,
     _emit(df, fmt, lambda d: "\n".join(lab.gate_section(d, command)[2:-1]))
 
 
+def _run_sequential(reps, seed, saved_reps, jobs=2):
+    from bayeserr.lab import sequential as lab
+    grid = lab.cells()
+    total = sum(reps if c.study == "error" else saved_reps for c in grid)
+    with click.progressbar(length=total, label="simulating", file=sys.stderr) as bar:
+        return lab.run_sequential(reps, seed, saved_reps=saved_reps, grid=grid, jobs=jobs, progress=bar.update)
+
+
+@simulate.command("sequential")
+@click.option("--reps", type=click.IntRange(10), default=5000, show_default=True,
+              help="Data sets per cell of the error study (true A − B of 0).")
+@click.option("--saved-reps", type=click.IntRange(10), default=2000, show_default=True,
+              help="Data sets per cell of the questions-saved study (true gaps of 5, 10 and 20 points).")
+@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
+@click.option("--jobs", type=click.IntRange(1), default=2, show_default=True,
+              help="Worker processes (the numbers do not depend on it).")
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--publish", type=click.Path(),
+              help="Write the section into this calibration page (a Markdown file, or a folder's "
+                   "calibration.md), and calibration_sequential.csv beside it.")
+def simulate_sequential(reps, saved_reps, seed, jobs, fmt, publish):
+    """Anytime-valid confidence sequences (bayeserr watch) with known truth: how
+    often the 95% sequence of A − B, or of one model's mean, ever excludes the
+    truth over n = 10…5,000 (betting and asymptotic, without and with
+    SWE-bench's clusters), beside naive peeking at the fixed-n test every 10
+    questions; and the questions the settle rule needs at true gaps of 5, 10
+    and 20 points against the fixed-n design with 80% power (md: the section,
+    ± one Monte Carlo SE)."""
+    from bayeserr.lab import sequential as lab
+    page = None
+    if publish:
+        from bayeserr.base.output import check_writable
+        page = check_writable(_gate_page(publish))  # before the run, not after it
+        check_writable(page.parent / "calibration_sequential.csv")
+    df = _run_sequential(reps, seed, saved_reps, jobs)
+    command = f"bayeserr simulate sequential --reps {reps} --saved-reps {saved_reps} --seed {seed}"
+    if page is not None:
+        lab.publish_sequential(df, page, command + f" --publish {publish}")
+    _emit(df, fmt, lambda d: "\n".join(lab.sequential_section(d, command)[2:-1]))
+
+
 @simulate.command("calibration-docs")
 @click.option("--output", type=click.Path(file_okay=False), default="docs", show_default=True)
 @click.option("--reps", type=click.IntRange(10), default=2000, show_default=True)
@@ -337,13 +379,19 @@ def simulate_gate(n_text, clusters_text, tau_text, margin_text, reps, seed, fmt,
               help="Data sets per design of the Bayesian pair model's prior calibration.")
 @click.option("--gate-reps", type=click.IntRange(10), default=10_000, show_default=True,
               help="Data sets per cell of the release gate's study.")
+@click.option("--sequential-reps", type=click.IntRange(10), default=5000, show_default=True,
+              help="Data sets per cell of the confidence sequences' error study.")
+@click.option("--sequential-saved-reps", type=click.IntRange(10), default=2000, show_default=True,
+              help="Data sets per cell of the confidence sequences' questions-saved study.")
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seed):
+def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, sequential_reps, sequential_saved_reps,
+                     seed):
     """Regenerate docs/calibration.md, its figures and CSVs (the published
     coverage study, tests of A − B, the few-cluster study, the Bayesian
-    pair model's calibration with the truth from its prior and the release
-    gate's size); the ranking section (bayeserr simulate ranking --publish)
-    is kept as it is."""
+    pair model's calibration with the truth from its prior, the release
+    gate's size and the confidence sequences' error and questions saved);
+    the ranking section (bayeserr simulate ranking --publish) is kept as it
+    is."""
     from pathlib import Path
 
     from bayeserr.base.output import write_atomic
@@ -361,6 +409,7 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seed)
     few = _run_fewclusters(fewcluster_reps or reps, seed)
     prior = _run_pair_prior(prior_reps, seed)
     gate_df = _run_gate(gate_reps, seed)
+    seq_df = _run_sequential(sequential_reps, seed, sequential_saved_reps)
     publish.coverage_figure(cov, out / "calibration_coverage.svg")
     publish.fewcluster_figure(few, out / "calibration_fewclusters.svg")
     publish.pair_prior_figure(prior, out / "calibration_pair_prior.svg")
@@ -386,5 +435,11 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seed)
     gate_command = f"bayeserr simulate gate --reps {gate_reps} --seed {seed} --publish {page_path}"
     page = publish.splice_section(page, "\n".join(gate_lab.gate_section(gate_df, gate_command)),
                                   gate_lab.SECTION_START, gate_lab.SECTION_END)
+    from bayeserr.lab import sequential as seq_lab
+    write_atomic(out / "calibration_sequential.csv", seq_df.to_csv(index=False))
+    seq_command = (f"bayeserr simulate sequential --reps {sequential_reps} --saved-reps {sequential_saved_reps} "
+                   f"--seed {seed} --publish {page_path}")
+    page = publish.splice_section(page, "\n".join(seq_lab.sequential_section(seq_df, seq_command)),
+                                  seq_lab.SECTION_START, seq_lab.SECTION_END)
     write_atomic(page_path, page)
     click.echo(f"wrote {out / 'calibration.md'}")

@@ -1,5 +1,6 @@
 """Top layer, the simulation lab (``docs/methods.md`` §8): evals with known truth
 (:mod:`.simulate`), leaderboards with known truth for the ranking
-(:mod:`.ranking`), the release gate's size at the margin (:mod:`.gate`), and
-the published tables, figures and the calibration page (:mod:`.publish`,
-with the studies' settings in :mod:`.settings`)."""
+(:mod:`.ranking`), the release gate's size at the margin (:mod:`.gate`), the
+confidence sequences' error over every look and the questions they save
+(:mod:`.sequential`), and the published tables, figures and the calibration
+page (:mod:`.publish`, with the studies' settings in :mod:`.settings`)."""
