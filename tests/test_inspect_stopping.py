@@ -420,12 +420,12 @@ def test_clusters_wait_for_their_last_question(ism):
     x[5] = np.nan                                              # Score.unscored() for the sixth question
     samples = [_sample(i, info={"repo": labels[i - 1]}) for i in range(1, n + 1)]
     answers = {(i, 1): x[i - 1] for i in range(1, n + 1)}
-    done, stops, meta = _drive(ism.sequential_stopping(width=0.08, cluster="info.repo", check_every=1),
-                               samples, answers)
+    done, stops, meta = _drive(ism.sequential_stopping(width=0.08, cluster="info.repo", check_every=1,
+                                                       method="betting"), samples, answers)
     keep = ~np.isnan(x)
     expected = {lab: int(np.sum((np.array(labels) == lab) & keep)) for lab in set(labels)}
     w = watch_scores(x[keep], clusters=np.array(labels)[keep], rules=Rules(width=0.08), a="mockllm/model",
-                     expected_sizes=expected)
+                     expected_sizes=expected, method="betting")
     sums, ns, t = seq.cluster_totals(x[keep], np.array(labels)[keep], expected)
     _, lo, hi = seq.cluster_betting_bounds(sums, ns, 0.05, max_size=max(expected.values()))
     k = seq.first_width(lo, hi, 0.08)
@@ -551,7 +551,7 @@ def test_a_new_run_starts_afresh_and_two_at_once_are_refused(ism):
     ({"margin": 0.02}, r"tie= and margin= compare a candidate with a baseline"),
     ({}, r"one model has no gap to settle"),
     ({"width": 0.1, "level": 95}, r"level= must be a number in \(0, 1\)"),
-    ({"width": 0.1, "method": "bet"}, r"method= must be one of betting, asymptotic.*Did you mean 'betting'"),
+    ({"width": 0.1, "method": "bet"}, r"method= must be one of auto, betting, asymptotic.*Did you mean 'betting'"),
     ({"width": 0.1, "check_every": 0}, r"check_every= must be a whole number"),
     ({"width": 0.1, "cluster": ""}, r"cluster= must be a name"),
     ({"baseline": {1: "C"}, "margin": -0.01}, r"margin= must be a number in \(0, 1\)"),

@@ -178,6 +178,19 @@ def test_paired_clusters_bet_with_the_largest_expected_size_fixed_before_the_run
     want = seq.paired_cs(a, b, clusters=clusters, expected_sizes=expected, max_size=40)
     np.testing.assert_array_equal(got.lower, want.lower)
     assert len(got.t) == 29
-    w = watch_scores(a, b, clusters, expected_sizes=expected, max_size=60)
+    w = watch_scores(a, b, clusters, expected_sizes=expected, max_size=60, method="betting")
     wider = seq.paired_cs(a, b, clusters=clusters, expected_sizes=expected, max_size=60)
     np.testing.assert_array_equal(w.sequence.upper, wider.upper)
+
+
+def test_auto_is_betting_per_question_and_asymptotic_per_cluster():
+    a, b = _stream(n=400)
+    clusters = np.repeat(np.arange(40), 10)
+    assert watch_scores(a, b).sequence.method == "betting"
+    w = watch_scores(a, b, clusters)
+    assert w.sequence.method == "asymptotic" and w.sequence.unit == "cluster"
+    bet = watch_scores(a, b, clusters, method="betting")
+    floor = [n for n in bet.notes if "cannot exclude a gap smaller than" in n]
+    assert floor and f"about {100 * 2 * 10 * np.log(20) / 400:.0f} points" in floor[0]
+    with pytest.raises(InputError, match="method must be one of auto, betting, asymptotic"):
+        watch_scores(a, b, method="bet")

@@ -30,9 +30,31 @@ import numpy as np
 from bayeserr.base.errors import InputError, describe
 from bayeserr.stats import sequential as seq
 
-#: fewer clusters than this and a cluster-level betting sequence cannot settle a
-#: gap: the capital cannot reach 1/α in so few bets (§3.13)
+#: fewer clusters than this and a cluster-level sequence rests on few units (§3.13)
 FEW_CLUSTERS = 30
+#: ``auto``: betting per question, asymptotic per cluster (a cluster-level betting
+#: sequence cannot exclude a gap below 2·n_max·log(1/α)/n: see :func:`betting_floor`)
+METHODS = ("auto",) + seq.METHODS
+
+
+def resolve_method(method: str, clustered: bool) -> str:
+    """``auto``: ``betting`` per question (valid at every n), ``asymptotic`` per cluster
+    (the cluster-level betting sequence's capital grows too slowly to settle realistic gaps,
+    docs/calibration.md); otherwise the method named."""
+    if method not in METHODS:
+        from bayeserr.base.errors import suggest
+        raise InputError(f"method must be one of {', '.join(METHODS)}; got {describe(method)}."
+                         f"{suggest(str(method), METHODS)}")
+    if method == "auto":
+        return "asymptotic" if clustered else "betting"
+    return method
+
+
+def betting_floor(n_questions: float, max_size: float, alpha: float) -> float:
+    """The smallest observed gap a cluster-level betting sequence can exclude 0 at (§3.13):
+    each cluster's bet is scaled by n_c/n_max, so log-capital ≤ n·gap/(2·n_max) and it
+    reaches log(1/α) only when gap ≥ 2·n_max·log(1/α)/n."""
+    return 2 * max_size * np.log(1 / alpha) / max(n_questions, 1)
 
 
 @dataclass(frozen=True)
@@ -148,7 +170,7 @@ def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str)
 
 
 def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str | None = None,
-                 rules: Rules = Rules(), level: float = 0.95, method: str = "betting",
+                 rules: Rules = Rules(), level: float = 0.95, method: str = "auto",
                  expected_sizes=None, max_size=None) -> Watch:
     """The watch of scores in arrival order: ``a_scores`` alone (one model) or
     with ``b_scores`` (A − B on the same questions), per question or per
@@ -160,6 +182,7 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
     if pair and b is None:
         b = "B"
     rules = rules.check(pair)
+    method = resolve_method(method, clusters is not None)
     alpha = 1 - level
     opts = {}
     if clusters is not None and expected_sizes is not None:
@@ -178,16 +201,25 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
     if s.unit == "cluster":
         notes.append("Clusters are the sampling units: the sequence assumes they arrive in random order "
                      "(shuffle the dataset by cluster when you control the run).")
-        if method == "betting" and s.units[-1] < FEW_CLUSTERS:
-            notes.append(f"Only {int(s.units[-1])} complete clusters: a cluster-level betting sequence "
-                         "rarely settles anything with fewer than ~30 (docs/methods.md §3.13).")
+        if method == "betting":
+            n_max = max_size or (max(expected_sizes.values()) if expected_sizes else
+                                 float(np.bincount(np.unique(np.asarray(clusters), return_inverse=True)[1]).max()))
+            n_all = sum(expected_sizes.values()) if expected_sizes else len(np.asarray(clusters))
+            floor = betting_floor(n_all, n_max, alpha)
+            notes.append(f"A cluster-level betting sequence cannot exclude a gap smaller than about "
+                         f"{100 * min(floor, 2):.0f} points here (2·n_max·log(1/α)/n with a largest cluster of "
+                         f"{n_max:.0f} of {n_all:,} questions); --method asymptotic settles realistic gaps "
+                         "(docs/methods.md §3.13).")
+        elif s.units[-1] < FEW_CLUSTERS:
+            notes.append(f"Only {int(s.units[-1])} complete clusters: the asymptotic sequence rests on the "
+                         "number of clusters growing; read it as approximate.")
     return Watch(a, b if pair else None, s, rules, stop, outcome,
                  _sentence(a, b if pair else None, s, rules, stop, outcome), tuple(notes))
 
 
 def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: float | None = None,
           margin: float | None = None, budget: int | None = None, rules: Rules | None = None,
-          level: float = 0.95, method: str = "betting", clusters: bool = True) -> Watch:
+          level: float = 0.95, method: str = "auto", clusters: bool = True) -> Watch:
     """Is a running eval settled yet? (``bayeserr.sequential``; ``docs/methods.md`` §3.13.)
 
     The anytime-valid confidence sequence of ``a``'s mean score, or of A − B
@@ -198,7 +230,8 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
     A − B excludes 0 unless ``margin`` is given (non-inferiority: the
     sequence excludes −margin); ``tie`` (inside ±tie), ``width`` (known to
     ±width), ``budget`` (questions); or all of them as ``rules``.
-    ``method``: ``betting`` (valid at every sample size) or ``asymptotic``.
+    ``method``: ``auto`` (betting per question, asymptotic per cluster), ``betting``
+    (valid at every sample size) or ``asymptotic`` (valid as the units grow).
 
     Example::
 

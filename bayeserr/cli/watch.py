@@ -30,8 +30,9 @@ from bayeserr.cli.options import load_options, pop_load, ranged, where_option
 @click.option("--level", default=0.95, show_default=True, type=float,
               callback=ranged(0.5, 1, low_open=True, high_open=True),
               help="Confidence of the sequence, valid at every look at once.")
-@click.option("--method", type=click.Choice(["betting", "asymptotic"]), default="betting", show_default=True,
-              help="betting: valid at every sample size; asymptotic: narrower, valid as answers grow.")
+@click.option("--method", type=click.Choice(["auto", "betting", "asymptotic"]), default="auto", show_default=True,
+              help="betting: valid at every sample size; asymptotic: narrower, valid as answers grow; auto: "
+                   "betting per question, asymptotic per cluster (cluster-level betting rarely settles).")
 @click.option("--follow", is_flag=True, help="Keep re-reading the inputs until a rule holds.")
 @click.option("--interval", type=click.FloatRange(0.1), default=30.0, show_default=True,
               help="--follow: seconds between reads.")

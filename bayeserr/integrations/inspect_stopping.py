@@ -79,10 +79,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "bayeserr.integrations.inspect_stopping needs Inspect AI, which the core install does not include: "
         f'pip install "bayeserr[inspect]" (import failed: {exc})') from exc
 
-from bayeserr.analyses.sequential import Rules, Watch, watch_scores
+from bayeserr.analyses.sequential import METHODS, Rules, Watch, watch_scores
 from bayeserr.base.errors import InputError, describe, suggest
 from bayeserr.data.readers import id_text, inspect_value_to_float
-from bayeserr.stats.sequential import METHODS
 
 __all__ = ["MANAGER", "SequentialStopping", "sequential_stopping"]
 
@@ -145,7 +144,7 @@ class SequentialStopping:
     def __init__(self, *, baseline=None, scorer: str | None = None, cluster: str | None = None,
                  settle: bool = True, tie: float | None = None, margin: float | None = None,
                  width: float | None = None, budget: int | None = None, level: float = 0.95,
-                 method: str = "betting", baseline_model: str | None = None,
+                 method: str = "auto", baseline_model: str | None = None,
                  check_every: int | None = None):
         self.pair = baseline is not None
         tie, margin, width = _fraction("tie", tie), _fraction("margin", margin), _fraction("width", width)
@@ -545,7 +544,7 @@ class SequentialStopping:
 def sequential_stopping(*, baseline=None, scorer: str | None = None, cluster: str | None = None,
                         settle: bool = True, tie: float | None = None, margin: float | None = None,
                         width: float | None = None, budget: int | None = None, level: float = 0.95,
-                        method: str = "betting", baseline_model: str | None = None,
+                        method: str = "auto", baseline_model: str | None = None,
                         check_every: int | None = None) -> SequentialStopping:
     """An early-stopping manager for ``Task(..., early_stopping=...)``: stop the run
     once a rule holds on an anytime-valid confidence sequence.
@@ -579,8 +578,10 @@ def sequential_stopping(*, baseline=None, scorer: str | None = None, cluster: st
     level
         Confidence level of the sequence, valid at every look at once.
     method
-        ``"betting"`` (exact for scores in [0, 1]; default) or
-        ``"asymptotic"`` (faster, valid as the answers grow).
+        ``"auto"`` (default: betting per question, asymptotic with ``cluster``,
+        whose cluster-level betting sequence rarely settles a realistic gap),
+        ``"betting"`` (exact for scores in [0, 1]) or ``"asymptotic"``
+        (faster, valid as the answers grow).
     baseline_model
         The baseline's model, when the baseline folder holds runs of the task
         by several models.
