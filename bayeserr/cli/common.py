@@ -39,7 +39,8 @@ def load(files, models=None, where=None, **cols):
     source = inputs(files)
     paths = [s for s in source if isinstance(s, str)]
     # a folder: the files read from it, not the outputs a previous run wrote there
-    protect(*(f for s in paths for f in (folder_inputs(s) if Path(s).is_dir() else [s])))
+    protect(*(f for s in paths for f in (folder_inputs(s) if Path(s).is_dir() else [s])),
+            cols.get("labels"))  # the human labels table (--labels) is an input too
     try:
         ds = _load(source, models=models, where=list(where) if where else None, **cols)
     except InputError as exc:

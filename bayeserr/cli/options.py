@@ -84,11 +84,26 @@ def load_options(f):
                      "stderr(cluster=...)), else none."),
         click.option("--metric", help="lm-eval: the metric used as score [default: acc]."),
         click.option("--filter", "filt", help="lm-eval: the filter whose rows are used."),
+        click.option("--human-col", metavar="NAME",
+                     help="Judge-scored evals: the column with a human label of each answer, in [0, 1] like "
+                          "the scores, empty where the answer is not labelled (never guessed). With --labels: "
+                          "the label column of that file [default: human]."),
+        click.option("--labels", metavar="FILE",
+                     help="Judge-scored evals: a table of human labels (CSV, TSV, JSONL, Parquet), one row "
+                          "per labelled answer, joined to the answers on model, question_id and sample (the "
+                          "names of --model-col, --question-col, --sample-col); every label must match an "
+                          "answer. One source of labels: not with --human-scorer or a --human-col of the "
+                          "results."),
+        click.option("--human-scorer", metavar="NAME",
+                     help="Inspect: the scorer whose value is the human label (e.g. a manual grade added with "
+                          "inspect score), converted like the score; samples without it are unlabelled. "
+                          "--scorer still picks the judge's score [default: the first other scorer]."),
     )(f)
 
 
 LOAD_KEYS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "task_col", "no_cluster",
-             "input_format", "scorer", "cluster_field", "metric", "filt", "duplicate_runs", "partial_runs")
+             "input_format", "scorer", "cluster_field", "metric", "filt", "duplicate_runs", "partial_runs",
+             "human_col", "labels", "human_scorer")
 
 
 def pop_load(kw: dict) -> dict:

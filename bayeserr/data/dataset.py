@@ -38,15 +38,17 @@ class Columns:
     n_samples: str | None = None  #: per-problem sample count (pass@k), optional
     n_correct: str | None = None  #: per-problem correct count (pass@k), optional
     task: str | None = None  #: the task of each question (a suite of tasks), optional
+    human: str | None = None  #: a human label of each answer, in [0, 1] (NaN: unlabelled), optional
 
     def to_dict(self) -> dict:
         """The SPEC §6 ``columns`` object (the pass@k count columns are not part of it;
-        ``task`` only when a task column is used)."""
+        ``task`` and ``human`` only when such a column is used)."""
         d = asdict(self)
         d.pop("n_samples")
         d.pop("n_correct")
-        if d["task"] is None:
-            d.pop("task")
+        for key in ("task", "human"):
+            if d[key] is None:
+                d.pop(key)
         return d
 
 
@@ -144,11 +146,12 @@ class _MultiRows:
 
 def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_col=None,
                     score_col=None, cluster_col=None, sample_col=None, task_col=None,
-                    no_cluster: bool = False) -> Columns:
+                    no_cluster: bool = False, human_col=None) -> Columns:
     """Map fields to columns: explicit names first, then the SPEC §1 defaults.
 
-    Optional fields (cluster, sample) are used when their default column is
-    present; ``no_cluster`` ignores a cluster column.
+    Optional fields (cluster, sample, task) are used when their default column is
+    present; ``no_cluster`` ignores a cluster column.  The human label column
+    (``human_col``) is used only when named: it is never guessed.
     """
     given = {"model": model_col, "question": question_col, "score": score_col,
              "cluster": cluster_col, "sample": sample_col, "task": task_col, "n_samples": None,
@@ -181,6 +184,19 @@ def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_co
             chosen[key] = None
     if no_cluster:
         chosen["cluster"] = None
+    if human_col is not None:
+        if human_col not in present:
+            raise InputError(
+                f"{where}: column '{human_col}' (from --human-col) is not in the file."
+                f"{suggest(human_col, present)} Columns present: {', '.join(present)}. The human "
+                "labels are a column of the results (empty where an answer is not labelled); or give "
+                "them in a table of their own with --labels FILE."
+            )
+        taken = {v: k for k, v in chosen.items() if v is not None}
+        if human_col in taken:
+            raise InputError(f"{where}: the column '{human_col}' is the {taken[human_col]} column; "
+                             "--human-col must name another column (the human label of each answer).")
+        chosen["human"] = human_col
     return Columns(**chosen)
 
 
@@ -234,6 +250,31 @@ def _validated_scores(df: pd.DataFrame, cols: Columns, rows: _Rows) -> np.ndarra
                "Scores must be finite numbers in [0, 1].")
     _fail_rows(rows, (values < 0) | (values > 1), f"the score column '{cols.score}' is outside [0, 1]",
                "Rescale scores to [0, 1] (for example divide percentages by 100).")
+    return values
+
+
+def _validated_labels(df: pd.DataFrame, column: str, rows: _Rows,
+                      what: str = "human label") -> np.ndarray:
+    """A human label column as float64, NaN where empty (an answer not labelled),
+    after the score checks of SPEC §1 (numbers, finite, in [0, 1])."""
+    raw = df[column]
+    if raw.dtype == bool:
+        raw = raw.astype(np.float64)
+    if raw.dtype.kind == "c" or (raw.dtype == object
+                                 and pd.api.types.infer_dtype(raw, skipna=True) not in _PLAIN_KINDS
+                                 and raw.map(lambda v: isinstance(v, complex)).any()):
+        raise InputError(f"{rows.where}: the {what} column '{column}' holds complex numbers; labels are "
+                         "real numbers in [0, 1].")
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    missing = raw.isna().to_numpy()
+    _fail_rows(rows, np.isnan(values) & ~missing, f"the {what} column '{column}' is not a number",
+               "Human labels are numbers in [0, 1] like scores (for example 0, 1 or 0.75), left empty "
+               "where an answer is not labelled.")
+    _fail_rows(rows, np.isinf(values), f"the {what} column '{column}' is infinite",
+               "Human labels are finite numbers in [0, 1], left empty where an answer is not labelled.")
+    _fail_rows(rows, (values < 0) | (values > 1), f"the {what} column '{column}' is outside [0, 1]",
+               "Put human labels on the scale of the scores, [0, 1] (for example divide percentages by "
+               "100).")
     return values
 
 
@@ -305,7 +346,7 @@ def _select_models(df, cols, models, rows) -> np.ndarray | None:
                              f"{' and more' if len(present) > 20 else ''}.")
     return np.append(np.asarray(labels.isin(list(models))), False)[codes]  # code -1 (empty): not kept
 
-def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
+def _build_dataset(df, cols, scores, rows: _Rows, account, human=None) -> xr.Dataset:
     where = rows.where
     m_codes, m_labels = _codes(df[cols.model])
     q_codes, q_labels = _codes(df[cols.question])
@@ -329,6 +370,11 @@ def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
     del position, lost
     clusters = _question_labels(rows, cols, "cluster", q_codes, shape[1], df)
     tasks = _question_labels(rows, cols, "task", q_codes, shape[1], df)
+    labels = None
+    if human is not None:
+        labels = np.full(int(np.prod(shape)), np.nan)
+        labels[flat] = human
+        labels = labels.reshape(shape)
     cube[flat] = scores
     cube = cube.reshape(shape)
     _check_min_questions(where, m_labels, (~np.isnan(cube)).any(axis=2).sum(axis=1), cols.model)
@@ -338,6 +384,8 @@ def _build_dataset(df, cols, scores, rows: _Rows, account) -> xr.Dataset:
     if tasks is not None:
         coords["task"] = ("question", tasks)
     ds = xr.Dataset({"score": (("model", "question", "sample"), cube)}, coords=coords)
+    if labels is not None:
+        ds["human"] = (("model", "question", "sample"), labels)
     if cols.n_samples and cols.n_correct:
         for key in ("n_samples", "n_correct"):
             grid = np.full(shape[:2], np.nan)

@@ -7,6 +7,8 @@ standard input) or takes a DataFrame, checks every rule of SPEC §1 and returns
 an :class:`xarray.Dataset`::
 
     score    (model, question, sample)  float, NaN where there is no answer
+    human    (model, question, sample)  float, a human label of the answer, NaN where
+                                        unlabelled (only with human labels: see load)
     cluster  (question)                 coordinate, when clusters are given
 
 Several inputs (a list of paths, a glob pattern, ``{model: path}``) are read
@@ -30,23 +32,26 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayeserr.base.errors import InputError, describe
+from bayeserr.base.errors import InputError, describe, suggest
 from bayeserr.data.dataset import (
     DEFAULT_COLUMNS,
+    Columns,
     RowAccount,
     _build_dataset,
     _check_ids,
     _codes,
+    _fail_rows,
     _MultiRows,
     _Rows,
     _select_models,
+    _validated_labels,
     _validated_scores,
     resolve_columns,
 )
@@ -65,7 +70,7 @@ from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 # ---------------------------------------------------------------------- public
 _COLUMN_ARGS = {"model_col": "--model-col", "question_col": "--question-col", "score_col": "--score-col",
                 "cluster_col": "--cluster-col", "sample_col": "--sample-col", "task_col": "--task-col",
-                "scorer": "--scorer",
+                "scorer": "--scorer", "human_col": "--human-col", "human_scorer": "--human-scorer",
                 "cluster_field": "--cluster-field", "metric": "--metric", "filt": "--filter",
                 "name": "name"}
 
@@ -114,7 +119,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
          sample_col=None, task_col=None, no_cluster: bool = False, models=None, name: str | None = None,
          dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
          filt=None, duplicate_runs: str = "error", where=None,
-         partial_runs: str = "exclude") -> xr.Dataset:
+         partial_runs: str = "exclude", human_col=None, labels=None, human_scorer=None) -> xr.Dataset:
     """Read and validate per-answer results into an ``xarray.Dataset`` (SPEC §1).
 
     Parameters
@@ -182,13 +187,46 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         alone and skipped, counted as dropped, otherwise.
     dropped : list of (reason, count)
         Rows a caller already removed, for the row accounting.
+    human_col, labels, human_scorer : optional
+        **Human labels** of the answers (judge-scored evals with a
+        human-labelled subset), from one of three sources:
+
+        * ``human_col``: a column of the results table holding a human label
+          of the row's answer, a number in [0, 1] like the scores, empty
+          (NaN) where the answer is not labelled.  Never guessed: only a
+          column named here is used.  With several table inputs, every one
+          of them must have it.
+        * ``labels``: a second table (a path, as for a results table, or a
+          DataFrame) with one row per labelled answer, joined to the answers
+          on model, question id and sample (the column names of
+          ``model_col``, ``question_col`` and ``sample_col``, or their
+          defaults; ids compared as text); its label column is ``human_col``
+          (default ``human``).  The model column may be left out when the
+          results hold one model, the sample column when each model
+          answered each question once.  Every label must match an answer of
+          the results read (before ``where`` and ``models``), and no answer
+          may have two labels.
+        * ``human_scorer`` (Inspect logs): the name of a second scorer in the
+          logs whose value is the human label (e.g. a manual grade added with
+          ``inspect score``), converted as the score is (C = 1, I = 0, ...); a
+          sample without a score from it is unlabelled.  ``scorer`` still
+          chooses the judge's score (by default the first scorer other than
+          this one).
+
+        The labels become the data variable ``human`` and
+        ``columns["human"]``; ``where`` filters and ``models`` keep the labels
+        of the rows they keep.  A note in ``rows["notes"]`` says how many
+        answers carry a label, per model.  Labels outside [0, 1] or not
+        numbers, labels of no answer, two labels for one answer, two sources
+        at once, and no labelled answer at all are errors.
 
     Returns
     -------
     xarray.Dataset
         ``score`` on ``(model, question, sample)``, NaN where a model has no
-        answer; ``cluster`` coordinate on ``question`` when clustered; attrs
-        ``source``, ``inputs`` (the paths read), ``columns`` and ``rows``
+        answer; ``human`` on the same dimensions (NaN where unlabelled) when
+        human labels are given; ``cluster`` coordinate on ``question`` when clustered; attrs
+        ``source``, ``inputs`` (the paths read, a labels file last), ``columns`` and ``rows``
         (the row accounting; with several inputs, ``rows["inputs"]`` holds
         each input's; ``rows["notes"]``, when present, says how the rows
         were read where that drops no row, e.g. the cluster field taken
@@ -197,7 +235,8 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         groups with a task in the data, their leaf tasks, lm-eval's weighting
         and published scores (:func:`bayeserr.data.readers.read_lmeval`);
         a group some of whose tasks are not in the data (filtered out with
-        ``where``, or not run) is kept with those tasks listed as ``missing``.
+        ``where``, or not run) is kept with those tasks listed as ``missing``;
+        with human labels, ``human_source``: where they came from, in words.
 
     Raises
     ------
@@ -208,16 +247,26 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
 
     args = dict(model_col=model_col, question_col=question_col, score_col=score_col,
                 cluster_col=cluster_col, sample_col=sample_col, task_col=task_col, scorer=scorer,
-                cluster_field=cluster_field, metric=metric, filt=filt, name=name)
+                cluster_field=cluster_field, metric=metric, filt=filt, name=name, human_col=human_col,
+                human_scorer=human_scorer)
     _check_arguments(args)
     check_input_format(input_format)
     _check_partial_runs(partial_runs)
+    _check_human_arguments(human_col, labels, human_scorer, scorer)
     args["partial_runs"] = partial_runs
+    args["human_col"] = human_col if labels is None else None  # with labels: the labels' column
+    args["labels_col"] = (human_col or _HUMAN) if labels is not None else None
     models = _model_list(models)
     dropped = _dropped_list(dropped)
     conditions = parse_where_list(where)
     fields = tuple(dict.fromkeys(c.column for c in conditions))
+    if labels is not None or human_scorer is not None:  # the labels' column, not a metadata field
+        fields = tuple(f for f in fields if f != (human_col or _HUMAN))
     inputs = _inputs(source)
+    if isinstance(labels, (str, os.PathLike)) and os.fspath(labels) == STDIN \
+            and any(not isinstance(i.source, pd.DataFrame) and os.fspath(i.source) == STDIN for i in inputs):
+        raise InputError("standard input ('-') is given both as results and as --labels; it can be read "
+                         "once. Give the labels (or the results) as a file.")
     several = len(inputs) > 1
     parts, accounts = [], []  # accounts: (label, RowAccount or the index of its part), input order
     skipped, notes = [], []  # among several inputs: files that are not logs; notes of skipped logs
@@ -250,20 +299,37 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     if several:
         label = name or _combined_label([a for a, _ in accounts])
         _check_log_clusters(parts, label)
+        _check_human_inputs(parts, args, label)
         df, rows = _combine(parts, args, no_cluster, label)
         book = _Book(parts, accounts, rows.part_of_row, dropped, notes)
+        human_in = args["human_col"] or _HUMAN
+        human_in = human_in if (args["human_col"] or human_scorer) and human_in in df.columns else None
     else:
         part = parts[0]
         df, rows, label = part.df, part.rows, part.label
         book = _Book(parts, accounts, None, dropped, notes)
+        _check_human_inputs(parts, args, label)
+        human_in = _HUMAN if part.log and _has_scorer_labels(part, args) else \
+            None if part.log else args["human_col"]
     cols = resolve_columns(df, label, model_col=model_col, question_col=question_col,
                            score_col=score_col, cluster_col=cluster_col,
-                           sample_col=sample_col, task_col=task_col, no_cluster=no_cluster)
+                           sample_col=sample_col, task_col=task_col, no_cluster=no_cluster,
+                           human_col=human_in)
     _check_unique_columns(df, label, {c for c in asdict(cols).values() if c})
     if len(df) == 0:
         what = ("the DataFrame has no rows" if isinstance(parts[0].source, pd.DataFrame) and not several
                 else "no data rows")
         raise InputError(f"{label}: {what}. A results table needs one row per graded answer.")
+    labels_where = human_source = None
+    if labels is not None:
+        df, cols, human_source, labels_where = _join_labels(df, cols, labels, args, label,
+                                                            any(p.log for p in parts))
+    elif cols.human is not None:
+        human_source = (f"Inspect scorer '{human_scorer}'" if any(p.log for p in parts) and human_scorer
+                        else f"column '{cols.human}'")
+        if several and human_scorer and args["human_col"] and any(not p.log for p in parts):
+            human_source = f"column '{cols.human}' of the tables, Inspect scorer '{human_scorer}' of the logs"
+    filtered = False
     if conditions:
         available = [f for p in parts for f in p.fields]
         _, drops = apply_where(df, conditions, where=label, available=available)
@@ -271,21 +337,221 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         for reason, removed in drops:
             book.drop(reason, removed)
             keep &= ~removed
+        filtered = not keep.all()
         df = _keep(df, keep, rows, book)
     keep = _select_models(df, cols, models, rows)
     if keep is not None:
         book.drop("model not selected", ~keep)
+        filtered = filtered or not keep.all()
         df = _keep(df, keep, rows, book)
     df = df.reset_index(drop=True)
     _check_load_memory(label, len(df), "index")
     _check_ids(df, cols, rows)
     scores = _validated_scores(df, cols, rows)
+    human = None
+    if cols.human is not None:
+        human = (df[cols.human].to_numpy(dtype=np.float64) if labels is not None  # checked in the labels
+                 else _validated_labels(df, cols.human, rows))
+        note = _human_note(df, cols, human, human_source, label, filtered, parts, human_scorer)
+        book.notes = tuple(dict.fromkeys([*book.notes, note]))
     groups = _task_groups_of(parts, df, cols, book)
-    ds = _build_dataset(df, cols, scores, rows, book.account())
+    ds = _build_dataset(df, cols, scores, rows, book.account(), human=human)
     ds.attrs["inputs"] = [os.fspath(i.source) for i in inputs if not isinstance(i.source, pd.DataFrame)]
+    if labels_where is not None and not isinstance(labels, pd.DataFrame):
+        ds.attrs["inputs"].append(os.fspath(labels))
+    if human is not None:
+        ds.attrs["human_source"] = human_source
     if groups:
         ds.attrs["task_groups"] = json.dumps(groups, ensure_ascii=False)
     return ds
+
+
+# ------------------------------------------------------------------ human labels
+#: the column of the human labels: an Inspect log's (``human_scorer``), and a labels table's default
+_HUMAN = "human"
+#: at most this many models are named in the note on how many answers are labelled
+_NOTE_MODELS = 12
+
+
+def _check_human_arguments(human_col, labels, human_scorer, scorer) -> None:
+    """The human-label options on their own: one source, and a scorer other than the judge's."""
+    if labels is not None and not isinstance(labels, (str, os.PathLike, pd.DataFrame)):
+        raise InputError(f"labels takes the path of a table of human labels (CSV, TSV, JSONL or Parquet) "
+                         f"or a pandas DataFrame; got {describe(labels)}.")
+    if isinstance(labels, (str, os.PathLike)) and not os.fspath(labels).strip():
+        raise InputError("--labels takes the path of a table of human labels; got an empty path.")
+    if labels is not None and human_scorer is not None:
+        raise InputError("human labels from two sources: --labels (a table of labels) and --human-scorer "
+                         f"'{human_scorer}' (a scorer of the logs). Give one source.")
+    if human_scorer is not None and human_scorer == scorer:
+        raise InputError(f"--scorer and --human-scorer both name '{scorer}': the judge's score and the "
+                         "human label come from two different scorers. Name the judge's with --scorer "
+                         "and the human one with --human-scorer.")
+
+
+def _has_scorer_labels(part, args) -> bool:
+    """An Inspect log read with ``human_scorer`` (its rows carry ``human``)."""
+    return bool(part.log and args["human_scorer"] and _HUMAN in part.df.columns and part.scorers)
+
+
+def _check_human_inputs(parts: list, args, label: str) -> None:
+    """The human-label options against the inputs read: a column for tables, a scorer for logs."""
+    if args["human_col"] and all(p.log for p in parts):
+        raise InputError(f"{label}: --human-col names a column of a results table, and the input"
+                         f"{'s are' if len(parts) > 1 else ' is'} eval logs. For Inspect logs name the "
+                         "scorer of the human labels with --human-scorer; for any input, join a table "
+                         "of labels with --labels FILE (its label column named by --human-col).")
+    if args["human_scorer"] and not any(_has_scorer_labels(p, args) for p in parts):
+        raise InputError(f"{label}: --human-scorer names a scorer of Inspect logs, and no input is one. "
+                         "For a results table, name its column of human labels with --human-col; for "
+                         "any input, join a table of labels with --labels FILE.")
+
+
+def _key_text(series: pd.Series) -> np.ndarray:
+    """Each value of an id column as the text ids are compared as (:func:`_codes`); None where empty."""
+    codes, labels = _codes(series)
+    out = np.empty(len(codes), dtype=object)
+    out[:] = None
+    found = codes >= 0
+    out[found] = labels[codes[found]]
+    return out
+
+
+def _read_labels(labels, args) -> tuple[pd.DataFrame, _Rows]:
+    """The labels table, read as a results table is (id columns as text)."""
+    if isinstance(labels, pd.DataFrame):
+        where = "labels DataFrame"
+        return _as_frame(labels, where), _Rows(where, len(labels), unit="rows",
+                                               note=", positions counting from 1")
+    from bayeserr.data.readers import detect
+    path = os.fspath(labels)
+    if path != STDIN and Path(path).is_dir():
+        raise InputError(f"{path}: a folder; --labels takes one table of human labels (CSV, TSV, JSONL "
+                         "or Parquet), one row per labelled answer.")
+    if path != STDIN and detect(path) != "table":
+        raise InputError(f"{path}: an eval log, not a table of labels. --labels takes a table (CSV, TSV, "
+                         "JSONL or Parquet) with one row per labelled answer; for a scorer of Inspect "
+                         "logs that holds the human labels, use --human-scorer NAME.")
+    names = _label_names(args)
+    ids = [names["model"], names["question"], names["sample"]]
+    df, lines, fmt, where = _read_table(path, ids, check_columns=set(names.values()))
+    if fmt == "jsonl":
+        return df, _Rows(where, len(df), numbers=lines, unit="lines", note="")
+    if fmt == "parquet":
+        return df, _Rows(where, len(df), note=", counting from 1")
+    return df, _Rows(where, len(df))
+
+
+def _label_names(args) -> dict:
+    """The columns of a labels table: the id columns of the results (options or defaults)
+    and the label column (``human_col``, default ``human``)."""
+    return {"model": args["model_col"] or DEFAULT_COLUMNS["model"],
+            "question": args["question_col"] or DEFAULT_COLUMNS["question"],
+            "sample": args["sample_col"] or DEFAULT_COLUMNS["sample"],
+            "human": args["labels_col"]}
+
+
+def _join_labels(df: pd.DataFrame, cols, labels, args, label: str, logs: bool):
+    """The results with the labels of a labels table in a column of their own.
+
+    Returns ``(df, cols, source in words, where the labels came from)``.  Every
+    label must match one answer; a label without a sample column matches the
+    answers of its model and question, so only when there is one.
+    """
+    column = args["labels_col"]
+    names = _label_names(args)
+    if column in df.columns:
+        raise InputError(f"{label}: human labels from two sources: the results have a column '{column}', "
+                         f"and --labels gives labels in its column '{column}'. Give one source: drop "
+                         f"--labels to use the results' column (--human-col {column}), or remove or "
+                         "rename that column of the results to use the labels table.")
+    lab, rows = _read_labels(labels, args)
+    where = rows.where
+    present = [str(c) for c in lab.columns]
+    n_models = len(pd.unique(df[cols.model].dropna()))
+    layout = (f"The labels table has one row per labelled answer: the ids of the answer as in the "
+              f"results ({names['model']}, {names['question']}, and {names['sample']} when a model "
+              f"answered a question more than once) and the label in '{column}' (--human-col names it).")
+    for key, need in (("question", True), ("human", True), ("model", n_models > 1)):
+        if need and names[key] not in present:
+            what = {"question": "the question id", "human": "the human label",
+                    "model": f"the model (the results hold {n_models} models)"}[key]
+            raise InputError(f"{where}: no '{names[key]}' column for {what}. {layout}"
+                             f"{suggest(names[key], present)} Columns present: {', '.join(present) or 'none'}.")
+    if len(lab) == 0:
+        raise InputError(f"{where}: no labels (the table has no rows). {layout}")
+    has_model = names["model"] in present
+    has_sample = names["sample"] in present
+    if has_sample and cols.sample is None:
+        raise InputError(f"{where}: the labels have a '{names['sample']}' column, but the results have "
+                         "no samples (one answer per model and question). Remove that column from the "
+                         "labels, or name the results' sample column with --sample-col.")
+    lab_cols = Columns(model=names["model"] if has_model else None, question=names["question"],
+                       score=column, sample=names["sample"] if has_sample else None)
+    _check_ids(lab, lab_cols, rows)
+    values = _validated_labels(lab, column, rows)
+    keys = [k for k, used in (("model", has_model), ("question", True), ("sample", has_sample)) if used]
+    right = pd.DataFrame({k: _key_text(lab[getattr(lab_cols, k)]) for k in keys})
+    fields = ", ".join(names[k] for k in keys)
+    dup = right.duplicated(keep=False).to_numpy()
+    _fail_rows(rows, dup, f"two labels for one answer ({fields})",
+               "Give each answer one label: remove the repeated rows"
+               + (f" (several answers to one question: add the '{names['sample']}' column)."
+                  if not has_sample and cols.sample is not None else "."))
+    left = pd.DataFrame({k: _key_text(df[getattr(cols, k)]) for k in keys})
+    left["_row"] = np.arange(len(df))
+    right["_label"] = np.arange(len(lab))
+    matched = left.merge(right, on=keys, how="inner", sort=False)
+    counts = np.bincount(matched["_label"].to_numpy(), minlength=len(lab))
+    if cols.sample is not None and not has_sample:
+        _fail_rows(rows, counts > 1, f"a label without a '{names['sample']}' matches several answers "
+                   "(samples) of its model and question",
+                   f"Add the '{names['sample']}' column to the labels: the sample of each labelled answer, "
+                   "as in the results.")
+    unmatched = np.flatnonzero(counts == 0)
+    if len(unmatched):
+        shown = "; ".join(", ".join(f"{names[k]} '{right[k].iat[i]}'" for k in keys) for i in unmatched[:3])
+        hint = (" (the question ids of eval logs are '<task>/<sample id>', e.g. 'popularity/3')"
+                if logs else "")
+        raise InputError(f"{where}: {len(unmatched)} of {len(lab)} label(s) match no answer of the results "
+                         f"({rows.describe(unmatched)}), e.g. {shown}. Labels are joined to the answers on "
+                         f"({fields}), compared as text{hint}. Check those ids, or remove the labels of "
+                         "answers that are not in the results.")
+    human = np.full(len(df), np.nan)
+    human[matched["_row"].to_numpy()] = values[matched["_label"].to_numpy()]
+    df = df.assign(**{column: human})
+    source = f"{where}, column '{column}', joined on {fields}"
+    return df, replace(cols, human=column), source, where
+
+
+def _human_note(df, cols, human, source, label, filtered, parts, human_scorer) -> str:
+    """The row-accounting note on how many answers carry a human label (per model when
+    several); an error when none does."""
+    labelled = ~np.isnan(human)
+    n = int(labelled.sum())
+    if n == 0:
+        after = " (of the answers --where and models kept)" if filtered else ""
+        scorers = list(dict.fromkeys(s for p in parts for s in p.scorers))
+        if filtered:
+            fix = ("The answers with a label were all left out: keep some of them (check --where and "
+                   "the models selected), or drop the human-label option.")
+        elif human_scorer and scorers:
+            fix = (f"No sample has a score from scorer '{human_scorer}'.{suggest(human_scorer, scorers)} "
+                   f"Scorers in the logs: {', '.join(scorers)}.")
+        else:
+            fix = ("Fill in the labels of the labelled answers (empty where an answer is not "
+                   "labelled), or check the column.")
+        raise InputError(f"{label}: none of the {len(df):,} answers used has a human label ({source})"
+                         f"{after}. {fix}")
+    note = f"{n:,} of {len(df):,} answers have a human label ({source})"
+    codes, models = _codes(df[cols.model])
+    if len(models) > 1:
+        have = np.bincount(codes, weights=labelled, minlength=len(models)).astype(int)
+        total = np.bincount(codes, minlength=len(models))
+        each = [f"{m} {h:,} of {t:,}" for m, h, t in zip(models, have, total)]
+        more = len(each) - _NOTE_MODELS
+        note += "; per model: " + ", ".join(each[:_NOTE_MODELS]) + (f" and {more} more" if more > 0 else "")
+    return note + "."
 
 
 def _task_groups_of(parts: list, df: pd.DataFrame, cols, book) -> dict:
@@ -362,6 +628,7 @@ class _Part:
     notes: list = field(default_factory=list)  #: reader notes for the row accounting
     log_cluster: str | None = None  #: Inspect: the metadata field the clusters came from
     task_groups: dict | None = None  #: lm-eval: the task groups (readers.read_lmeval)
+    scorers: list = field(default_factory=list)  #: Inspect: the scorers of the samples
 
     def account(self) -> RowAccount:
         return RowAccount(len(self.df) + sum(c for _, c in self.dropped), len(self.df),
@@ -490,7 +757,7 @@ def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fie
         df, rows, more, log, seen, notes = _read_source(path, name, args, input_format, no_cluster,
                                                         duplicate_runs, fields, several)
         part = _Part(source, df, rows, more, rows.where, log, path, seen, notes["notes"],
-                     notes["log_cluster"], notes["task_groups"])
+                     notes["log_cluster"], notes["task_groups"], notes["scorers"])
     if inp.model is not None:
         part.df = _name_model(part, inp.model, args)
         if part.task_groups:  # the published scores are the named model's (the input holds one)
@@ -538,13 +805,14 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
                      cluster_field=None if no_cluster else args["cluster_field"],
                      metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs,
                      fields=[f for f in fields if f not in _LOG_COLUMNS], cluster_from_log=not no_cluster,
-                     partial_runs=args.get("partial_runs", "exclude"), among_others=several)
+                     partial_runs=args.get("partial_runs", "exclude"), among_others=several,
+                     human_scorer=args.get("human_scorer"))
     if logs is not None:
         df, dropped = logs
         origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation
         seen = df.attrs.pop("fields", [])
         notes = {"notes": list(df.attrs.pop("notes", [])), "log_cluster": df.attrs.pop("log_cluster", None),
-                 "task_groups": df.attrs.pop("task_groups", None)}
+                 "task_groups": df.attrs.pop("task_groups", None), "scorers": list(df.attrs.pop("scorers", []))}
         where = name or path
         return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen), notes
     ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
@@ -552,6 +820,8 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
             ("sample_col", "sample"), ("task_col", "task"))]
     used = set(ids) | {args["score_col"] or "score", args["sample_col"] or "sample",
                        DEFAULT_COLUMNS["n_samples"], DEFAULT_COLUMNS["n_correct"]} | set(fields)
+    if args.get("human_col"):
+        used.add(args["human_col"])
     if no_cluster and not args["cluster_col"]:
         used.discard(DEFAULT_COLUMNS["cluster"])
     fmt = input_format if input_format in TABLE_FORMATS else None
@@ -563,7 +833,7 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
         rows = _Rows(where, len(df), note=", counting from 1")
     else:
         rows = _Rows(where, len(df))
-    return df, rows, [], False, [], {"notes": [], "log_cluster": None, "task_groups": None}
+    return df, rows, [], False, [], {"notes": [], "log_cluster": None, "task_groups": None, "scorers": []}
 
 
 _FIELDS = ("model", "question", "score", "cluster", "sample", "task")
@@ -580,12 +850,25 @@ def _combine(parts: list[_Part], args, no_cluster: bool, label: str):
     inputs.  A ``(model, question, sample)`` in two inputs is an error.
     """
     targets = {f: args[f"{f}_col"] or DEFAULT_COLUMNS[f] for f in _FIELDS}
+    human = args["human_col"] or _HUMAN  # the column of the human labels in the combined table
+    with_human = bool(args["human_col"] or args.get("human_scorer"))
     frames, resolved = [], []
     for p in parts:
         flags = {} if p.log else {f"{f}_col": args[f"{f}_col"] for f in _FIELDS}
-        cols = resolve_columns(p.df, p.label, no_cluster=no_cluster, **flags)
+        own = (_HUMAN if _has_scorer_labels(p, args) else None) if p.log else args["human_col"]
+        cols = resolve_columns(p.df, p.label, no_cluster=no_cluster, human_col=own, **flags)
         _check_unique_columns(p.df, p.label, {c for c in asdict(cols).values() if c})
         rename = {}
+        if own is not None and own != human:
+            if human in p.df.columns:
+                raise InputError(f"{p.label}: the column '{own}' holds the human labels, and the column "
+                                 f"'{human}' (the human labels of the other inputs) is there too; rename or "
+                                 "remove one of them.")
+            rename[own] = human
+        elif own is None and with_human and human in p.df.columns:
+            raise InputError(f"{p.label}: a column '{human}', the name the human labels of the other inputs "
+                             "are given, is not this input's human labels: rename or remove it, or give "
+                             f"--human-col {human} to use it as this table's human labels.")
         for f in _FIELDS:
             c = getattr(cols, f)
             if c is not None and c != targets[f]:

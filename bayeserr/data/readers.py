@@ -18,7 +18,9 @@ name in :data:`READERS`; :func:`detect` picks one from the path.
   :func:`read_inspect`).  Every row carries the ``task``; sample metadata
   fields asked for by name (``fields``, e.g. the columns of ``--where``;
   ``metadata.x`` or ``x``, dotted paths into nested objects) become columns
-  of their own.
+  of their own.  ``human_scorer`` names a second scorer whose value is a
+  human label of the answer (column ``human``, converted like the score;
+  NaN where a sample has no score from it).
 
   **Question ids are always ``"<task>/<sample id>"``** (the task is the
   log header's ``eval.task``, e.g. ``popularity/3`` or
@@ -116,9 +118,10 @@ INSPECT_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 INSPECT_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
-def inspect_value_to_float(value, where: str) -> float:
+def inspect_value_to_float(value, where: str, option: str = "--scorer") -> float:
     """Inspect's ``value_to_float``: letters C/I/P/N, yes/no, true/false,
-    numbers and numeric strings.  Anything else is an error, not a silent 0."""
+    numbers and numeric strings.  Anything else is an error, not a silent 0;
+    ``option`` is the flag the message suggests (``--scorer``, ``--human-scorer``)."""
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int):
@@ -127,7 +130,7 @@ def inspect_value_to_float(value, where: str) -> float:
         except OverflowError:  # beyond 1.8e308: e.g. a 400-digit integer in the log
             raise InputError(f"{where}: score value {_big_int(value)} is too large to be a score (scores "
                              "are numbers in [0, 1]). Fix the scorer that wrote it, or pick another "
-                             "--scorer.") from None
+                             f"{option}.") from None
     if isinstance(value, float):
         return value
     if isinstance(value, str):
@@ -141,7 +144,7 @@ def inspect_value_to_float(value, where: str) -> float:
         except ValueError:
             pass
     raise InputError(f"{where}: score value {_short_repr(value)} is not one Inspect maps to a number "
-                     "(C, I, P, N, yes/no, true/false or a number). Pick another --scorer.")
+                     f"(C, I, P, N, yes/no, true/false or a number). Pick another {option}.")
 
 
 def _short_repr(value) -> str:
@@ -813,6 +816,8 @@ class _Run:
     status: object = None  #: Inspect: the header's status ("success", "cancelled", "error", "started")
     planned: int | None = None  #: Inspect: samples the run planned (samples × epochs), when known
     scored: int = 0  #: Inspect: samples with a score
+    scorers: list = field(default_factory=list)  #: Inspect: the scorers of the samples, in order
+    labelled: int = 0  #: Inspect, with ``human_scorer``: rows with a human label
 
     def keys(self) -> set:
         return {(r["question_id"], r.get("sample", 0)) for r in self.rows}
@@ -828,10 +833,13 @@ def _created(value, path: Path):
 
 
 def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, auto: bool = False,
-                 why: str = "for --cluster-field.") -> _Run:
+                 why: str = "for --cluster-field.", human_scorer: str | None = None) -> _Run:
     """One log's rows.  ``auto``: also the values of the metadata fields the
     log's metrics cluster by (``run.values``), to cluster by them by default;
-    ``why`` ends the message for a sample without ``cluster_field``."""
+    ``why`` ends the message for a sample without ``cluster_field``.
+    ``human_scorer``: every row gets ``human``, the value of that scorer
+    (NaN when the sample has none), and the score's default scorer is the
+    first other one."""
     reader = _read_eval_archive if path.suffix == ".eval" else _read_json_log
     header, samples, dropped = reader(path, label, cluster_field, fields, auto)
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
@@ -850,12 +858,18 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
                           "Score it (inspect score) or leave this log out.", len(samples),
                           None if status in (None, "success") else
                           f"unscored log {path.name} (status {_status_text(status)})")
-    names = list(scored[0].scores)
+    names = list(dict.fromkeys(k for s in scored for k in s.scores))
     name = scorer or names[0]
+    if human_scorer is not None and scorer is None:
+        name = next((n for n in names if n != human_scorer), None)
+        if name is None:
+            raise InputError(f"{path}: the samples are scored by '{human_scorer}' only, the scorer of the "
+                             "human labels (--human-scorer); the judge's score comes from another scorer. "
+                             "Score the log with the judge too, or name it with --scorer.")
     run = _Run(path, task, model, _created(header["eval"].get("created"), path),
                n_read=len(samples) + sum(c for _, c in dropped), dropped=dropped,
                declared=_cluster_metrics(header, name), status=status, planned=_planned(header),
-               scored=len(scored))
+               scored=len(scored), scorers=names)
     unscored = 0
     for s in samples:
         if not s.scores and status not in (None, "success"):
@@ -873,6 +887,9 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
         row = {"model": model, "question_id": _question_key(task, s.id), "sample": s.epoch,
                "score": inspect_value_to_float(value, f"{s.origin}: sample {s.id}"), "task": task,
                **s.extra}
+        if human_scorer is not None:
+            row["human"] = _human_value(s, human_scorer)
+            run.labelled += not math.isnan(row["human"])
         if cluster_field:
             if s.cluster is None:
                 raise InputError(_no_cluster(s, cluster_field, why))
@@ -885,6 +902,17 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
         run.dropped.append((f"unscored samples of partial run {path.name} (status {_status_text(status)})",
                             unscored))
     return run
+
+
+def _human_value(s: _Sample, human_scorer: str) -> float:
+    """The human label of a sample: the value of ``human_scorer``, converted as
+    scores are; NaN (unlabelled) when the sample has no score from it."""
+    result = s.scores.get(human_scorer)
+    if result is None:
+        return math.nan
+    value = result.get("value") if isinstance(result, dict) else result
+    return inspect_value_to_float(value, f"{s.origin}: sample {s.id}, scorer '{human_scorer}'",
+                                  "--human-scorer")
 
 
 def _no_cluster(s, cluster_field: str, why: str) -> str:
@@ -1014,7 +1042,8 @@ CLUSTER_FIX = "--cluster-field FIELD clusters by another metadata field, --no-cl
 
 
 def _log_clusters(runs: list[_Run], root: Path, scorer, cluster_field, auto: bool,
-                  fields: _Fields | None) -> tuple[list[_Run], str | None, list[str]]:
+                  fields: _Fields | None,
+                  human_scorer: str | None = None) -> tuple[list[_Run], str | None, list[str]]:
     """``(runs, cluster field, notes)``: the cluster the logs' own metrics use
     (:data:`CLUSTER_METRICS`), taken by default (``auto``) or named in a note
     when the report's differs.
@@ -1051,7 +1080,8 @@ def _log_clusters(runs: list[_Run], root: Path, scorer, cluster_field, auto: boo
     out = []
     for run in runs:
         if fld not in run.declared:  # the field was not read from this log: read it again with it
-            run = _inspect_run(run.file, _label(run.file, root), scorer, fld, fields, why=why)
+            run = _inspect_run(run.file, _label(run.file, root), scorer, fld, fields, why=why,
+                               human_scorer=human_scorer)
         else:
             for row, origin, values in zip(run.rows, run.origin, run.values):
                 value = values.get(fld)
@@ -1070,6 +1100,7 @@ def _log_clusters(runs: list[_Run], root: Path, scorer, cluster_field, auto: boo
 def _frame(runs: list[_Run], fields: _Fields | None = None, notes=(), cluster=None) -> pd.DataFrame:
     rows = [r for run in runs for r in run.rows]
     df = pd.DataFrame(rows)
+    df.attrs["scorers"] = list(dict.fromkeys(n for run in runs for n in run.scorers))
     df.attrs["row_origin"] = [o for run in runs for o in run.origin]
     if fields is not None and fields.names:
         df.attrs["fields"] = sorted(fields.seen)  # metadata field names, for messages
@@ -1140,7 +1171,8 @@ def _check_partial_runs(mode) -> None:
 
 def read_inspect(path, scorer: str | None = None, cluster_field: str | None = None, *,
                  duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True,
-                 partial_runs: str = "exclude", among_others: bool = False):
+                 partial_runs: str = "exclude", among_others: bool = False,
+                 human_scorer: str | None = None):
     """Inspect AI log(s) as a results table, and the rows skipped.
 
     Question ids are ``"<task>/<sample id>"`` (see the module docstring).  A
@@ -1179,6 +1211,14 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     alone is used, with a note giving its status (``among_others``: it is one
     of several inputs, so it is set aside too, raising :class:`PartialLog`).
     ``partial_runs="include"`` uses them, each named in a note.
+
+    **Human labels.**  ``human_scorer`` names a scorer whose value is a human
+    label of the answer (e.g. a manual grade added with ``inspect score``):
+    every row gets a ``human`` column, that value converted as scores are
+    (C = 1, I = 0, ...), NaN where the sample has no score from it
+    (unlabelled).  ``scorer`` still chooses the score (by default the first
+    scorer other than ``human_scorer``).  Logs none of whose samples has it
+    are named in a note.  ``df.attrs["scorers"]`` lists the scorers seen.
     """
     _check_duplicate_runs(duplicate_runs)
     _check_partial_runs(partial_runs)
@@ -1200,7 +1240,8 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     set_aside = False
     for f in logs:
         try:
-            runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field, wanted, auto))
+            runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field, wanted, auto,
+                                     human_scorer=human_scorer))
         except NotALog as exc:
             if not folder:
                 raise
@@ -1239,7 +1280,13 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
                              f"{_shown_files(skipped, 6)}. Pass a folder of logs.")
         raise InputError(f"{path}: no scored samples in any log. Score the logs (inspect score) first.")
     runs, older = _dedupe_runs(runs, duplicate_runs, root, "created")
-    runs, cluster, more = _log_clusters(runs, root, scorer, cluster_field, auto, wanted)
+    runs, cluster, more = _log_clusters(runs, root, scorer, cluster_field, auto, wanted, human_scorer)
+    if human_scorer is not None:
+        unlabelled = [_label(r.file, root) for r in runs if not r.labelled]
+        if unlabelled and len(unlabelled) < len(runs):
+            more.append(f"No sample of {_shown_files(unlabelled, 6)} has a score from scorer "
+                        f"'{human_scorer}' (--human-scorer): {'its' if len(unlabelled) == 1 else 'their'} "
+                        "answers are unlabelled.")
     for run in runs:
         dropped += run.dropped
     return _frame(runs, wanted, notes + more, cluster), dropped + older
@@ -1756,7 +1803,7 @@ def check_input_format(input_format) -> None:
 
 def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=None, metric=None,
               filt=None, duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True,
-              partial_runs: str = "exclude", among_others: bool = False):
+              partial_runs: str = "exclude", among_others: bool = False, human_scorer=None):
     """``(DataFrame, dropped rows)`` from an eval-log reader, or ``None`` for plain tables.
 
     ``input_format`` is ``auto``, a reader of :data:`READERS` or a table
@@ -1767,7 +1814,8 @@ def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=No
     use when ``cluster_field`` is not given; ``partial_runs`` (Inspect,
     ``"exclude"`` or ``"include"``) decides what logs whose status is not
     "success" do, ``among_others`` that the path is one of several inputs
-    (:func:`read_inspect`).
+    (:func:`read_inspect`); ``human_scorer`` (Inspect) names the scorer of
+    the human labels (column ``human``).
     """
     check_input_format(input_format)
     _check_duplicate_runs(duplicate_runs)
@@ -1779,7 +1827,7 @@ def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=No
     if fmt == "inspect":
         return read_inspect(path, scorer, cluster_field, duplicate_runs=duplicate_runs, fields=fields,
                             cluster_from_log=cluster_from_log, partial_runs=partial_runs,
-                            among_others=among_others)
+                            among_others=among_others, human_scorer=human_scorer)
     if fmt == "lm-eval":
         return read_lmeval(path, metric, filt, duplicate_runs=duplicate_runs)
     return None
