@@ -13,6 +13,7 @@ never imports PyMC or ArviZ::
     bayeserr.suite(ds)                         # suite scores over tasks (§3.12)
     bayeserr.gate(ds, ["new"], "prod", 0.01)   # a release gate (§3.11)
     bayeserr.sequential(ds, "new", "prod")     # settled yet? anytime-valid (§3.13)
+    bayeserr.judge(ds)                         # judge scores corrected by human labels (§3.14)
 
 Every analysis takes a dataset from :func:`load` (a long results DataFrame,
 one row per answer, is loaded on the way) and checks it and its arguments
@@ -42,6 +43,7 @@ _API = {
     "gate": ("analyses.gate", "gate"),
     "suite": ("analyses.suite", "suite"),
     "sequential": ("analyses.sequential", "watch"),
+    "judge": ("analyses.judge", "judge"),
     "report": ("reporting.build", "build_report"),
     "compare_report": ("reporting.build", "build_comparison"),
     "plan": ("analyses.power", "plan"),

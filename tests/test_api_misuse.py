@@ -199,6 +199,8 @@ case("gate(A against A)", lambda c: bayeserr.gate(c.ds, "A", "A", 0.01), "two di
 case("gate(mode=x)", lambda c: bayeserr.gate(c.ds, "A", "B", 0.01, mode="x"), "mode must be one of")
 case("gate(no candidates)", lambda c: bayeserr.gate(c.ds, [], "B", 0.01), "at least one candidate")
 case("suite(no tasks)", lambda c: bayeserr.suite(c.ds), "at least two tasks")
+case("judge(no human labels)", lambda c: bayeserr.judge(c.ds), "no human labels in the data")
+case("judge(level=2)", lambda c: bayeserr.judge(c.ds, level=2), "level")
 case("sequential(model unknown)", lambda c: bayeserr.sequential(c.ds, "Z", "B"), "model 'Z' is not in the data")
 case("sequential(A against A)", lambda c: bayeserr.sequential(c.ds, "A", "A"), "two different models")
 case("sequential(one model, no rule)", lambda c: bayeserr.sequential(c.ds, "A"), "no gap to settle")

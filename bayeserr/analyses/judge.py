@@ -113,10 +113,12 @@ def _agreement(y, f, codes):
         return None
     values = np.unique(np.concatenate([y[lab], f[lab]]))
     try:
-        if values.size <= 2 and _binary(y) and _binary(f[lab]):
-            return agreement.cohens_kappa(y, f)
-        return agreement.krippendorff_alpha(y, f, metric="interval",
-                                            codes=None if codes is None else codes)
+        with warnings.catch_warnings():  # statsmodels' κ variance on a handful of labels: sqrt of < 0 is NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if values.size <= 2 and _binary(y) and _binary(f[lab]):
+                return agreement.cohens_kappa(y, f)
+            return agreement.krippendorff_alpha(y, f, metric="interval",
+                                                codes=None if codes is None else codes)
     except InputError:
         return None
 
@@ -128,7 +130,10 @@ def _selection_p(f, labelled) -> float | None:
     a, b = f[labelled], f[~labelled]
     if a.size < 2 or b.size < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
         return None
-    return float(ttest_ind(a, b, equal_var=False).pvalue)
+    with warnings.catch_warnings():  # near-constant judge scores: scipy warns of precision loss
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = float(ttest_ind(a, b, equal_var=False).pvalue)
+    return p if np.isfinite(p) else None
 
 
 def _model(name, y, f, codes, level) -> JudgeModel:
