@@ -132,6 +132,52 @@ def _tie_zone(delta, n, p, alpha) -> Plan:
                 f"{need} questions shrink the unpaired tie zone at accuracy {p:g} to {100 * delta:g} points.")
 
 
+def _judge_labels(rho, half_width, n, sd, p, n_total, alpha, cluster_size, icc) -> Plan:
+    """Human labels for a judge-scored eval (``docs/methods.md`` §3.14, J13): with
+    ``half_width`` the labels needed for a PPI++ interval that narrow, with ``n`` the
+    half-width ``n`` labels give; ``rho`` the judge–human correlation, the human
+    score's SD from ``sd`` or, for 0/1 scores, ``p`` (√(p(1 − p)))."""
+    from bayeserr.stats import ppi
+    if rho is None:
+        raise InputError("power: --half-width plans human labels for a judge-scored eval and needs "
+                         "--judge-corr R (the judge–human correlation, from a pilot or a guess).")
+    if (half_width is None) == (n is None):
+        raise InputError("power: --judge-corr needs --half-width W (the labels needed for a PPI++ interval "
+                         "of ±W) or --n N (the half-width N labels give), one of them.")
+    if (sd is None) == (p is None):
+        raise InputError("power: --judge-corr needs the spread of the human score: --sd S, or --p P for 0/1 "
+                         "scores (SD √(P(1 − P))), one of them.")
+    spread = sd if sd is not None else math.sqrt(pw.check_number("p", p) * (1 - p))
+    deff = 1.0
+    if (cluster_size is None) != (icc is None):
+        raise InputError("power: --cluster-size and --icc go together (a clustered design): give both.")
+    if cluster_size is not None:
+        deff = pw.design_effect_icc(cluster_size, icc)
+    level = 1 - alpha
+    kw = dict(level=level, n_total=n_total, design_effect=deff)
+    inputs = {"judge_corr": rho, "sd": spread, "n_total": n_total, "level": level, "design_effect": deff}
+    if n is not None:
+        res = ppi.half_width_for_labels(n, rho, spread, **kw)
+        text = (f"{n:g} human labels give a PPI++ interval of ±{100 * res.half_width:.1f} points ({level:.0%}); "
+                f"the labels alone would give ±{100 * res.classical_half_width:.1f}.")
+        return Plan("judge_labels", "half_width", res.half_width, {**inputs, "n": n}, text,
+                    notes=(_judge_note(res),))
+    res = ppi.labels_for_half_width(half_width, rho, spread, **kw)
+    if not res.attainable:
+        text = (f"±{100 * half_width:g} points is out of reach: even labelling all {n_total:,.0f} questions "
+                "gives a wider interval.")
+    else:
+        text = (f"{res.n_labels:,.0f} human labels for a PPI++ interval of ±{100 * half_width:g} points "
+                f"({level:.0%}), where labels alone would need {res.classical_labels:,.0f}.")
+    return Plan("judge_labels", "labels_required", res.n_labels, {**inputs, "half_width": half_width}, text,
+                notes=(_judge_note(res),))
+
+
+def _judge_note(res) -> str:
+    return ("Large-sample (J13): the judge on every other question, the power-tuned λ; the labels must be "
+            "a random sample of the answers, and below a few dozen labels estimating λ costs a little more.")
+
+
 def _unpaired(p_a, p_b, alpha, power) -> Plan:
     need = math.ceil(pw.n_unpaired(p_a, p_b, alpha=alpha, power=power))
     return Plan("unpaired", "n_required", need, {"p_a": p_a, "p_b": p_b, "alpha": alpha, "power": power},
@@ -165,7 +211,8 @@ def _binary_note(p, target, rho, omega2, alpha, power, gap="p + delta", deff=1.0
 
 def plan(*, delta=None, n=None, omega2=None, sigma2_a=0.0, sigma2_b=0.0, k_a=None, k_b=None,
          alpha=0.05, power=0.8, cluster_size=None, icc=None, unpaired=None, tie_p=None,
-         pilot=None, p=None, rho=None, baseline=None, target=None) -> Plan:
+         pilot=None, p=None, rho=None, baseline=None, target=None, judge_corr=None, half_width=None,
+         sd=None, n_total=None) -> Plan:
     """Answer one planning question (see the module docstring).
 
     The scores are described one way only: ``omega2`` (and optionally σ², K);
@@ -176,6 +223,12 @@ def plan(*, delta=None, n=None, omega2=None, sigma2_a=0.0, sigma2_b=0.0, k_a=Non
     ICC are estimated from it (§4.5) unless given explicitly.  Inconsistent or
     missing inputs raise :class:`~bayeserr.base.errors.InputError` naming what to give.
     """
+    if judge_corr is not None or half_width is not None:
+        _drop("--judge-corr (human labels for a judge-scored eval)", delta=delta is not None,
+              omega2=omega2 is not None, rho=rho is not None, pilot=pilot is not None, unpaired=bool(unpaired),
+              baseline=baseline is not None, target=target is not None, tie_zone=tie_p is not None,
+              sigma2_a=bool(sigma2_a), sigma2_b=bool(sigma2_b), k_a=k_a is not None, k_b=k_b is not None)
+        return _judge_labels(judge_corr, half_width, n, sd, p, n_total, alpha, cluster_size, icc)
     unpaired, pilot = _check_inputs(unpaired, pilot, alpha, power, delta=delta, n=n, omega2=omega2,
                                     sigma2_a=sigma2_a, sigma2_b=sigma2_b, k_a=k_a, k_b=k_b,
                                     cluster_size=cluster_size, icc=icc, tie_p=tie_p, p=p, rho=rho,

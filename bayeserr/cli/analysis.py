@@ -231,6 +231,16 @@ def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, 
               help="Independent samples: the accuracy to tell from --baseline.")
 @click.option("--tie-zone", "tie_p", type=float, metavar="P", callback=PROBABILITY,
               help="Tie zone at accuracy P: with --n its half-width, with --delta the n that resolves delta.")
+@click.option("--judge-corr", type=float, metavar="R", callback=ranged(-1, 1),
+              help="Judge-scored evals: the judge–human correlation; with --half-width W the human labels "
+                   "needed for a PPI++ interval of ±W, with --n N the half-width N labels give "
+                   "(with --sd S or --p P; docs/methods.md §3.14).")
+@click.option("--half-width", type=float, metavar="W", callback=ranged(0, 1, low_open=True),
+              help="Judge-scored evals: the target half-width of the corrected interval (0.03 = ±3 points).")
+@click.option("--sd", type=float, metavar="S", callback=ranged(0, low_open=True),
+              help="Judge-scored evals: the SD of the human score (0/1 scores: give --p instead).")
+@click.option("--n-total", type=float, metavar="N", callback=ranged(2),
+              help="Judge-scored evals: questions in all (the judge scores every one) [default: unlimited].")
 @click.option("--pilot", nargs=3, type=str, metavar="FILE A B",
               help="Estimate ω², σ², ρ and ρ_icc from a pilot results file (read with the same "
                    "column and format options as report).")
@@ -246,7 +256,7 @@ def power(ctx, pilot, fmt, power_, where, **kw):
     from bayeserr.analyses.power import USAGE, plan
     cols = pop_load(kw)
     if not pilot and all(kw[k] is None for k in ("delta", "n", "omega2", "p", "rho", "unpaired",
-                                                    "baseline", "target", "tie_p")):
+                                                    "baseline", "target", "tie_p", "judge_corr", "half_width")):
         click.echo(f"{ctx.get_usage()}\n\n{USAGE}\n\nTry 'bayeserr power --help' for every option.",
                    err=True)
         ctx.exit(2)
