@@ -35,8 +35,9 @@ PYPROJECT = "pyproject.toml"
 #: settings a configuration file may give: the long option they default, without ``--``
 KEYS = (
     # reading the input
-    "model-col", "question-col", "score-col", "cluster-col", "sample-col", "no-cluster",
+    "model-col", "question-col", "score-col", "cluster-col", "sample-col", "task-col", "no-cluster",
     "input-format", "duplicate-runs", "partial-runs", "scorer", "cluster-field", "metric", "filter", "where",
+    "human-col", "human-scorer", "task-weights",
     # the analysis
     "level", "cluster-correction", "on-unpaired", "adjust", "methods", "pairs", "top-k", "prior-sensitivity",
     # the Bayesian columns
