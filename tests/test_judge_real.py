@@ -53,6 +53,8 @@ def test_corrected_win_rates_cover_the_crowds(judge_type, capsys):
     # 59 intervals at 95%: allow for chance (binomial 2.5% quantile of 59 × 0.95 is 52) and the shared labels
     assert np.mean(hits) >= 0.85
     assert np.mean(hits) > np.mean(naive) or np.mean(naive) >= 0.85
+    if judge_type == "gpt-4":  # the README quotes these (95% and 41% of 59 models), within one model
+        assert abs(np.mean(hits) - 0.95) <= 1.01 / 59 and abs(np.mean(naive) - 0.41) <= 1.01 / 59
 
 
 def test_position_bias_of_the_first_answer_is_corrected():
