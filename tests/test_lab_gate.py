@@ -30,7 +30,7 @@ def _slack(reps: int, k: float = 3.0) -> float:
     return k * math.sqrt(ALPHA * (1 - ALPHA) / reps)
 
 
-def _frame(a, b, codes) -> pd.DataFrame:
+def _frame(a, b, codes, tasks=None) -> pd.DataFrame:
     """A results table of one replicate, built here (not by the lab)."""
     n = len(a)
     q = [f"item{i}" for i in range(n)]
@@ -38,6 +38,8 @@ def _frame(a, b, codes) -> pd.DataFrame:
                         "score": np.concatenate([a, b])})
     if codes is not None:
         out["cluster_id"] = [f"repo{c}" for c in codes] * 2
+    if tasks is not None:
+        out["task"] = [f"task{t}" for t in tasks] * 2
     return out
 
 
@@ -59,7 +61,7 @@ def test_scaled_sizes_keep_every_cluster_and_the_shares():
 
 
 @pytest.mark.parametrize("clusters, tau, truth", [("none", 0.0, -0.05), ("swebench", 0.1, -0.05),
-                                                  ("swebench", 0.1, 0.02)])
+                                                  ("swebench", 0.1, 0.02), ("suite", 0.1, -0.05)])
 def test_the_true_difference_is_the_designs(clusters, tau, truth):
     """Cluster effects are clipped symmetrically, so E[a − b] stays exactly Δ (τ = 0.1 clips a lot)."""
     d = lab.GateDesign(500, clusters, tau, abs(truth), "non-inferiority", truth)
@@ -71,30 +73,44 @@ def test_the_true_difference_is_the_designs(clusters, tau, truth):
 
 
 # ------------------------------------------------------------------ the gate's own decision
-@pytest.mark.parametrize("clusters, tau", [("none", 0.0), ("swebench", 0.05)])
+@pytest.mark.parametrize("clusters, tau", [("none", 0.0), ("swebench", 0.05), ("suite", 0.05)])
 @pytest.mark.parametrize("mode, sign", [("non-inferiority", -1.0), ("superiority", 1.0), ("non-inferiority", 0.0)])
 def test_the_lab_decides_as_bayeserr_gate_does(clusters, tau, mode, sign):
     """On the lab's own replicates, its vectorized decision is the verdict, p and bound of
-    ``bayeserr.gate`` run on a results table (a wrong null, SE or df would show here)."""
+    ``bayeserr.gate`` run on a results table (a wrong null, SE or df would show here); a
+    suite design is gated with ``suite="macro"`` on a table with a task column."""
     m = 0.02
     d = lab.GateDesign(100, clusters, tau, m, mode, sign * m)
     a, b = lab.draw(d, 6, np.random.default_rng(21))
-    dec = lab.gate_decision(a, b, d.codes, d.null)
+    dec = lab.gate_decision(a, b, d.codes, d.null, tasks=d.tasks)
     for r in range(6):
-        c = gate(_frame(a[r], b[r], d.codes), "cand", "base", m, mode=mode, bayes="off").checks[0]
+        c = gate(_frame(a[r], b[r], d.codes, d.tasks), "cand", "base", m, mode=mode, bayes="off",
+                 suite="macro" if clusters == "suite" else None).checks[0]
         assert c.passed == bool(dec.p_value[r] < ALPHA)
         assert c.p_decision == pytest.approx(dec.p_value[r], rel=1e-9, abs=1e-12)
         assert c.bound == pytest.approx(dec.lower[r], rel=1e-6, abs=1e-9)
-        assert c.test == ("z_paired" if clusters == "none" else "t_cr2_bm")
+        # without clusters: the paired z, or the score test on 0/1 answers (bayeserr.analyses.gate)
+        assert c.test in {"none": ("z_paired", "score_tango"), "swebench": ("t_cr2_bm",),
+                          "suite": ("t_suite_macro",)}[clusters]
         assert (c.wild is not None) == bool(dec.wild_rows[r])
+
+
+def test_a_suite_design_is_two_tasks_one_clustered():
+    d = lab.GateDesign(100, "suite", 0.05, 0.02, "non-inferiority", -0.02)
+    assert d.sizes == lab.scaled_sizes(lab.SWEBENCH_SIZES, 50) and d.suite
+    assert d.tasks.tolist() == [0] * 50 + [1] * 50
+    assert len(np.unique(d.codes[:50])) == 12 and len(np.unique(d.codes[50:])) == 50  # own clusters
+    assert not set(d.codes[:50]) & set(d.codes[50:])
+    with pytest.raises(Exception, match="too small"):
+        lab.GateDesign(24, "suite", 0.0, 0.02, "non-inferiority", -0.02)
 
 
 def test_a_cell_stops_when_its_decision_differs_from_the_gates(monkeypatch):
     """The published run checks its first replicates against ``bayeserr.gate``."""
     real = lab.gate_decision
 
-    def wrong(a, b, codes, null, level=0.95, seed=0, inputs=None):
-        return real(a, b, codes, -null, level, seed)  # the wrong side of the margin
+    def wrong(a, b, codes, null, level=0.95, seed=0, inputs=None, tasks=None):
+        return real(a, b, codes, -null, level, seed, tasks=tasks)  # the wrong side of the margin
 
     monkeypatch.setattr(lab, "gate_decision", wrong)
     with pytest.raises(RuntimeError, match="differs from bayeserr.gate"):
@@ -128,6 +144,24 @@ def test_size_at_the_margin_and_power_at_zero():
     assert power["gate_power_estimate"].between(0, 1).all() and size["gate_power_estimate"].isna().all()
     # Monte Carlo SE as stated
     assert np.allclose(df["pass_se"], np.sqrt(df["pass_rate"] * (1 - df["pass_rate"]) / reps))
+
+
+def test_suite_size_at_the_margin_and_power_at_zero():
+    """A seeded run of the suite cells (two tasks, SWE-bench's clusters in one; the gate's
+    ``suite="macro"``): the size at the margin is at most 5% + 3 MC SE, no wild bootstrap,
+    and a candidate as good as the baseline passes clearly more often."""
+    reps = 2000
+    grid = lab.designs(n=(500,), clusters=("suite",), taus=(0.05,), margins=(0.02,))
+    df = lab.run_gate(grid, reps, seed=5, verify=2)
+    size, power = df[df.measures == "size"], df[df.measures == "power"]
+    assert len(size) == 2 and len(power) == 1 and (df.clusters == "suite").all()
+    assert (size["pass_rate"] <= ALPHA + _slack(reps)).all(), size[["mode", "pass_rate"]]
+    assert (power["pass_rate"] > ALPHA + _slack(reps)).all()
+    assert (df["wild_share"] == 0).all() and (df["pass_rate"] == df["t_pass_rate"]).all()
+    assert df["df"].between(2, 499).all()  # the median df (S2) of the replicates
+    section = "\n".join(lab.gate_section(df, "cmd"))
+    assert "In a suite design" in section and "- **A suite**" in section
+    assert section.count("| 500 | suite of 2 tasks (macro)") == 1
 
 
 def test_the_run_is_seeded():
@@ -173,7 +207,7 @@ def test_the_published_section_is_the_csvs():
     for line in rows:
         cells = [c.strip() for c in line.strip("|").split("|")]
         n, clusters, margin = int(cells[0]), cells[1], float(cells[2])
-        kind = "none" if clusters == "none" else "swebench"
+        kind = "none" if clusters == "none" else "suite" if clusters.startswith("suite") else "swebench"
         tau = 0.0 if kind == "none" else float(re.search(r"τ = ([\d.]+)", clusters).group(1))
         for cell, mode, what in zip(cells[3:6], ("non-inferiority", "superiority", "non-inferiority"),
                                     ("size", "size", "power")):

@@ -1,8 +1,9 @@
 """Suite scores with tasks as fixed strata (bayeserr.stats.suite; issue 25 part 1):
 the SE against a brute-force CR2 of the stacked regression with task fixed
-effects, the df against the Welch–Satterthwaite combination of brute-force
-Bell–McCaffrey df, and coverage from a seeded simulation with unequal tasks,
-some with few clusters."""
+effects, the df against the Bell–McCaffrey df of the stacked regression's contrast
+under the working model (full n×n matrices, a brute-force intra-cluster
+correlation), and the level and coverage from seeded simulations with unequal
+tasks, some with few, very unequal clusters."""
 
 import numpy as np
 import pytest
@@ -16,10 +17,12 @@ def _inv_sqrt(m):
     return vecs @ np.diag(vals ** -0.5) @ vecs.T
 
 
-def stacked_cr2(y, tasks, clusters, w, crossed=False):
-    """CR2 variance of wᵀβ and its Bell–McCaffrey df (Imbens–Kolesár form, working
-    covariance I) in the regression of y on task indicators, clusters = (task, cluster)
-    pairs: full n×n matrices, nothing shared with the library."""
+def stacked_cr2(y, tasks, clusters, w, crossed=False, omega=None):
+    """CR2 variance of wᵀβ and its Bell–McCaffrey df (Imbens–Kolesár form) in the
+    regression of y on task indicators, clusters = (task, cluster) pairs (or the cluster
+    codes themselves when ``crossed``), under the working covariance diag(omega)
+    (default I): df = tr(GᵀΩG)² / ‖GᵀΩG‖²_F.  Full n×n matrices, nothing shared with
+    the library."""
     n, T = len(y), tasks.max() + 1
     X = (tasks[:, None] == np.arange(T)[None, :]).astype(float)
     XtX_inv = np.linalg.inv(X.T @ X)
@@ -38,8 +41,40 @@ def stacked_cr2(y, tasks, clusters, w, crossed=False):
         G.append(M[j].T @ A @ p[j])  # n-vector
     V = XtX_inv @ meat @ XtX_inv
     G = np.array(G).T  # n × C
-    lam = np.linalg.eigvalsh(G.T @ G)
-    return float(w @ V @ w), float(lam.sum() ** 2 / (lam ** 2).sum())
+    K = G.T @ np.diag(np.ones(n) if omega is None else omega) @ G
+    return float(w @ V @ w), float(np.trace(K) ** 2 / (K * K).sum())
+
+
+def brute_icc(y, tasks, clusters):
+    """The pooled intra-cluster correlation of (S2) from explicit pairs of questions: for
+    each pair i ≠ j in one cluster and task, e_i e_j / s_t² against its expectation
+    ρ(1 − 2p_c + Σp_d² + 1/n_t) − 1/n_t under the working model (loops, no library code)."""
+    num = den = 0.0
+    for t in np.unique(tasks):
+        yt, ct = y[tasks == t], clusters[tasks == t]
+        n = len(yt)
+        e = yt - yt.mean()
+        s2 = e @ e / (n - 1)
+        sizes = {c: np.sum(ct == c) for c in np.unique(ct)}
+        sp = sum((k / n) ** 2 for k in sizes.values())
+        for c, k in sizes.items():
+            ec = e[ct == c]
+            for i in range(k):
+                for j in range(k):
+                    if i != j:
+                        num += ec[i] * ec[j] / s2 + 1 / n
+                        den += 1 - 2 * k / n + sp + 1 / n
+    return min(max(num / den, 0.0), 1.0) if den > 0 else 0.0
+
+
+def working_omega(y, tasks, clusters, icc):
+    """Each question's working variance s_t²(1 + ρ̂(m_t − 1)), m_t = Σ_c n_c²/n_t."""
+    out = np.empty(len(y))
+    for t in np.unique(tasks):
+        one = tasks == t
+        m = np.sum(np.unique(clusters[one], return_counts=True)[1] ** 2) / one.sum()
+        out[one] = y[one].var(ddof=1) * (1 + icc * (m - 1))
+    return out
 
 
 def _suite_data(seed, sizes_by_task, p_by_task):
@@ -58,22 +93,46 @@ TASKS = [[12, 3, 5, 30, 4], [7, 7, 6], [40, 2, 2, 3, 9, 11, 5, 8]]
 
 
 @pytest.mark.parametrize("weights", ["macro", "size", [0.5, 0.2, 0.3]])
-def test_se_and_df_against_the_stacked_regression(weights):
+def test_se_and_df_against_the_stacked_regression(weights, monkeypatch):
     y, tasks, clusters = _suite_data(0, TASKS, [0.6, 0.8, 0.4])
     res = suite_mean(y, tasks, clusters, weights)
     w = res.weights
     var, _ = stacked_cr2(y, tasks, clusters, w)
     assert res.se ** 2 == pytest.approx(var, rel=1e-10)
     assert res.mean == pytest.approx(sum(w[t] * y[tasks == t].mean() for t in range(3)), rel=1e-12)
-    # df: Welch–Satterthwaite over each task's brute-force CR2 variance and BM df
+    # df (S2): the BM df of wᵀβ under the working model "task t's questions independent with
+    # variance s_t²(1 + ρ̂(m_t − 1))", ρ̂ from explicit pairs of questions
+    icc = brute_icc(y, tasks, clusters)
+    assert 0 < icc < 1 and res.icc == pytest.approx(icc, rel=1e-10)
+    _, df = stacked_cr2(y, tasks, clusters, w, omega=working_omega(y, tasks, clusters, icc))
+    assert res.df == pytest.approx(df, rel=1e-8)
+    # each task's own df is its BM df (working covariance I)
+    nus = [stacked_cr2(y[tasks == t], np.zeros((tasks == t).sum(), int), clusters[tasks == t],
+                       np.array([1.0]))[1] for t in range(3)]
+    assert np.allclose(res.task_df, nus, rtol=1e-8)
+    # without the design effect (ρ̂ = 0) it is the stacked regression's BM df under σ_t² I
+    from bayeserr.stats import suite as suite_mod
+    monkeypatch.setattr(suite_mod, "pooled_icc", lambda parts: 0.0)
+    res0 = suite_mean(y, tasks, clusters, weights)
+    _, df0 = stacked_cr2(y, tasks, clusters, w, omega=working_omega(y, tasks, clusters, 0.0))
+    assert res0.df == pytest.approx(df0, rel=1e-8)
+
+
+def test_the_pooled_icc_is_about_unbiased_under_its_model():
+    """Normal scores with a cluster effect of correlation 0.2 and task variances 1 and 4,
+    clusters of unequal sizes (one holding 60% of its task): ρ̂ averages about 0.2 (0.19:
+    s_t² in the denominator and the cut at 0 bias it a little)."""
+    from bayeserr.stats.suite import _task_moments, pooled_icc
+    rng = np.random.default_rng(11)
+    sizes = [[60, 10, 10, 8, 6, 4, 2], [12] * 10]
+    R, rho = 4000, 0.2
     parts = []
-    for t in range(3):
-        one = tasks == t
-        parts.append(stacked_cr2(y[one], np.zeros(one.sum(), int), clusters[one], np.array([1.0])))
-    num = sum(w[t] ** 2 * v for t, (v, _) in enumerate(parts)) ** 2
-    den = sum((w[t] ** 2 * v) ** 2 / nu for t, (v, nu) in enumerate(parts))
-    assert res.df == pytest.approx(num / den, rel=1e-8)
-    assert np.allclose(res.task_df, [nu for _, nu in parts], rtol=1e-8)
+    for t, (sz, sd) in enumerate(zip(sizes, [1.0, 2.0])):
+        codes = np.repeat(np.arange(len(sz)), sz)
+        u = rng.normal(0, sd * np.sqrt(rho), (R, len(sz)))[:, codes]
+        parts.append(_task_moments(u + rng.normal(0, sd * np.sqrt(1 - rho), u.shape), codes))
+    icc = pooled_icc(parts)
+    assert icc.mean() == pytest.approx(rho, abs=0.015)
 
 
 def test_one_task_is_the_single_task_cr2_t():
@@ -151,20 +210,28 @@ def test_coverage_with_unequal_tasks_and_few_clusters(weights):
 
 def test_clusters_across_tasks_use_the_stacked_regressions_cr2():
     """A cluster in two tasks (e.g. a repository split by task): (S3) is the CR2 variance
-    of the stacked regression with clusters crossing tasks, and (S1) when they do not cross."""
-    from bayeserr.stats.suite import crossed_variance
+    of the stacked regression with clusters crossing tasks, and (S1) when they do not cross;
+    its df is that regression's BM df under the working model of (S2), which is (S2) when the
+    clusters are nested."""
+    from bayeserr.stats.suite import crossed_df, crossed_variance
     rng = np.random.default_rng(4)
     n = 150
     clusters = rng.integers(0, 9, n)
     tasks = rng.integers(0, 3, n)
     y = (rng.random(n) < 0.3 + 0.05 * clusters).astype(float)
+    within = tasks * 100 + clusters  # the clusters as parts of tasks, for ρ̂ and m_t
+    icc = brute_icc(y, tasks, within)
+    omega = working_omega(y, tasks, within, icc)
     for w in (np.full(3, 1 / 3), np.bincount(tasks) / n, np.array([0.6, 0.1, 0.3])):
-        var, _ = stacked_cr2(y, tasks, clusters, w, crossed=True)
+        var, df = stacked_cr2(y, tasks, clusters, w, crossed=True, omega=omega)
         assert crossed_variance(y, tasks, clusters, w) == pytest.approx(var, rel=1e-10)
+        # its df: the BM df of wᵀβ with the crossing clusters, same working model as (S2)
+        assert crossed_df(y, tasks, clusters, w) == pytest.approx(df, rel=1e-8)
     y2, t2, c2 = _suite_data(5, TASKS, [0.6, 0.8, 0.4])
     c2 = t2 * 100 + c2  # nested: each cluster code in one task
     nested = suite_mean(y2, t2, c2)
     assert crossed_variance(y2, t2, c2, nested.weights) == pytest.approx(nested.se ** 2, rel=1e-10)
+    assert crossed_df(y2, t2, c2, nested.weights) == pytest.approx(nested.df, rel=1e-10)
 
 
 def test_coverage_when_clusters_cross_tasks():
@@ -184,3 +251,61 @@ def test_coverage_when_clusters_cross_tasks():
     assert 0.95 - mc <= cover <= 0.95 + mc + 0.02, cover
     false_pass = np.mean(mean - stats.t.ppf(0.95, df) * se > 0.5)
     assert false_pass <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / R), false_pass
+
+
+def _paired_differences(rng, R, codes, tau):
+    """The reviewer's paired differences: d ∈ {−1, 0, 1}, the models disagree on 30% of the
+    questions, and where they do A is the one right with probability sigmoid(u_c),
+    u_c ~ N(0, τ²) per cluster; the true suite difference is 0 by symmetry."""
+    n = len(codes)
+    u = rng.normal(0, tau, (R, codes.max() + 1))[:, codes]
+    a_right = rng.random((R, n)) < 1 / (1 + np.exp(-u))
+    return np.where(rng.random((R, n)) < 0.3, np.where(a_right, 1.0, -1.0), 0.0)
+
+
+def _old_df(res):
+    """The df (S2) used to have: the Satterthwaite combination of the estimates w_t² V_t."""
+    a = res.weights ** 2 * res.task_se ** 2
+    return a.sum(-1) ** 2 / np.where(a > 0, a ** 2 / res.task_df, 0.0).sum(-1)
+
+
+@pytest.mark.parametrize("design, tau, crossed", [
+    ("8x30 + (100,10)", 0.6, False),
+    ("200 singletons + (100,10)", 0.0, False),
+    ("200 singletons + (100,10)", 0.3, False),
+    ("8x30 + (100,10), two clusters shared", 0.6, True),
+])
+def test_level_with_one_task_of_few_very_unequal_clusters(design, tau, crossed):
+    """Seeded (the reviewer's designs, issue 25 review): a task of 8 clusters of 30 questions or
+    200 unclustered questions beside a task of two clusters of 100 and 10 questions, macro
+    weights.  With the estimated task variances in the df a small V_t came with a large df and
+    the two-sided 5% test rejected 8.6–16.7% (the old df, checked here too); with the
+    model-based variances of (S2) the two-sided and both one-sided tests at 5% hold the level
+    within Monte Carlo error (3 SE)."""
+    from bayeserr.analyses.suite import _suite_rows
+    R = 10_000
+    if design.startswith("8x30"):
+        sizes = [[30] * 8, [100, 10]]
+    else:
+        sizes = [[1] * 200, [100, 10]]
+    tasks = np.concatenate([np.full(sum(s), t) for t, s in enumerate(sizes)])
+    codes = np.repeat(np.arange(sum(len(s) for s in sizes)), [k for s in sizes for k in s])
+    if crossed:  # five questions of each of the second task's clusters move to the first task
+        codes = codes.copy()
+        for c in (8, 9):
+            codes[np.flatnonzero(tasks == 0)[(c - 8) * 5:(c - 7) * 5]] = c
+    d = _paired_differences(np.random.default_rng(20261225), R, codes, tau)
+    w = np.array([0.5, 0.5])
+    if crossed:
+        mean, se, df = _suite_rows(d, tasks, codes, "across tasks", w)
+        from bayeserr.stats.fewclusters import bm_df
+        old = np.full(R, bm_df(np.bincount(codes).astype(float)))
+    else:
+        res = suite_mean(d, tasks, codes, "macro")
+        mean, se, df, old = res.mean, res.se, res.df, _old_df(res)
+    t = mean / se
+    bound = 0.05 + 3 * np.sqrt(0.05 * 0.95 / R)
+    rates = {"two-sided": np.mean(np.abs(t) > stats.t.ppf(0.975, df)),
+             "upper": np.mean(t > stats.t.ppf(0.95, df)), "lower": np.mean(t < -stats.t.ppf(0.95, df))}
+    assert max(rates.values()) <= bound, rates
+    assert np.mean(np.abs(t) > stats.t.ppf(0.975, old)) > bound  # the flaw this df mends

@@ -21,7 +21,7 @@ from bayeserr.base.errors import InputError, describe
 from bayeserr.base.registry import check_level
 from bayeserr.stats.fewclusters import t_test
 from bayeserr.stats.simultaneous import holm
-from bayeserr.stats.suite import WEIGHTINGS, crossed_variance, suite_mean, task_weights
+from bayeserr.stats.suite import WEIGHTINGS, crossed_df, crossed_variance, suite_mean, task_weights
 from bayeserr.stats.view import DataView
 
 #: what each weighting estimates, for the reports
@@ -130,8 +130,8 @@ def _check_weights(weights, tasks) -> dict:
 
 def _cluster_rule(view: DataView, task_codes: np.ndarray) -> tuple:
     """Cluster codes for the suite variance and how they are used: ``within tasks``
-    (S1, S2), ``across tasks`` (a cluster in two tasks: S3, with the pooled clusters'
-    Bell–McCaffrey df), ``none``, or ``are the tasks`` (not used)."""
+    (S1, S2), ``across tasks`` (a cluster in two tasks: S3 with the Bell–McCaffrey df
+    of :func:`~bayeserr.stats.suite.crossed_df`), ``none``, or ``are the tasks`` (not used)."""
     if view.codes is None:
         return None, "none"
     per_task = [np.unique(view.codes[task_codes == t]).size for t in range(task_codes.max() + 1)]
@@ -148,11 +148,11 @@ def _suite_rows(y, task_codes, codes, how: str, w):
     if how != "across tasks":
         return res.mean, res.se, res.df
     from bayeserr.stats.estimators import cluster_sums
-    from bayeserr.stats.fewclusters import bm_df
     var = crossed_variance(y, task_codes, codes, res.weights)
+    dof = crossed_df(y, task_codes, codes, res.weights)
     sizes = cluster_sums((~np.isnan(y)).astype(float), codes)
     ok = np.isfinite(res.mean) & (np.count_nonzero(sizes, axis=-1) >= 2)
-    return (res.mean, np.where(ok, np.sqrt(var), np.nan), np.where(ok, bm_df(sizes), np.nan))
+    return (res.mean, np.where(ok, np.sqrt(var), np.nan), np.where(ok, dof, np.nan))
 
 
 def _holm_finite(p: np.ndarray) -> np.ndarray:

@@ -23,6 +23,12 @@ Cells, for each design (clusters, τ, n) and margin m (all at the gate's level, 
   ``Φ(m/SE − t_df(L))``, :func:`~bayeserr.analyses.gate.power_at_zero`) averaged over
   the replicates.
 
+Suite designs (``clusters="suite"``): the eval is two tasks of n/2 questions each, the
+first with SWE-bench's clusters scaled to n/2 (and the cluster effects), the second
+without clusters, and the gate tests the macro suite difference (``bayeserr gate --suite
+macro``, ``docs/methods.md`` §3.12: the CR2 variance within tasks and the t test on the
+df (S2), no wild bootstrap).  δ is the same in both tasks, so the true suite A − B is Δ.
+
 The decision is the gate's own: :func:`gate_decision` feeds every replicate at once to
 :func:`bayeserr.analyses.gate.decide` (the function :func:`~bayeserr.analyses.gate.gate`
 calls per candidate) with the difference, SE and df the comparison computes (the paired
@@ -51,8 +57,11 @@ from bayeserr.base.errors import InputError
 #: ``tests/test_gate.py`` and :data:`bayeserr.lab.ranking.CLUSTERINGS`).  Embedded so the lab
 #: does not read the data folder.
 SWEBENCH_SIZES = (231, 75, 44, 34, 32, 22, 22, 19, 10, 8, 2, 1)
-#: cluster structures of the lab: SWE-bench's (scaled to n, :func:`scaled_sizes`), or none
-CLUSTERS = ("none", "swebench")
+#: cluster structures of the lab: none, SWE-bench's (scaled to n, :func:`scaled_sizes`), or
+#: a two-task suite of SWE-bench's clusters (scaled to n/2) beside n/2 unclustered questions
+CLUSTERS = ("none", "swebench", "suite")
+#: the weighting the suite designs gate (``bayeserr gate --suite macro``)
+SUITE_WEIGHTING = "macro"
 #: the three cells of each design and margin: (mode, what is measured, true Δ in units of m)
 CASES = (("non-inferiority", "size", -1.0), ("superiority", "size", 1.0), ("non-inferiority", "power", 0.0))
 #: share of questions on which the two models disagree (SWE-bench pairs of similar models: 15–30%)
@@ -114,8 +123,9 @@ class GateDesign:
             raise InputError(f"clusters must be one of {', '.join(CLUSTERS)} (got {self.clusters!r}).")
         if self.mode not in MODES:
             raise InputError(f"mode must be one of {', '.join(MODES)} (got {self.mode!r}).")
-        if int(self.n) < 2 or (self.clusters != "none" and int(self.n) < len(SWEBENCH_SIZES)):
-            raise InputError(f"n = {self.n} is too small for this design.")
+        least = {"none": 2, "swebench": len(SWEBENCH_SIZES), "suite": 2 * len(SWEBENCH_SIZES) + 2}[self.clusters]
+        if int(self.n) < least:
+            raise InputError(f"n = {self.n} is too small for this design (at least {least} questions).")
         if not 0 <= self.margin < DISAGREE or not abs(self.truth) < DISAGREE:
             raise InputError(f"margin and the true difference must lie below {DISAGREE:g} in size, the "
                              f"models' disagreement rate (got {self.margin:g}, {self.truth:g}).")
@@ -124,12 +134,32 @@ class GateDesign:
 
     @property
     def sizes(self) -> tuple | None:
-        return None if self.clusters == "none" else scaled_sizes(SWEBENCH_SIZES, int(self.n))
+        """SWE-bench's cluster sizes (of the clustered task, in a suite); None without clusters."""
+        if self.clusters == "none":
+            return None
+        return scaled_sizes(SWEBENCH_SIZES, int(self.n) // 2 if self.suite else int(self.n))
+
+    @property
+    def suite(self) -> bool:
+        return self.clusters == "suite"
 
     @property
     def codes(self) -> np.ndarray | None:
+        """Cluster code of each question (in a suite, the unclustered task's questions are
+        their own clusters); None without clusters."""
         s = self.sizes
-        return None if s is None else np.repeat(np.arange(len(s)), s)
+        if s is None:
+            return None
+        codes = np.repeat(np.arange(len(s)), s)
+        return np.r_[codes, len(s) + np.arange(int(self.n) - len(codes))] if self.suite else codes
+
+    @property
+    def tasks(self) -> np.ndarray | None:
+        """Task code of each question of a suite design (0: clustered, 1: not); else None."""
+        if not self.suite:
+            return None
+        first = sum(self.sizes)
+        return np.repeat([0, 1], [first, int(self.n) - first])
 
     @property
     def null(self) -> float:
@@ -143,8 +173,9 @@ def draw(design: GateDesign, reps: int, rng) -> tuple[np.ndarray, np.ndarray]:
     codes = design.codes
     if codes is not None and design.tau > 0:
         bound = DISAGREE - abs(design.truth) - 1e-3
-        u = np.clip(rng.normal(0.0, design.tau, size=(reps, int(codes.max()) + 1)), -bound, bound)
-        delta = delta + u[:, codes]
+        k = len(design.sizes)  # the clustered questions come first (in a suite, its clustered task)
+        u = np.clip(rng.normal(0.0, design.tau, size=(reps, k)), -bound, bound)
+        delta[:, :int(sum(design.sizes))] += u[:, codes[:int(sum(design.sizes))]]
     x = rng.random((reps, n))
     a_only = x < (DISAGREE + delta) / 2
     b_only = ~a_only & (x < DISAGREE)
@@ -184,11 +215,26 @@ def gate_inputs(a, b, codes) -> GateInputs:
     return GateInputs(diff, cr2_from_sums(S, sizes), bm_df(sizes), D, sizes[0], effective_clusters(sizes))
 
 
-def gate_decision(a, b, codes, null: float, level: float = 0.95, seed: int = 0, inputs=None):
+def suite_inputs(a, b, codes, tasks) -> GateInputs:
+    """The inputs of the gate's decision on a suite (``bayeserr gate --suite macro``): the
+    macro suite difference, its SE (S1) and df (S2) as :func:`bayeserr.analyses.suite.suite_view`
+    computes them for a pair (clusters within tasks), no wild bootstrap arrays, and the
+    questions as the units behind an SE of 0 (the gate's ``_n_eff`` of a suite test)."""
+    from bayeserr.analyses.suite import _suite_rows
+    d = np.atleast_2d(np.asarray(a, float) - np.asarray(b, float))
+    diff, se, df = _suite_rows(d, tasks, codes, "within tasks", SUITE_WEIGHTING)
+    return GateInputs(diff, se, df, None, None, float(d.shape[-1]))
+
+
+def gate_decision(a, b, codes, null: float, level: float = 0.95, seed: int = 0, inputs=None, tasks=None):
     """The gate's decision on every row: :func:`bayeserr.analyses.gate.decide` (the
     function :func:`~bayeserr.analyses.gate.gate` calls per candidate) on
-    :func:`gate_inputs`, all rows at once."""
+    :func:`gate_inputs`, all rows at once; with ``tasks`` (a suite design) on
+    :func:`suite_inputs`, the t test alone, as the gate decides a suite."""
     from bayeserr.analyses.gate import decide
+    if tasks is not None:
+        x = suite_inputs(a, b, codes, tasks) if inputs is None else inputs
+        return decide(x.diff, x.se, x.df, null, level, seed=seed, n_eff=x.n_eff, wild=False)
     x = gate_inputs(a, b, codes) if inputs is None else inputs
     return decide(x.diff, x.se, x.df, null, level, x.D, x.sizes, seed=seed, n_eff=x.n_eff)
 
@@ -207,8 +253,10 @@ def gate_verdicts(a, b, codes, design: GateDesign, seed: int = 0) -> list:
                               "score": np.concatenate([a[r], b[r]])})
         if codes is not None:
             frame["cluster_id"] = [f"c{c:02d}" for c in codes] * 2
+        if design.suite:
+            frame["task"] = [f"task{t}" for t in design.tasks] * 2
         out.append(gate(frame, "A", "B", design.margin, mode=design.mode, level=design.level, seed=seed,
-                        bayes="off").checks[0])
+                        bayes="off", suite=SUITE_WEIGHTING if design.suite else None).checks[0])
     return out
 
 
@@ -232,13 +280,14 @@ def gate_cell(design: GateDesign, reps: int, seed: int = 0, *, verify: int = 1, 
     codes, sizes = design.codes, design.sizes
     alpha = 1.0 - design.level
     passed = t_passed = wild_rows = 0
-    predicted = []
+    predicted, suite_df = [], []
     done = 0
     while done < reps:
         k = min(BLOCK, int(reps) - done)
         a, b = draw(design, k, rng)
-        x = gate_inputs(a, b, codes)
-        dec = gate_decision(a, b, codes, design.null, design.level, gate_seed, inputs=x)
+        x = suite_inputs(a, b, codes, design.tasks) if design.suite else gate_inputs(a, b, codes)
+        dec = gate_decision(a, b, codes, design.null, design.level, gate_seed, inputs=x, tasks=design.tasks)
+        suite_df += [float(v) for v in np.atleast_1d(x.df)] if design.suite else []
         ok = dec.p_value < alpha
         if done == 0 and verify:
             for r, check in enumerate(gate_verdicts(a[:verify], b[:verify], codes, design, gate_seed)):
@@ -261,7 +310,8 @@ def gate_cell(design: GateDesign, reps: int, seed: int = 0, *, verify: int = 1, 
     return {"clusters": design.clusters, "n": int(design.n),
             "n_clusters": 0 if sizes is None else len(sizes),
             "effective_clusters": math.nan if sizes is None else float(effective_clusters(np.asarray(sizes))),
-            "df": math.inf if sizes is None else float(bm_df(np.asarray(sizes, float))),
+            "df": (math.inf if sizes is None else float(np.nanmedian(suite_df)) if design.suite
+                   else float(bm_df(np.asarray(sizes, float)))),
             "tau": float(design.tau), "margin": float(design.margin), "mode": design.mode,
             "measures": "size" if design.truth == design.null else "power", "truth": float(design.truth),
             "level": float(design.level), "reps": int(reps), "seed": int(seed),
@@ -320,6 +370,10 @@ def clearly_above(rate, reps, alpha: float = 0.05):
 def _structure(r) -> str:
     if r["clusters"] == "none":
         return "none"
+    if r["clusters"] == "suite":
+        return (f"suite of 2 tasks ({SUITE_WEIGHTING}): SWE-bench's {int(r['n_clusters'])} in {int(r['n']) // 2} "
+                f"questions (C_eff {r['effective_clusters']:.1f}) + {int(r['n']) - int(r['n']) // 2} unclustered, "
+                f"median df {r['df']:.1f}, τ = {r['tau']:g}")
     return (f"SWE-bench's {int(r['n_clusters'])} (C_eff {r['effective_clusters']:.1f}, "
             f"BM df {r['df']:.1f}), τ = {r['tau']:g}")
 
@@ -372,9 +426,16 @@ def gate_table(df) -> list[str]:
     return lines
 
 
+def _what(clusters, tau) -> str:
+    if clusters == "none":
+        return "no clusters"
+    if clusters == "suite":
+        return f"a suite with SWE-bench's clusters in one of two tasks, τ = {tau:g}"
+    return f"SWE-bench's clusters, τ = {tau:g}"
+
+
 def _where(r) -> str:
-    what = "no clusters" if r["clusters"] == "none" else f"SWE-bench's clusters, τ = {r['tau']:g}"
-    return f"n = {int(r['n'])}, {what}, m = {r['margin']:g}"
+    return f"n = {int(r['n'])}, {_what(r['clusters'], r['tau'])}, m = {r['margin']:g}"
 
 
 def _nominal(x: float) -> str:
@@ -414,14 +475,14 @@ def gate_findings(df) -> list[str]:
         reps = int(g["reps"].sum())
         rate = float((g["pass_rate"] * g["reps"]).sum() / reps)
         if clearly_above(rate, reps, alpha):
-            what = "no clusters" if c == "none" else f"SWE-bench's clusters, τ = {tau:g}"
+            what = _what(c, tau)
             pooled.append(f"{mode} at n = {int(n_)}, {what}: {rate * 100:.2f} ± {100 * _se(rate, reps):.2f}% "
                           f"over {len(g)} margins")
     if pooled:
         out.append(f"- **Pooled over the margins** (the same test at the same n; a finer look at a small excess), "
                    f"the size is more than {CLEAR_SE} Monte Carlo SEs above {_nominal(alpha)} for "
                    + "; ".join(pooled) + ".")
-    cl, none = size[size.clusters != "none"], size[size.clusters == "none"]
+    cl, none = size[size.clusters == "swebench"], size[size.clusters == "none"]
     if len(cl):
         both = cl[cl["wild_share"] > 0]
         text = (f"- **With SWE-bench's clusters** (Bell–McCaffrey df {cl['df'].min():.1f}–{cl['df'].max():.1f}) "
@@ -434,6 +495,12 @@ def gate_findings(df) -> list[str]:
             text += (f"; without clusters (the paired z test) it is {_pct(none['pass_rate'].min())}–"
                      f"{_pct(none['pass_rate'].max())}")
         out.append(text + ".")
+    suites = size[size.clusters == "suite"]
+    if len(suites):
+        out.append(f"- **A suite** (`--suite {SUITE_WEIGHTING}`: SWE-bench's clusters in one of two equal tasks, "
+                   "the other unclustered; the t test on the df (S2) of `docs/methods.md` §3.12, median "
+                   f"{suites['df'].min():.1f}–{suites['df'].max():.1f}, no wild bootstrap): the size is "
+                   f"{_pct(suites['pass_rate'].min())}–{_pct(suites['pass_rate'].max())}.")
     power = df[df.measures == "power"]
     if len(power):
         best, worst = power.loc[power["pass_rate"].idxmax()], power.loc[power["pass_rate"].idxmin()]
@@ -445,7 +512,7 @@ def gate_findings(df) -> list[str]:
                 "\"too small for this margin\" message is for.")
         pairs = []
         for (n_, m), g in power.groupby(["n", "margin"], sort=True):
-            no, swe = g[g.clusters == "none"], g[g.clusters != "none"].sort_values("tau")
+            no, swe = g[g.clusters == "none"], g[g.clusters == "swebench"].sort_values("tau")
             if len(no) and len(swe):
                 taus = ", ".join(f"{_pct(r['pass_rate'])} at τ = {r['tau']:g}" for _, r in swe.iterrows())
                 pairs.append(f"n = {int(n_)}, m = {m:g}: {_pct(no['pass_rate'].iloc[0])} without clusters, "
@@ -480,7 +547,8 @@ def gate_section(df, command: str) -> list[str]:
     first = df.iloc[0]
     level, reps = float(first["level"]), int(df["reps"].min())
     alpha = 1 - level
-    ns = sorted({int(x) for x in df["n"]})
+    ns = sorted({int(r["n"]) // 2 if r["clusters"] == "suite" else int(r["n"]) for _, r in df.iterrows()
+                 if r["clusters"] != "none"})
     sizes_text = ", ".join(f"{s}" for s in SWEBENCH_SIZES)
     scaled = [f"({', '.join(str(s) for s in scaled_sizes(SWEBENCH_SIZES, n_))}) at n = {n_}" for n_ in ns
               if n_ != sum(SWEBENCH_SIZES)]
@@ -495,7 +563,13 @@ def gate_section(df, command: str) -> list[str]:
         f"repositories (sizes {sizes_text} at n = {sum(SWEBENCH_SIZES)}"
         + (f"; scaled, every cluster kept: {'; '.join(scaled)}" if scaled else "")
         + "), and each cluster shifts δ by an effect of sd τ (mean 0), so the true A − B over clusters and "
-        "questions is exactly the design's. The gate runs at its default level "
+        "questions is exactly the design's."
+        + (" In a suite design the eval is two tasks of n/2 questions, the first with SWE-bench's clusters "
+           "scaled to n/2 (and their effects), the second without clusters, the same δ in both, and the gate "
+           f"tests the {SUITE_WEIGHTING} suite difference (`bayeserr gate --suite {SUITE_WEIGHTING}`: CR2 within "
+           "tasks, the t test on the df (S2) of `docs/methods.md` §3.12, no wild bootstrap)."
+           if (df["clusters"] == "suite").any() else "")
+        + " The gate runs at its default level "
         f"({_nominal(level)}) and seed, through its own decision (`decide`: the paired z test without clusters; "
         f"the one-sided CR2 t test on the Bell–McCaffrey df, and where that df is below {_wild_df()} the wild "
         "cluster bootstrap too, with clusters); the first data set of every cell is also run through "
