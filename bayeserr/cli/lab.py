@@ -1,7 +1,7 @@
 """``simulate``: the simulation lab's commands (coverage, error rates, the
 few-cluster study, the Bayesian pair model's prior calibration, the ranking,
-the release gate's and the confidence sequences' studies, the published
-calibration page)."""
+the release gate's, the confidence sequences' and the judge-scored evals'
+studies, the published calibration page)."""
 
 from __future__ import annotations
 
@@ -370,6 +370,43 @@ def simulate_sequential(reps, saved_reps, seed, jobs, fmt, publish):
     _emit(df, fmt, lambda d: "\n".join(lab.sequential_section(d, command)[2:-1]))
 
 
+def _run_judge(reps, seed, jobs=2):
+    from bayeserr.lab import judge as lab
+    with click.progressbar(length=len(lab.CLUSTERS) * reps, label="simulating", file=sys.stderr) as bar:
+        return lab.run_judge(reps, seed, jobs=jobs, progress=bar.update)
+
+
+@simulate.command("judge")
+@click.option("--reps", type=click.IntRange(10), default=10_000, show_default=True,
+              help="Data sets per cluster structure (each gives every label count, quantity and interval).")
+@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
+@click.option("--jobs", type=click.IntRange(1), default=2, show_default=True,
+              help="Worker processes (the numbers do not depend on it).")
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--publish", type=click.Path(),
+              help="Write the section into this calibration page (a Markdown file, or a folder's "
+                   "calibration.md), and calibration_judge.csv beside it.")
+def simulate_judge(reps, seed, jobs, fmt, publish):
+    """Judge-scored evals (the report's Judge section) with known truth: how often
+    the PPI++, labelled-only, judge-only and Rogan–Gladen intervals cover the
+    human-scored mean of a model whose judge is 10 points too generous, of one
+    whose judge is unbiased but noisy, and their paired difference, with 50, 100
+    and 300 human labels of 1,000 questions, without clusters, with 40 unequal
+    clusters and with SWE-bench's 12; mean widths and the labels the judge was
+    worth (md: the section, ± one Monte Carlo SE)."""
+    from bayeserr.lab import judge as lab
+    page = None
+    if publish:
+        from bayeserr.base.output import check_writable
+        page = check_writable(_gate_page(publish))  # before the run, not after it
+        check_writable(page.parent / "calibration_judge.csv")
+    df = _run_judge(reps, seed, jobs)
+    command = f"bayeserr simulate judge --reps {reps} --seed {seed}"
+    if page is not None:
+        lab.publish_judge(df, page, command + f" --publish {publish}")
+    _emit(df, fmt, lambda d: "\n".join(lab.judge_section(d, command)[2:-1]))
+
+
 @simulate.command("calibration-docs")
 @click.option("--output", type=click.Path(file_okay=False), default="docs", show_default=True)
 @click.option("--reps", type=click.IntRange(10), default=2000, show_default=True)
@@ -383,13 +420,16 @@ def simulate_sequential(reps, saved_reps, seed, jobs, fmt, publish):
               help="Data sets per cell of the confidence sequences' error study.")
 @click.option("--sequential-saved-reps", type=click.IntRange(10), default=2000, show_default=True,
               help="Data sets per cell of the confidence sequences' questions-saved study.")
+@click.option("--judge-reps", type=click.IntRange(10), default=10_000, show_default=True,
+              help="Data sets per cluster structure of the judge-scored evals' study.")
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
 def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, sequential_reps, sequential_saved_reps,
-                     seed):
+                     judge_reps, seed):
     """Regenerate docs/calibration.md, its figures and CSVs (the published
     coverage study, tests of A − B, the few-cluster study, the Bayesian
     pair model's calibration with the truth from its prior, the release
-    gate's size and the confidence sequences' error and questions saved);
+    gate's size, the confidence sequences' error and questions saved, and
+    the judge-scored evals' coverage of the human-scored mean);
     the ranking section (bayeserr simulate ranking --publish) is kept as it
     is."""
     from pathlib import Path
@@ -410,6 +450,7 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seque
     prior = _run_pair_prior(prior_reps, seed)
     gate_df = _run_gate(gate_reps, seed)
     seq_df = _run_sequential(sequential_reps, seed, sequential_saved_reps)
+    judge_df = _run_judge(judge_reps, seed)
     publish.coverage_figure(cov, out / "calibration_coverage.svg")
     publish.fewcluster_figure(few, out / "calibration_fewclusters.svg")
     publish.pair_prior_figure(prior, out / "calibration_pair_prior.svg")
@@ -441,5 +482,10 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seque
                    f"--seed {seed} --publish {page_path}")
     page = publish.splice_section(page, "\n".join(seq_lab.sequential_section(seq_df, seq_command)),
                                   seq_lab.SECTION_START, seq_lab.SECTION_END)
+    from bayeserr.lab import judge as judge_lab
+    write_atomic(out / "calibration_judge.csv", judge_df.to_csv(index=False))
+    judge_command = f"bayeserr simulate judge --reps {judge_reps} --seed {seed} --publish {page_path}"
+    page = publish.splice_section(page, "\n".join(judge_lab.judge_section(judge_df, judge_command)),
+                                  judge_lab.SECTION_START, judge_lab.SECTION_END)
     write_atomic(page_path, page)
     click.echo(f"wrote {out / 'calibration.md'}")

@@ -2,5 +2,6 @@
 (:mod:`.simulate`), leaderboards with known truth for the ranking
 (:mod:`.ranking`), the release gate's size at the margin (:mod:`.gate`), the
 confidence sequences' error over every look and the questions they save
-(:mod:`.sequential`), and the published tables, figures and the calibration
+(:mod:`.sequential`), the judge-scored evals' coverage of the human-scored
+mean (:mod:`.judge`), and the published tables, figures and the calibration
 page (:mod:`.publish`, with the studies' settings in :mod:`.settings`)."""
