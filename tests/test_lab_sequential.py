@@ -360,7 +360,8 @@ def test_calibration_docs_keeps_the_other_sections_and_writes_this_one(tmp_path,
     shutil.copy(DOCS / "calibration.md", tmp_path / "calibration.md")
     before = (tmp_path / "calibration.md").read_text()
     res = cli("simulate", "calibration-docs", "--output", tmp_path, "--reps", "10", "--fewcluster-reps", "10",
-              "--prior-reps", "10", "--gate-reps", "10", "--sequential-reps", "10", "--sequential-saved-reps", "10")
+              "--prior-reps", "10", "--gate-reps", "10", "--sequential-reps", "10", "--sequential-saved-reps", "10",
+              "--judge-reps", "10")
     assert res.exit_code == 0, res.output
     page = (tmp_path / "calibration.md").read_text()
     from bayeserr.lab import ranking
