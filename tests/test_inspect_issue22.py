@@ -183,7 +183,7 @@ def test_a_folder_uses_the_field_for_every_log(tmp_path):
     assert "(in a.eval)" in note and "the logs' own metrics" in note
     write_log(tmp_path / "b.eval", model="m2", metrics=[_metric("inspect_ai/accuracy")],
               meta=lambda i: {"topic": "t"})
-    with pytest.raises(InputError, match=r"b\.eval samples/10_epoch_1\.json: sample 10 has no metadata "
+    with pytest.raises(InputError, match=r"b\.eval samples/1_epoch_1\.json: sample 1 has no metadata "
                                          r"field 'repo' \(the cluster of the logs' own metrics "
                                          r"ci_clustered\(cluster='repo'\) and ci_hierarchical"
                                          r"\(cluster='repo'\) \(in a\.eval\).*--no-cluster by none"):

@@ -514,7 +514,9 @@ def _read_eval_archive(path: Path, label: str, cluster_field, fields=None,
         header = archive.read_json(infos["header.json"], fix)
         declared = _all_declared(header) if auto else ()
         samples = []
-        for name in sorted(n for n in infos if _is_sample_member(n)):
+        # in the order Inspect wrote them (the order the samples finished), not by name: a watched
+        # run's sequence (bayeserr watch) takes the questions in the order they first appear
+        for name in sorted((n for n in infos if _is_sample_member(n)), key=lambda n: infos[n].header_offset):
             obj = archive.read_json(infos[name], fix)
             samples.append(_sample(obj, f"{path}, member {name}", f"{label} {name}", cluster_field, fields,
                                    declared))
