@@ -336,9 +336,10 @@ def test_one_model_stop_equals_watch_scores_and_the_sequence(ism):
     _, lo, hi = seq.betting_bounds(x, alpha=0.05)
     t = seq.first_width(lo, hi, 0.05)
     assert w.stop is not None and w.stop.t == t
-    assert meta["stop"] == w.stop.to_dict() and meta["sentence"] == w.sentence
+    at_stop = w.sentence.split(" Since then:")[0]  # the manager's stream ends at the stop
+    assert meta["stop"] == w.stop.to_dict() and meta["sentence"] == at_stop
     assert len(done) == t and len(stops) == n - t       # checked after every answer: stopped at once
-    assert stops[0].reason == w.sentence and stops[0].metadata["questions"] == t
+    assert stops[0].reason == at_stop and stops[0].metadata["questions"] == t
     assert meta["decision"] == "stop" and meta["outcome"] == "known"
     json.dumps(meta, allow_nan=False)
 
@@ -376,7 +377,8 @@ def test_pair_stop_equals_watch_scores_in_completion_order(ism):
     t = seq.first_exclusion(2 * lo - 1, 2 * hi - 1, 0.0)
     assert w.stop is not None and w.stop.t == t and meta["stop"] == w.stop.to_dict()
     assert meta["outcome"] == ("better" if w.stop.lower > 0 else "worse") == w.outcome
-    assert meta["sentence"] == w.sentence and stops[0].reason == w.sentence
+    at_stop = w.sentence.split(" Since then:")[0]  # the manager's stream ends at the stop
+    assert meta["sentence"] == at_stop and stops[0].reason == at_stop
     assert meta["baseline"] == {"source": "mapping", "questions": len(baseline), "shared": len(shared)}
     # the candidate's questions the baseline lacks ran but did not enter
     assert len([i for i, _ in done if i % 10]) == t

@@ -194,3 +194,52 @@ def test_auto_is_betting_per_question_and_asymptotic_per_cluster():
     assert floor and f"about {100 * 2 * 10 * np.log(20) / 400:.0f} points" in floor[0]
     with pytest.raises(InputError, match="method must be one of auto, betting, asymptotic"):
         watch_scores(a, b, method="bet")
+
+
+def test_a_stream_that_is_not_in_random_order_never_stops():
+    rng = np.random.default_rng(5)
+    x = np.concatenate([(rng.random(150) < 0.8), (rng.random(450) < 0.3)]).astype(float)  # easy first
+    w = watch_scores(x, rules=Rules(width=0.05))
+    assert w.stop is None and w.exit_code == 1
+    assert any("not in random order" in n for n in w.notes)
+    shuffled = watch_scores(np.random.default_rng(11).permutation(x), rules=Rules(width=0.2))
+    assert not any("not in random order" in n for n in shuffled.notes)
+
+
+def test_a_stop_before_the_end_also_gives_the_latest_sequence():
+    a, b = _stream()
+    w = watch_scores(a, b, a="new", b="prod")
+    s = w.sequence
+    assert w.stop.index < len(s.t) - 1
+    latest = f"Since then: {100 * s.estimate[-1]:+.1f} points, [{100 * s.lower[-1]:+.1f}, {100 * s.upper[-1]:+.1f}]"
+    assert latest.replace("-", "−") in w.sentence and "after 800 questions" in w.sentence
+
+
+def test_clusters_of_a_growing_file_wait_for_all_their_questions(tmp_path, cli):
+    rng = np.random.default_rng(2)
+    sizes = [60, 20, 20, 10, 10, 10, 10, 10, 10, 10]
+    cl = np.repeat([f"c{k}" for k in range(len(sizes))], sizes)
+    q = [f"q{i}" for i in range(len(cl))]
+    base = pd.DataFrame({"model": "prod", "question_id": q, "cluster_id": cl,
+                         "score": (rng.random(len(cl)) < 0.6).astype(int)})
+    order = rng.permutation(len(cl))[:100]  # the candidate has answered 100 of 180, clusters interleaved
+    cand = pd.DataFrame({"model": "new", "question_id": np.array(q)[order], "cluster_id": cl[order],
+                         "score": (rng.random(100) < 0.7).astype(int)})
+    path = tmp_path / "grow.csv"
+    pd.concat([cand, base]).to_csv(path, index=False)
+    res = cli("watch", path, "--pair", "new", "prod", "--format", "json")
+    got = json.loads(res.stdout)
+    answered = pd.Series(cl[order]).value_counts()
+    complete = sum(answered.get(f"c{k}", 0) == n for k, n in enumerate(sizes))
+    assert got["unit"] == "cluster" and got["n_units"] == complete and res.exit_code == 1
+    none_yet = pd.concat([cand.iloc[:5], base])  # five answers: no cluster whole
+    none_yet.to_csv(path, index=False)
+    res = cli("watch", path, "--pair", "new", "prod")
+    assert res.exit_code == 1 and res.stdout.startswith("continue: no cluster is complete yet")
+
+
+def test_watch_refuses_options_it_does_not_use(tmp_path, cli):
+    path, _ = _csv(tmp_path)
+    for opt in (("--human-col", "h"), ("--task-col", "t")):
+        res = cli("watch", path, "--pair", "new", "prod", *opt)
+        assert res.exit_code == 2 and "watch does not use" in res.output

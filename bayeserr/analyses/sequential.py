@@ -22,6 +22,7 @@ Rules (any number; the first to hold stops the run):
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -143,9 +144,13 @@ def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str)
     what = f"{a} − {b}" if b is not None else f"{a}'s mean score"
     fmt = ((lambda x: f"{100 * x:+.1f}".replace("-", "−")) if b is not None
            else (lambda x: f"{100 * x:.1f}".replace("-", "−")))
-    unit = "" if s.unit == "question" else f" in {int(s.units[i]):,} complete clusters"
+    k = int(s.units[i])
+    unit = "" if s.unit == "question" else f" in {k:,} complete cluster{'s' if k != 1 else ''}"
     cs = (f"{what} = {fmt(est)} points, {s.level:.0%} confidence sequence [{fmt(lo)}, {fmt(hi)}] "
           f"after {n:,} question{'s' if n != 1 else ''}{unit}")
+    valid = ("valid at every look" if s.method == "betting" else
+             "valid at every look as the number of " + ("clusters" if s.unit == "cluster" else "answers")
+             + " grows")
     if stop is None:
         wanted = []
         if b is not None and rules.margin is not None:
@@ -155,7 +160,7 @@ def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str)
         if rules.tie is not None:
             wanted.append(f"it inside ±{100 * rules.tie:.1f}")
         if rules.width is not None:
-            wanted.append(f"a width of ±{100 * rules.width:.1f}")
+            wanted.append(f"a width of ±{100 * rules.width:.1f} points")
         if rules.budget is not None:
             wanted.append(f"the budget of {rules.budget:,} questions")
         return f"continue: {cs}; waiting for {' or '.join(wanted)}."
@@ -166,7 +171,44 @@ def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str)
                                  "margin",
             "known": f"{what} is known to ±{100 * (rules.width or 0):.1f} points",
             "budget": f"the budget of {rules.budget or 0:,} questions is spent, not settled"}[outcome]
-    return f"stop: {said} ({cs}; valid at every look)."
+    last = len(s.t) - 1
+    now = ("" if i == last else
+           f" Since then: {fmt(s.estimate[last])} points, [{fmt(s.lower[last])}, {fmt(s.upper[last])}] after "
+           f"{int(s.t[last]):,} questions (an estimate at a data-dependent stop is biased; the latest is the one to read).")
+    return f"stop: {said} ({cs}; {valid}).{now}"
+
+
+#: the running estimate this far outside its sequence (a share of the sequence's width) after
+#: DRIFT_AFTER questions says the answers are not exchangeable (easy questions first, drift)
+DRIFT_GAP, DRIFT_AFTER = 0.25, 20
+
+
+def _any_complete(clusters, expected_sizes) -> bool:
+    labels, counts = np.unique(np.asarray(clusters), return_counts=True)  # labels as cluster_totals reads them
+    if expected_sizes is None:
+        return len(labels) > 0
+    return any(expected_sizes.get(lab, math.inf) == c for lab, c in zip(labels.tolist(), counts.tolist()))
+
+
+def _waiting(a, b, n, rules, method, level, clusters) -> "Watch":
+    """A watch before any cluster is complete: continue, with an empty sequence."""
+    s = seq.ConfidenceSequence(np.array([n]), np.array([np.nan]), np.array([-1.0 if b else 0.0]),
+                               np.array([1.0]), method, level, np.array([0]), "cluster",
+                               "difference" if b else "mean")
+    k = len(np.unique(np.asarray(clusters).astype(str)))
+    sentence = (f"continue: no cluster is complete yet ({n:,} questions answered in {k:,} clusters, none "
+                "whole); the sequence starts with the first complete cluster.")
+    return Watch(a, b, s, rules, None, "", sentence, ())
+
+
+def _drift(s) -> int | None:
+    """The questions seen when the running estimate first lay well outside the sequence, or
+    None.  With exchangeable answers the estimate stays inside or near it (in a seeded check,
+    1–2% of exchangeable streams crossed this line, the rare runs whose sequence had missed
+    the truth, where refusing to stop is the safe side)."""
+    out = np.maximum(s.lower - s.estimate, s.estimate - s.upper)
+    far = (out > DRIFT_GAP * np.maximum(s.upper - s.lower, 1e-12)) & (np.asarray(s.t) >= DRIFT_AFTER)
+    return int(s.t[int(np.argmax(far))]) if far.any() else None
 
 
 def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str | None = None,
@@ -189,6 +231,8 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
         opts["expected_sizes"] = expected_sizes
     if clusters is not None and max_size is not None and method == "betting":
         opts["max_size"] = max_size  # the largest cluster, fixed before the run
+    if clusters is not None and not _any_complete(clusters, expected_sizes):
+        return _waiting(a, b if pair else None, len(np.asarray(a_scores)), rules, method, level, clusters)
     if pair:
         s = seq.paired_cs(a_scores, b_scores, method, alpha, clusters, **opts)
     else:
@@ -196,8 +240,15 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
     exclude = (-rules.margin if rules.margin is not None else (0.0 if rules.settle else None)) if pair else None
     stop = seq.first_stop(s.lower, s.upper, s.t, exclude=exclude, width=rules.width, tie=rules.tie,
                           budget=rules.budget)
-    outcome = _outcome(rules, stop, pair)
     notes = []
+    drift = _drift(s)
+    if drift is not None:  # the assumption failed: no stop can be trusted
+        stop = None
+        notes.append(f"The running estimate left its own confidence sequence after {drift:,} questions: the "
+                     "answers are not in random order (easy questions first, a drifting model or grader), so "
+                     "the sequence's guarantee does not hold and no stop is called. Shuffle the questions "
+                     "(by cluster, with clusters) before the run.")
+    outcome = _outcome(rules, stop, pair)
     if s.unit == "cluster":
         notes.append("Clusters are the sampling units: the sequence assumes they arrive in random order "
                      "(shuffle the dataset by cluster when you control the run).")
@@ -270,6 +321,13 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
         keep &= ~np.isnan(yb)
     if not keep.any():
         raise InputError(f"no question answered by {'both ' + a + ' and ' + b if b else a} yet.")
-    labels = np.asarray(ds["cluster"].values).astype(str)[keep] if clusters and "cluster" in ds.coords else None
+    labels = expected = None
+    if clusters and "cluster" in ds.coords:
+        every = np.asarray(ds["cluster"].values).astype(str)
+        labels = every[keep]
+        # a cluster is complete once the watched model(s) answered every question the data hold of it
+        # (any model's): with a complete baseline, the cluster's full size
+        names_, counts = np.unique(every, return_counts=True)
+        expected = dict(zip(names_.tolist(), counts.tolist()))
     return watch_scores(ya[keep], None if yb is None else yb[keep], labels, a=a, b=b, rules=rules,
-                        level=level, method=method)
+                        level=level, method=method, expected_sizes=expected)

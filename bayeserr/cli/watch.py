@@ -51,9 +51,13 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, fo
     rules; exit 0 when one holds (stop), 1 when not (continue), 2 on bad input.
 
     Questions are taken in the order they first appear in the inputs (a
-    growing log: the order they were answered); list the candidate's log
-    first. Inspect logs of runs still going are read (--partial-runs include
-    is the default here).
+    growing results file, or an Inspect log: the order they were answered);
+    list the candidate's first. With clusters, a cluster counts once the
+    watched models answered all its questions in the data. A running Inspect
+    .eval log has no readable header until the run ends: inside a run, use
+    bayeserr.integrations.inspect_stopping (docs/guide/early-stopping.md).
+    Interrupted or cancelled logs are read (--partial-runs include is the
+    default here).
 
     Example: bayeserr watch logs/candidate.eval logs/baseline.eval --pair new prod --margin 0.01
     """
@@ -64,6 +68,13 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, fo
     from bayeserr.base.output import check_writable
     if (pair is None) == (model is None):
         raise InputError("give --pair A B (a difference) or --model MODEL (one mean), one of them.")
+    unused = [f"--{k.replace('_', '-')}" for k in ("human_col", "labels", "human_scorer", "task_col")
+              if kw.get(k) and ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE]
+    if unused:
+        raise InputError(f"watch does not use {', '.join(unused)}: it watches the scores of one model or "
+                         "a pair (human labels and tasks are for report).")
+    for k in ("human_col", "labels", "human_scorer", "task_col"):
+        kw[k] = None  # (a configuration file's defaults are for report)
     if ctx.get_parameter_source("partial_runs") is click.core.ParameterSource.DEFAULT:
         kw["partial_runs"] = "include"  # a running eval's log is not finished yet
     if html_out:
@@ -79,9 +90,10 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, fo
         except InputError as exc:
             if not follow:
                 raise
-            if str(exc) != last_error:  # a log not written yet: wait for it
-                click.echo(f"waiting: {exc}", err=True)
-                last_error = str(exc)
+            first = str(exc).split(". ")[0]
+            if first != last_error:  # a log not written yet: wait for it (one line per new reason)
+                click.echo(f"waiting: {first[:300]}.", err=True)
+                last_error = first
             w = None
         if w is not None and (not follow or w.stop is not None or _late(start, timeout, interval)):
             break
