@@ -88,3 +88,22 @@ def _save(df, tmp_path):
     path = tmp_path / "plain.csv"
     df.to_csv(path, index=False)
     return path
+
+
+def test_one_models_labels_in_one_cluster_do_not_stop_the_report(tmp_path, cli):
+    df = _table()
+    one = (df.model == "llama-y") & df.human.notna() & (df.cluster_id != "c0")
+    df.loc[one, "human"] = np.nan  # llama-y's labels all in cluster c0
+    df.loc[(df.model == "llama-y") & (df.cluster_id == "c0"), "human"] = 1.0
+    path = _save(df, tmp_path)
+    res = cli("report", path, "--human-col", "human", "--bayes", "off")
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    assert "No corrected interval for llama-y" in text and "| gpt-x |" in res.stdout.split("## Judge", 1)[1]
+
+
+def test_few_labels_get_no_interval_and_intervals_stay_possible(tmp_path, cli_json):
+    df = _table(clusters=400, pick=lambda q, j: q % 50 == 0)  # 8 labels per model: under the minimum of 10
+    rep = cli_json("report", _save(df, tmp_path), "--human-col", "human", "--bayes", "off")
+    assert rep["judge"]["models"] == [] and rep["judge"]["pairs"] == []
+    assert any(w["code"] == "judge_labels" and "fewer than 10" in w["message"] for w in rep["warnings"])

@@ -26,6 +26,8 @@ from bayeserr.stats import agreement, ppi
 
 #: fewer labels than this for a model: its intervals are shown with a warning
 FEW_LABELS = 20
+#: fewer labels than this (for a model, or shared by a pair): no corrected interval at all
+MIN_LABELS = 10
 #: labelled questions in fewer effective clusters than this: the clustered interval has few df
 FEW_LABELLED_CLUSTERS = 5
 #: more pairs than this: the report shows neighbours in the corrected ranking (the JSON holds all)
@@ -136,11 +138,15 @@ def _selection_p(f, labelled) -> float | None:
     return p if np.isfinite(p) else None
 
 
-def _model(name, y, f, codes, level) -> JudgeModel:
+def _model(name, y, f, codes, level) -> JudgeModel | str:
+    """The model's result, or why there is none (a sentence)."""
     keep = ~np.isnan(f)
     y, f = y[keep], f[keep]
     c = None if codes is None else codes[keep]
-    res = ppi.ppi_mean(y, f, c, level=level)
+    try:
+        res = ppi.ppi_mean(y, f, c, level=level)
+    except InputError as exc:  # e.g. every label in one cluster: this model only, not the report
+        return f"{name}: {str(exc).split('. ')[0]}"
     rg = None
     if _binary(y) and _binary(f) and (~np.isnan(y)).sum() < len(y):
         try:
@@ -153,10 +159,13 @@ def _model(name, y, f, codes, level) -> JudgeModel:
 def _pair(a, b, ya, fa, yb, fb, codes, level) -> JudgePair | None:
     both = ~np.isnan(fa) & ~np.isnan(fb)
     lab = both & ~np.isnan(ya) & ~np.isnan(yb)
-    if lab.sum() < 2:
+    if lab.sum() < MIN_LABELS:
         return None
     c = None if codes is None else codes[both]
-    res = ppi.ppi_paired(ya[both], fa[both], yb[both], fb[both], c, level=level)
+    try:
+        res = ppi.ppi_paired(ya[both], fa[both], yb[both], fb[both], c, level=level)
+    except InputError:
+        return None
     iv = res.ppi
     from scipy import stats
     t = iv.estimate / iv.se if iv.se > 0 else np.nan
@@ -181,12 +190,17 @@ def _warnings(models, clustered) -> list[str]:
                        + "): the clustered interval has few df, and if whole clusters were chosen for "
                          "labelling rather than questions at random, the labelled set may not represent the "
                          "rest; spread the labels over many clusters.")
-    skewed = [m for m in models if m.selection_p is not None and m.selection_p < 0.01]
-    if skewed:
-        out.append("The labelled answers differ from the unlabelled ones in judge score ("
-                   + ", ".join(f"{m.model}: p = {m.selection_p:.2g}" for m in skewed[:5])
-                   + "): the labelled subset looks chosen, not random, and PPI's interval assumes a random "
-                     "subset; label a uniformly random sample of the answers.")
+    tested = [m for m in models if m.selection_p is not None and m.result.n_labelled >= FEW_LABELS]
+    if tested:  # Holm over the models, so a handful of random subsets do not raise it by chance
+        from bayeserr.stats.simultaneous import holm
+        adj = holm(np.array([m.selection_p for m in tested]))
+        skewed = [(m, p) for m, p in zip(tested, adj) if p < 0.01]
+        if skewed:
+            out.append("The labelled answers differ from the unlabelled ones in judge score ("
+                       + ", ".join(f"{m.model}: Holm p = {p:.2g}" for m, p in skewed[:5])
+                       + (f", and {len(skewed) - 5} more models" if len(skewed) > 5 else "")
+                       + "): the labelled subset looks chosen, not random, and PPI's interval assumes a "
+                         "random subset; label a uniformly random sample of the answers.")
     return out
 
 
@@ -215,8 +229,10 @@ def judge(ds, *, level: float = 0.95) -> Judge:
     labelled = (~np.isnan(y)).sum(axis=1)
     if not labelled.any():
         raise InputError("the human-label column is empty: no answer carries a human label.")
-    models = [_model(n, y[j], f[j], codes, level) for j, n in enumerate(names) if labelled[j] >= 2]
-    left_out = [n for j, n in enumerate(names) if labelled[j] < 2]
+    results = [_model(n, y[j], f[j], codes, level) for j, n in enumerate(names) if labelled[j] >= MIN_LABELS]
+    models = [m for m in results if isinstance(m, JudgeModel)]
+    failed = [m for m in results if isinstance(m, str)]
+    left_out = [n for j, n in enumerate(names) if labelled[j] < MIN_LABELS]
     models.sort(key=lambda m: -m.result.ppi.estimate if np.isfinite(m.result.ppi.estimate) else np.inf)
     order = {m.model: i for i, m in enumerate(models)}
     pairs = []
@@ -228,8 +244,12 @@ def judge(ds, *, level: float = 0.95) -> Judge:
     pairs.sort(key=lambda p: (order[p.a], order[p.b]))
     notes = _warnings(models, codes is not None)
     if left_out:
-        notes.append(f"No corrected interval for {', '.join(left_out[:5])}{' …' if len(left_out) > 5 else ''}: "
-                     "fewer than 2 labelled answers.")
+        notes.append(f"No corrected interval for {', '.join(left_out[:5])}"
+                     f"{f' and {len(left_out) - 5} more' if len(left_out) > 5 else ''}: fewer than {MIN_LABELS} "
+                     "labelled answers (a pair needs as many labelled answers of both).")
+    if failed:
+        notes.append("No corrected interval for " + "; ".join(failed[:5])
+                     + (f"; and {len(failed) - 5} more" if len(failed) > 5 else "") + ".")
     return Judge(tuple(models), tuple(pairs), level, codes is not None, tuple(notes))
 
 

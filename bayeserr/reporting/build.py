@@ -364,9 +364,14 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     if inputs is None:
         source = Path(str(ds.attrs.get("source", ""))) if isinstance(ds, xr.Dataset) else None
         inputs = [source] if source is not None and str(source) and source.exists() else []
-    return build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command, config=config,
-                             task_groups=task_groups(ds) or None,
-                             judge=judge_results(ds, level=options.level) if "human" in ds.data_vars else None)
+    judge = judge_results(ds, level=options.level) if "human" in ds.data_vars else None
+    rep = build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command, config=config,
+                            task_groups=task_groups(ds) or None, judge=judge)
+    if judge is not None and judge.warnings:  # in the Warnings section and the JSON's warnings, as every caveat
+        from dataclasses import replace
+        rep = replace(rep, warnings=rep.warnings + tuple(_caveats.Caveat("judge_labels", None, w)
+                                                         for w in judge.warnings))
+    return rep
 
 
 # ------------------------------------------------------------------ compare

@@ -211,6 +211,9 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     out = [Heading(f"bayeserr report: {rep.source}", 1), Heading("Models"),
            tables.models_table(rep.scores, rep.level, bayes=bayes_on, methods=rep.methods,
                                groups=rep.groups, groups_note=getattr(rep, "groups_note", None))]
+    if getattr(rep, "judge", None) is not None:
+        out.append(Para("These are the judge's scores, as every table but the Judge section: the Judge "
+                        "section gives the human-scored means, corrected with the human labels.", "note"))
     if bayes_on:
         sampled = not any(w.code == "mcmc_not_needed" for w in rep.warnings)
         out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(rep.scores) > 1), "note"))
@@ -397,7 +400,7 @@ def judge_blocks(j) -> list:
                 "labelled answers; Labels worth is the number of labels alone that would give the PPI++ "
                 f"interval's precision ({'; '.join(worth)}). Agreement: Cohen's κ (0/1) or Krippendorff's α "
                 "(interval) on the labelled answers. The labelled answers must be a random sample of the "
-                "answers.", "note", user_text=True)]
+                "answers; intervals are cut to [0, 1] (differences to [−1, 1]).", "note", user_text=True)]
     rg = [m for m in j.models if m.rogan_gladen is not None and m.rogan_gladen.usable]
     if rg:
         out.append(Para("Rogan–Gladen (0/1 judge, from its sensitivity and specificity on the labelled answers): "
@@ -415,9 +418,7 @@ def judge_blocks(j) -> list:
             note += (f" Showing {len(shown):,} of {len(j.pairs):,} pairs (neighbours in the corrected ranking); "
                      "the JSON holds them all.")
         out += [Heading("Judge-corrected comparisons", 3), tables.judge_pairs_table(j, shown), Para(note, "note")]
-    if j.warnings:
-        out.append(Bullets(tuple(("judge", w) for w in j.warnings)))
-    return out
+    return out  # the warnings are in the report's Warnings section (judge_labels)
 
 
 def settings_text(prov: dict) -> str:

@@ -471,6 +471,11 @@ def task_groups_table(gs) -> Table:
                          "group (tasks as fixed strata).")
 
 
+def _cut(iv, low: float) -> tuple:
+    """An interval cut to what the quantity can be: [0, 1] for a mean, [−1, 1] for a difference."""
+    return (min(max(iv.lower, low), 1.0), min(max(iv.upper, low), 1.0))
+
+
 def judge_table(j) -> Table:
     """Judge-scored models corrected by the human labels (``docs/methods.md`` §3.14): the
     human-scored mean by PPI++ (the headline), the labelled subset alone, the judge alone,
@@ -489,9 +494,9 @@ def judge_table(j) -> Table:
         agree = ("–" if a is None else
                  f"κ {a.kappa:.2f}" if hasattr(a, "kappa") else f"α {a.alpha:.2f}")
         rows.append((text(m.model), Cell("int", r.n_labelled),
-                     Cell("pct_se", r.ppi.estimate, r.ppi.se), Cell("interval", (r.ppi.lower, r.ppi.upper)),
+                     Cell("pct_se", r.ppi.estimate, r.ppi.se), Cell("interval", _cut(r.ppi, 0.0)),
                      Cell("pct_se", r.classical.estimate, r.classical.se),
-                     Cell("interval", (r.classical.lower, r.classical.upper)),
+                     Cell("interval", _cut(r.classical, 0.0)),
                      Cell("pct_se", r.judge_only.estimate, r.judge_only.se),
                      Cell("pct_se", r.bias.estimate, r.bias.se), Cell("num", r.effective_labels, digits=0),
                      text(agree)))
@@ -513,7 +518,7 @@ def judge_pairs_table(j, pairs) -> Table:
         shown = math.isfinite(p.p_value) and p.p_value < 1 - level
         rows.append((Cell("pair", (p.a, p.b)), Cell("int", r.n_labelled),
                      Cell("pct_se", r.ppi.estimate, r.ppi.se),
-                     Cell("interval", (r.ppi.lower, r.ppi.upper)), Cell("p", p.p_value),
+                     Cell("interval", _cut(r.ppi, -1.0)), Cell("p", p.p_value),
                      Cell("pct", r.judge_only.estimate),
                      text((f"{p.a} higher" if r.ppi.estimate > 0 else f"{p.b} higher") if shown
                           else "not different")))
