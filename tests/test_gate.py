@@ -1,8 +1,9 @@
 """The release gate (issue 25, part 2; ``docs/methods.md`` §3.11): the one-sided test
-against independent computations, its size when the true difference sits exactly at
-the margin (without clusters and at SWE-bench's cluster sizes), the command's exit
-codes, sentence, JSON and job summary, the pytest helper and the GitHub Action's
-run step."""
+against independent computations (the CR2 t with clusters, the score test for 0/1
+answers and the paired z for fractional scores without them), its size when the true
+difference sits exactly at the margin (without clusters and at SWE-bench's cluster
+sizes), the command's exit codes, sentence, JSON and job summary, the pytest helper and
+the GitHub Action's run step."""
 
 from __future__ import annotations
 
@@ -69,10 +70,13 @@ def frame(a, b, codes=None, names=("A", "B")) -> pd.DataFrame:
 
 def vectorized_gate(a, b, codes, margin, level=0.95, seed=0):
     """The gate's decision on every replicate at once, from the same array functions the
-    gate calls (:func:`decide`; CR2 and the Bell–McCaffrey df of the stats layer)."""
+    gate calls (:func:`decide`; CR2 and the Bell–McCaffrey df of the stats layer; without
+    clusters the discordant counts of the 0/1 answers, for the score test)."""
     d = a - b
     if codes is None:
-        return decide(d.mean(1), d.std(1, ddof=1) / np.sqrt(d.shape[1]), np.inf, -margin, level)
+        counts = ((d == 1).sum(1), (d == -1).sum(1))
+        return decide(d.mean(1), d.std(1, ddof=1) / np.sqrt(d.shape[1]), np.inf, -margin, level,
+                      n_eff=d.shape[1], counts=counts)
     r = cr2_mean(d, codes)
     D, sizes = cluster_totals(d, codes)
     return decide(r.mean, r.se, r.df, -margin, level, D, sizes[0], seed=seed)
@@ -133,10 +137,12 @@ def test_clustered_one_sided_test_matches_scipy_t_on_the_bm_df(mode, margin):
 
 @pytest.mark.parametrize("mode, margin", [("non-inferiority", 0.03), ("superiority", 0.01)])
 def test_unclustered_one_sided_test_matches_statsmodels_z(mode, margin):
+    """Fractional scores without clusters: the paired z (0/1 answers take the score test)."""
     from statsmodels.stats.weightstats import DescrStatsW
     rng = np.random.default_rng(11)
     a, b = paired_scores(rng, 1, np.full((1, 400), 0.02))
     a, b = a[0], b[0]
+    a = np.round(np.clip(a * 0.8 + 0.2 * rng.random(400), 0, 1), 2)  # partial credit
     null = -margin if mode == "non-inferiority" else margin
     c = gate(frame(a, b), "A", "B", margin, mode=mode, bayes="off").checks[0]
     ref = DescrStatsW(a - b)
@@ -152,6 +158,68 @@ def test_unclustered_one_sided_test_matches_statsmodels_z(mode, margin):
     assert c.lower == pytest.approx(lower, rel=1e-9) and c.upper == pytest.approx(upper, rel=1e-9)
     assert c.lower == pytest.approx(d.mean() - 1.6448536269514722 * se, rel=1e-9)
     assert c.passed == (p < ALPHA)
+    assert "one-sided paired z test" in c.sentence
+
+
+@pytest.mark.parametrize("mode, margin", [("non-inferiority", 0.03), ("superiority", 0.01),
+                                          ("non-inferiority", 0.0)])
+def test_unclustered_0_1_answers_take_the_score_test(mode, margin):
+    """0/1 answers, one per question, no clusters: the gate's p, statistic and bounds are the
+    score test of bayeserr.stats.paired_margin on the discordant counts (tested against
+    independent computations in tests/test_paired_margin.py), at the gate's level and at
+    Holm's step levels; the JSON and the sentence name it."""
+    from bayeserr.stats.paired_margin import score_test
+    rng = np.random.default_rng(11)
+    a, b = paired_scores(rng, 1, np.full((1, 400), 0.02))
+    a, b = a[0], b[0]
+    null = -margin if mode == "non-inferiority" else margin
+    c = gate(frame(a, b), "A", "B", margin, mode=mode, bayes="off").checks[0]
+    nb, nc = int(np.sum((a == 1) & (b == 0))), int(np.sum((a == 0) & (b == 1)))
+    ref = score_test(nb, nc, 400, null, 0.95)
+    assert c.test == "score_tango" and c.df is None and c.wild is None
+    assert c.diff == pytest.approx((nb - nc) / 400, rel=1e-12)
+    assert c.statistic == pytest.approx(float(ref.statistic), rel=1e-12)
+    assert c.p_value == pytest.approx(float(ref.p_value), rel=1e-12) and c.p_decision == c.p_value
+    assert c.lower == pytest.approx(float(ref.lower), abs=1e-12) and c.bound == c.lower
+    assert c.upper == pytest.approx(float(ref.upper), abs=1e-12) and c.bound_upper == c.upper
+    assert c.passed == (c.p_value < ALPHA) == (c.bound > null)
+    assert "one-sided Tango score test" in c.sentence
+    # the se, power and questions needed stay those of the paired SE (M7)
+    d = a - b
+    assert c.se == pytest.approx(d.std(ddof=1) / np.sqrt(400), rel=1e-12)
+    # several candidates: each bound at its Holm step's level, from the same test
+    rng2 = np.random.default_rng(12)
+    a2, _ = paired_scores(rng2, 1, np.full((1, 400), 0.0))
+    two = pd.concat([frame(a, b), frame(a2[0], b, names=("C", "B")).query("model == 'C'")])
+    res = gate(two, ["A", "C"], "B", margin, mode=mode, bayes="off")
+    sub = two.pivot(index="question_id", columns="model", values="score")
+    assert res.adjust == "holm" and sorted(k.bound_level for k in res.checks) == pytest.approx([0.95, 0.975])
+    for k in res.checks:
+        kb = int(((sub[k.candidate] == 1) & (sub["B"] == 0)).sum())
+        kc = int(((sub[k.candidate] == 0) & (sub["B"] == 1)).sum())
+        step = score_test(kb, kc, k.n_questions, null, k.bound_level)
+        assert k.test == "score_tango"
+        assert k.bound == pytest.approx(float(step.lower), abs=1e-12)
+        assert (k.bound > null) == (k.p_decision < 1 - k.bound_level)
+
+
+def test_the_lab_path_reads_the_counts_off_the_moments():
+    """decide without counts (the lab passes Δ̂, SE and n only) gives the same numbers as with
+    them; counts=False keeps the z test; fractional rows keep the z."""
+    rng = np.random.default_rng(5)
+    a, b, _ = simulate(200, 120, 0.02, seed=5)
+    d = a - b
+    args = (d.mean(1), d.std(1, ddof=1) / np.sqrt(120), np.inf, -0.02, 0.95)
+    given = decide(*args, n_eff=120, counts=((d == 1).sum(1), (d == -1).sum(1)))
+    read = decide(*args, n_eff=120)
+    z = decide(*args, n_eff=120, counts=False)
+    assert given.score_rows.all() and read.score_rows.all() and not z.score_rows.any()
+    for f in ("p_value", "lower", "upper"):
+        assert np.array_equal(getattr(given, f), getattr(read, f))
+    assert np.allclose(z.p_value, one_sided_t(*args[:4], 0.95).p_value)
+    frac = d * 0.5 + 0.01 * rng.random(d.shape)
+    f = decide(frac.mean(1), frac.std(1, ddof=1) / np.sqrt(120), np.inf, -0.02, 0.95, n_eff=120)
+    assert not f.score_rows.any()
 
 
 def test_the_gate_reads_the_pair_as_compare_computes_it():
@@ -530,7 +598,7 @@ def test_assert_not_worse_passes_and_returns_the_result(tmp_path):
     assert assert_not_worse(ds, "ckpt-0426", "ckpt-0419", margin=0.1, bayes="off").passed
     df = pd.read_csv(EXAMPLE)
     res = assert_not_worse(df, "ckpt-0426", "ckpt-0419", margin=0.1, no_cluster=True)
-    assert res.checks[0].test == "z_paired"
+    assert res.checks[0].test == "z_paired"  # three answers per question: fractional means
 
 
 def test_assert_not_worse_fails_with_the_gates_sentence():

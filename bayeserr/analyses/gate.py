@@ -33,6 +33,14 @@ and the bootstrap pass: the decision p is the larger of the two one-sided
 p-values and the bound the smaller of the two bounds.  A pass the two
 disagree on is fragile, and a release gate should not rest on it.
 
+Without clusters and with 0/1 answers (one per question) the headline is not the z
+but the score test of :mod:`bayeserr.stats.paired_margin` (``score_tango``: Nam's and
+Tango's score statistic with the restricted MLE at the margin, skewness- and
+continuity-corrected, (G1)–(G5) of §3.11), whose p-value and inverted bounds take the
+place of the z test's: the paired z passed 5.2%–5.5% at the margin at n = 100 with 0/1
+answers in the lab, the score test holds its level at n = 2–500.  Fractional scores keep
+the z.
+
 Every difference equal (SE 0, e.g. two identical runs): the t test would pass
 any margin on any number of questions, so the exact zero-event bound of
 :func:`zero_spread` decides instead (units: the questions, or with clusters
@@ -143,8 +151,9 @@ def wild_one_sided(D, sizes, null, level, *, seed: int = 0) -> WildOneSided:
 
 @dataclass(frozen=True)
 class Decision:
-    """The gate's test of rows at one level (arrays): the headline t (or z), the wild
-    bootstrap where it applies (NaN elsewhere), and the combination the gate reads."""
+    """The gate's test of rows at one level (arrays): the headline t (or z, or the score
+    test for 0/1 answers without clusters), the wild bootstrap where it applies (NaN
+    elsewhere), and the combination the gate reads."""
 
     t: OneSided
     wild: WildOneSided | None
@@ -152,6 +161,7 @@ class Decision:
     p_value: np.ndarray  #: the decision p: max of the two where both apply
     lower: np.ndarray  #: the decision bound: min of the two lower bounds
     upper: np.ndarray  #: max of the two upper bounds
+    score_rows: np.ndarray | None = None  #: rows decided by the score test (``score_tango``)
 
 
 def zero_spread(value, n_eff, null, level) -> OneSided:
@@ -180,7 +190,7 @@ def zero_spread(value, n_eff, null, level) -> OneSided:
 
 
 def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_eff=None,
-           wild: bool = True) -> Decision:
+           wild: bool = True, counts=None) -> Decision:
     """The gate's one-sided test of rows (vectorized: the gate calls it per candidate, the
     size simulation of ``tests/test_gate.py`` on all replicates at once).
 
@@ -188,7 +198,16 @@ def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_ef
     (``df = inf`` for the paired z); ``D`` and ``sizes`` the cluster sums and sizes of the
     differences (needed where ``df < WILD_DF``, for the wild bootstrap).  Rows with SE 0
     (every difference equal) use :func:`zero_spread` when ``n_eff`` is given.  ``wild=False``:
-    the t test alone (suite differences, whose strata the wild bootstrap does not resample)."""
+    the t test alone (suite differences, whose strata the wild bootstrap does not resample).
+
+    Rows without clusters (``df = inf``) of 0/1 answers with some spread (SE > 0) are decided
+    by the score test of :func:`bayeserr.stats.paired_margin.score_test` (its statistic, p and
+    bounds replace the z test's): ``counts`` gives their discordant counts ``(b, c)`` (NaN on
+    rows of fractional scores), ``False`` keeps the z on every row, and ``None`` (the default,
+    for callers that pass only Δ̂, SE and n, like the lab) reads them off Δ̂, SE and
+    ``n_eff`` = n where those are the moments of 0/1 answers
+    (:func:`~bayeserr.stats.paired_margin.counts_from_moments`).  :func:`gate` always passes
+    ``counts``; suite differences (``wild=False``) never take the score test."""
     from bayeserr.analyses.comparison import WILD_DF
     diff, se = np.atleast_1d(np.asarray(diff, float)), np.atleast_1d(np.asarray(se, float))
     df = np.broadcast_to(np.asarray(df, float), diff.shape)
@@ -197,6 +216,10 @@ def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_ef
     if zero.any():
         z = zero_spread(diff, np.broadcast_to(np.asarray(n_eff, float), diff.shape), null, level)
         t = OneSided(*(np.where(zero, getattr(z, f), getattr(t, f))
+                       for f in ("statistic", "p_value", "lower", "upper")))
+    score = None if not wild else _score_rows(diff, se, df, null, level, n_eff, counts, zero)
+    if score is not None:
+        t = OneSided(*(np.where(score[0], getattr(score[1], f), getattr(t, f))
                        for f in ("statistic", "p_value", "lower", "upper")))
     rows = np.isfinite(df) & (df < WILD_DF) & ~zero & wild
     p, lower, upper = t.p_value.copy(), t.lower.copy(), t.upper.copy()
@@ -212,7 +235,31 @@ def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_ef
         p[rows] = np.fmax(p[rows], wild.p_value)
         lower[rows] = np.fmin(lower[rows], wild.lower)
         upper[rows] = np.fmax(upper[rows], wild.upper)
-    return Decision(t, wild, rows, p, lower, upper)
+    return Decision(t, wild, rows, p, lower, upper,
+                    np.zeros(diff.shape, bool) if score is None else score[0])
+
+
+def _score_rows(diff, se, df, null, level, n_eff, counts, zero):
+    """The score test (``score_tango``) on the rows it decides, as ``(rows, OneSided)``
+    (NaN elsewhere): unclustered (``df = inf``) rows of 0/1 answers with SE > 0 (SE 0 is
+    :func:`zero_spread`'s); ``None`` when there are none."""
+    from bayeserr.stats.paired_margin import counts_from_moments, score_test
+    if counts is False or n_eff is None:
+        return None
+    n = np.broadcast_to(np.asarray(n_eff, float), diff.shape)
+    if counts is None:
+        b, c = counts_from_moments(diff, se, n)
+    else:
+        b, c = (np.broadcast_to(np.asarray(x, float), diff.shape) for x in counts)
+    on = np.isinf(df) & ~zero & (se > 0) & np.isfinite(b) & np.isfinite(c)
+    if not on.any():
+        return None
+    null = np.broadcast_to(np.asarray(null, float), diff.shape)
+    res = score_test(b[on], c[on], n[on], null[on], level)
+    full = OneSided(*(np.full(diff.shape, np.nan) for _ in range(4)))
+    for f in ("statistic", "p_value", "lower", "upper"):
+        getattr(full, f)[on] = getattr(res, f)
+    return on, full
 
 
 def holm_levels(p, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -260,11 +307,11 @@ class GateCheck:
     mean_baseline: float
     diff: float  #: A − B, as compare gives it
     se: float  #: the headline SE (CR2 on d with clusters, else M7)
-    test: str  #: "t_cr2_bm", "z_paired", or "t_suite_macro"/"t_suite_size" (--suite)
+    test: str  #: "t_cr2_bm", "score_tango" (0/1 without clusters), "z_paired", "t_suite_macro"/"t_suite_size"
     df: float | None
     n_clusters: int | None
     effective_clusters: float | None
-    statistic: float  #: (Δ − null)/SE
+    statistic: float  #: (Δ − null)/SE; for score_tango the corrected score statistic S
     p_value: float  #: one-sided p of the headline test
     lower: float  #: its one-sided lower bound at the gate's level
     upper: float
@@ -455,8 +502,8 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", sui
         options = Options.coerce(options, bayes="off")
     # the decision p of each candidate at the gate's level, then Holm over the candidates
     wild = suite is None
-    first = [decide(c.diff, c.se, _df(c), null, level, *pc[:2], seed=options.seed, n_eff=_n_eff(c), wild=wild)
-             for c, pc in zip(comps, pieces)]
+    first = [decide(c.diff, c.se, _df(c), null, level, *pc[:2], seed=options.seed, n_eff=_n_eff(c), wild=wild,
+                    counts=_counts(c)) for c, pc in zip(comps, pieces)]
     p_dec = np.array([float(d.p_value[0]) for d in first])
     if len(cands) > 1:
         p_adj, steps = holm_levels(p_dec, level)
@@ -469,7 +516,8 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", sui
     checks = []
     for k, (c, d0) in enumerate(zip(comps, first)):
         d = d0 if steps[k] == level else decide(c.diff, c.se, _df(c), null, steps[k], *pieces[k][:2],
-                                                seed=options.seed, n_eff=_n_eff(c), wild=wild)
+                                                seed=options.seed, n_eff=_n_eff(c), wild=wild,
+                                                counts=_counts(c))
         prob, method = (None, None) if not options.bayes.on else _probability(view, c, null, options.bayes)
         power, scale = ((None, None) if mode != "non-inferiority" else
                         power_at_zero(c.se, _df(c), margin, level))
@@ -536,6 +584,14 @@ def _n_eff(c) -> float:
     return float(c.n_questions)
 
 
+def _counts(c):
+    """The discordant counts ``(b, c)`` of an unclustered pair of 0/1 answers, one per
+    question (the score test's input), else ``False`` (the z, CR2 t or suite t decides)."""
+    if c.test == "z_paired" and c.mcnemar is not None:
+        return float(c.mcnemar.n_a_only), float(c.mcnemar.n_b_only)
+    return False
+
+
 def _pair_arrays(view, c):
     """Cluster sums and sizes of the pair's differences on its common questions (only the
     clusters present, as the report passes them to the wild bootstrap), and the notes."""
@@ -549,8 +605,8 @@ def _pair_arrays(view, c):
     if sub.codes is None:
         return None, None, notes
     if c.n_clusters is not None and c.n_clusters < 2:
-        notes.append("the common questions fall in one cluster: the paired z test treats its questions "
-                     "as the whole population.")
+        notes.append("the common questions fall in one cluster: the test without clusters treats its "
+                     "questions as the whole population.")
         return None, None, notes
     d = (sub.s[0] - sub.s[1])[both]
     D, sizes = cluster_totals(d[None], sub.codes[both])
@@ -697,9 +753,11 @@ def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, me
         text = f"{verb}: {head}, {lvl} upper bound {points(bound_upper, dg)} < {margin_text}"
     else:
         text = f"not shown {word}: {head}, {lvl} lower bound {points(bound, dg)} ≤ {margin_text}"
+    score = d0.score_rows is not None and bool(d0.score_rows[0])
     test = (f"one-sided CR2 t test, df {c.df:.1f}" if c.test == "t_cr2_bm" else
             f"one-sided suite t test ({c.test.rsplit('_', 1)[1]} weights, tasks as strata), df {c.df:.1f}"
-            if c.test.startswith("t_suite") else "one-sided paired z test")
+            if c.test.startswith("t_suite") else "one-sided Tango score test" if score else
+            "one-sided paired z test")
     if c.se == 0:
         test = "exact bound for equal differences"
     details = [f"{test}, {_pv(p_t)}"]
@@ -720,7 +778,8 @@ def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, me
     return GateCheck(
         candidate=c.a, baseline=c.b, passed=passed, finding=finding, sentence=text,
         n_questions=c.n_questions, n_only_candidate=c.n_only_a, n_only_baseline=c.n_only_b,
-        mean_candidate=c.mean_a, mean_baseline=c.mean_b, diff=c.diff, se=c.se, test=c.test, df=c.df,
+        mean_candidate=c.mean_a, mean_baseline=c.mean_b, diff=c.diff, se=c.se,
+        test="score_tango" if score else c.test, df=c.df,
         n_clusters=c.n_clusters, effective_clusters=c.effective_clusters,
         statistic=float(d0.t.statistic[0]), p_value=p_t, lower=float(d0.t.lower[0]),
         upper=float(d0.t.upper[0]), wild=wild, p_decision=float(d0.p_value[0]), p_adjusted=p_adj,

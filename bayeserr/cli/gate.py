@@ -57,7 +57,8 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
     A one-sided test of A − B (candidate minus baseline) on the questions
     both answered, with the report's headline test (CR2 t on Bell–McCaffrey
     df with clusters, and the wild cluster bootstrap too where that df is
-    below 10; the paired z without clusters). Prints one sentence per
+    below 10; without clusters a score test for 0/1 answers, the paired z for
+    fractional scores). Prints one sentence per
     candidate and exits 0 when every candidate passes, 1 when one does not,
     2 on bad input. RESULTS are read as for report.
 
@@ -152,7 +153,7 @@ def summary_markdown(result) -> str:
         verdict = f"{'**pass**' if c.passed else '**fail**'} ({c.finding}{small})"
         test = (f"CR2 t, df {c.df:.1f}" if c.test == "t_cr2_bm" else
                 f"suite t ({c.test.rsplit('_', 1)[1]} weights), df {c.df:.1f}" if c.test.startswith("t_suite")
-                else "paired z")
+                else "Tango score" if c.test == "score_tango" else "paired z")
         pv = p(c.p_value)
         if c.wild is not None:
             test += " + wild bootstrap"
