@@ -35,7 +35,7 @@ from bayeserr.reporting.tables import select_pairs
 from bayeserr.stats.estimators import z_value
 from bayeserr.stats.planning import tie_zone
 from bayeserr.stats.ranking import report_groups
-from bayeserr.stats.view import DataView
+from bayeserr.stats.view import DataView, check_dataset
 
 SCHEMA = "bayeserr.report/2"
 COMPACT_ABOVE = 300  # pairs
@@ -364,8 +364,10 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     if inputs is None:
         source = Path(str(ds.attrs.get("source", ""))) if isinstance(ds, xr.Dataset) else None
         inputs = [source] if source is not None and str(source) and source.exists() else []
+    ds = check_dataset(ds)  # a DataFrame is loaded; a bad dataset fails here, before anything reads it
+    view = DataView.from_dataset(ds)
     judge = judge_results(ds, level=options.level) if "human" in ds.data_vars else None
-    rep = build_report_view(DataView.from_dataset(ds), options, inputs=inputs, command=command, config=config,
+    rep = build_report_view(view, options, inputs=inputs, command=command, config=config,
                             task_groups=task_groups(ds) or None, judge=judge)
     if judge is not None and judge.warnings:  # in the Warnings section and the JSON's warnings, as every caveat
         from dataclasses import replace
