@@ -683,3 +683,29 @@ def test_action_run_step_passes_fails_and_refuses(tmp_path):
     res, summary, out = run_action_step(tmp_path, results=str(EXAMPLE), candidate="$(touch pwned); `id`",
                                         baseline="ckpt-0419")
     assert res.returncode == 2 and not (tmp_path / "pwned").exists()
+
+
+def test_review_mends_pooled_note_clusters_of_a_suite_and_bounds_in_range(tmp_path):
+    """A multi-task file gated without --suite says it gates the pooled score; a suite of
+    identical models counts its clusters, not its questions, in the exact bound; a bound
+    never leaves [−1, 1]."""
+    rng = np.random.default_rng(3)
+    n = 200
+    base = (rng.random(n) < 0.6).astype(int)
+    df = pd.DataFrame({"model": np.repeat(["new", "prod"], n), "question_id": np.tile([f"q{i}" for i in range(n)], 2),
+                       "task": np.tile(np.where(np.arange(n) < 100, "a", "b"), 2),
+                       "cluster_id": np.tile([f"c{i % 4}" for i in range(n)], 2),
+                       "score": np.concatenate([base, base])})  # identical models
+    ds = bayeserr.load(df)
+    pooled = bayeserr.gate(ds, "new", "prod", 0.01)
+    assert any("this gates the pooled score" in n for c in pooled.checks for n in c.notes)
+    suite = bayeserr.gate(ds, "new", "prod", 0.01, suite="macro")
+    units = [n for c in suite.checks for n in c.notes if "exact one for no difference" in n]
+    assert units and "effective clusters" in units[0]
+    assert pooled.passed == suite.passed  # the same data, the same units: the same verdict
+    q = [f"q{i}" for i in range(12)]  # two very unequal clusters: df 1, a t bound far below −1
+    few = pd.DataFrame({"model": ["new"] * 12 + ["prod"] * 12, "question_id": q * 2,
+                        "cluster_id": (["c0"] * 10 + ["c1"] * 2) * 2,
+                        "score": [1] * 5 + [0] * 7 + [0] * 5 + [1] * 7})
+    r = bayeserr.gate(bayeserr.load(few), "new", "prod", 0.05)
+    assert r.checks[0].bound == -1.0 and "lower bound −100.0" in r.checks[0].sentence

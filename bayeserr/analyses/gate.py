@@ -500,6 +500,11 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", sui
     if suite is not None:
         comps, pieces = _suite_pairs(view, comps, pieces, suite, level)
         options = Options.coerce(options, bayes="off")
+    elif task is None and view.tasks is not None and len(np.unique(view.tasks)) > 1:
+        n_tasks = len(np.unique(view.tasks))  # say which estimand is gated: the pooled one
+        pieces = [(*pc[:2], [*pc[2], f"the data hold {n_tasks} tasks: this gates the pooled score (every "
+                                     "question weighs the same); --suite macro gates the suite score (each "
+                                     "task the same), --task NAME one task."]) for pc in pieces]
     # the decision p of each candidate at the gate's level, then Holm over the candidates
     wild = suite is None
     first = [decide(c.diff, c.se, _df(c), null, level, *pc[:2], seed=options.seed, n_eff=_n_eff(c), wild=wild,
@@ -554,9 +559,12 @@ def _suite_pairs(view, comps, pieces, weighting: str, level: float):
                              "Gate the tasks one by one (--task NAME), or leave such tasks out (--where).")
         out_c.append(replace(c, diff=sd.diff, se_paired=sd.se, se_clustered_paired=sd.se, df=sd.df,
                              test=f"t_suite_{weighting}", mean_a=means[c.a], mean_b=means[c.b]))
+        how = ("clusters cross tasks, so the variance is the stacked regression's CR2 (S3) with its "
+               "Bell–McCaffrey df" if s.clusters == "across tasks" else
+               "tasks as fixed strata; the t test's df is the Satterthwaite combination of the tasks' df "
+               "with model-based task variances")
         out_p.append((None, None, [*notes, f"suite score over {len(s.tasks)} tasks ({weighting}: "
-                                               f"{ESTIMANDS[weighting]}), tasks as fixed strata; the t test's "
-                                               "df is the Satterthwaite combination of the tasks' df."]))
+                                               f"{ESTIMANDS[weighting]}); {how} (docs/methods.md §3.12)."]))
     return out_c, out_p
 
 
@@ -579,8 +587,8 @@ def _df(c) -> float:
 def _n_eff(c) -> float:
     """Independent units behind a pair whose differences are all equal (:func:`zero_spread`):
     the questions, or with a clustered headline the effective number of clusters."""
-    if c.test == "t_cr2_bm" and c.effective_clusters is not None:
-        return float(c.effective_clusters)
+    if (c.test == "t_cr2_bm" or c.test.startswith("t_suite")) and c.effective_clusters is not None:
+        return float(c.effective_clusters)  # a suite with clusters: its clusters, not its questions
     return float(c.n_questions)
 
 
@@ -718,7 +726,8 @@ def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, me
         wild = {"p_value": float(w.p_value[0]), "p_two_sided": float(w.p_two_sided[0]),
                 "lower": float(w.lower[0]), "upper": float(w.upper[0]), "weights": w.weights,
                 "draws": w.draws, "exact": w.exact}
-    bound, bound_upper = float(d.lower[0]), float(d.upper[0])
+    # a difference of scores in [0, 1] lies in [−1, 1]: a bound beyond that says nothing more
+    bound, bound_upper = max(float(d.lower[0]), -1.0), min(float(d.upper[0]), 1.0)
     word = _MODE_WORD[mode]
     if passed:
         finding = word
@@ -729,7 +738,7 @@ def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, me
     notes = list(notes)
     if c.se == 0:
         units = (f"{_n_eff(c):.1f} effective clusters (every question of a cluster counted as one)"
-                 if c.test == "t_cr2_bm" else f"{c.n_questions} questions")
+                 if _n_eff(c) != c.n_questions else f"{c.n_questions} questions")
         notes.append(f"every paired difference is the same (SE 0), so the t or z test says nothing: the bound "
                      f"is the exact one for no difference among {units}.")
     if too_small and finding == "not shown" and c.df is not None and c.df < 10:
