@@ -278,7 +278,7 @@ def _gate_page(publish):
     return path / "calibration.md" if path.is_dir() or path.suffix.lower() != ".md" else path
 
 
-def _run_gate(reps, seed, n_text="100,500", clusters_text="none,swebench", tau_text="0,0.05",
+def _run_gate(reps, seed, n_text="100,500", clusters_text="none,swebench,suite", tau_text="0,0.05",
               margin_text="0.01,0.02,0.05"):
     from bayeserr.lab import gate as lab
     clusters = [c.strip() for c in clusters_text.split(",") if c.strip()]
@@ -287,8 +287,10 @@ def _run_gate(reps, seed, n_text="100,500", clusters_text="none,swebench", tau_t
         raise InputError(f"--clusters: unknown structure {', '.join(unknown)}; choose from "
                          f"{', '.join(lab.CLUSTERS)}.")
     ns, taus, margins = ints(n_text, "n"), floats(tau_text, "tau"), floats(margin_text, "margin")
-    if any(n < (2 if c == "none" else len(lab.SWEBENCH_SIZES)) for n in ns for c in clusters):
-        raise InputError(f"--n: at least 2 questions, and {len(lab.SWEBENCH_SIZES)} with SWE-bench's clusters.")
+    least = {"none": 2, "swebench": len(lab.SWEBENCH_SIZES), "suite": 2 * len(lab.SWEBENCH_SIZES) + 2}
+    if any(n < least[c] for n in ns for c in clusters):
+        raise InputError(f"--n: at least 2 questions, {len(lab.SWEBENCH_SIZES)} with SWE-bench's clusters and "
+                         f"{least['suite']} in a suite.")
     if any(not t >= 0 for t in taus):
         raise InputError("--tau: the sd of the cluster effect must be ≥ 0.")
     if any(not 0 <= m < lab.DISAGREE for m in margins):
@@ -300,9 +302,10 @@ def _run_gate(reps, seed, n_text="100,500", clusters_text="none,swebench", tau_t
 
 @simulate.command("gate")
 @click.option("--n", "n_text", default="100,500", show_default=True, help="Questions per eval (comma-separated).")
-@click.option("--clusters", "clusters_text", default="none,swebench", show_default=True,
-              help="Cluster structures (comma-separated): none, or swebench (SWE-bench Verified's 12 "
-                   "repositories, scaled to n).")
+@click.option("--clusters", "clusters_text", default="none,swebench,suite", show_default=True,
+              help="Cluster structures (comma-separated): none, swebench (SWE-bench Verified's 12 "
+                   "repositories, scaled to n), or suite (two tasks of n/2 questions, SWE-bench's clusters "
+                   "in one, gated with --suite macro).")
 @click.option("--tau", "tau_text", default="0,0.05", show_default=True,
               help="sd of the cluster effect on A − B, score units (comma-separated; with clusters only).")
 @click.option("--margin", "margin_text", default="0.01,0.02,0.05", show_default=True,
@@ -322,7 +325,8 @@ def simulate_gate(n_text, clusters_text, tau_text, margin_text, reps, seed, fmt,
     df = _run_gate(reps, seed, n_text, clusters_text, tau_text, margin_text)
     command = (f"bayeserr simulate gate --n {n_text} --clusters {clusters_text} --tau {tau_text} "
                f"--margin {margin_text} --reps {reps} --seed {seed}")
-    if (n_text, clusters_text, tau_text, margin_text) == ("100,500", "none,swebench", "0,0.05", "0.01,0.02,0.05"):
+    if (n_text, clusters_text, tau_text, margin_text) == ("100,500", "none,swebench,suite", "0,0.05",
+                                                          "0.01,0.02,0.05"):
         command = f"bayeserr simulate gate --reps {reps} --seed {seed}"  # the published grid
     if publish:
         lab.publish_gate(df, _gate_page(publish), command + f" --publish {publish}")

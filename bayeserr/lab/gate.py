@@ -69,7 +69,7 @@ DISAGREE = 0.2
 #: chance that both are right where they agree
 BOTH_RIGHT = 0.7
 #: the published grid
-PUBLISHED = dict(n=(100, 500), clusters=("none", "swebench"), taus=(0.0, 0.05), margins=(0.01, 0.02, 0.05))
+PUBLISHED = dict(n=(100, 500), clusters=("none", "swebench", "suite"), taus=(0.0, 0.05), margins=(0.01, 0.02, 0.05))
 #: replicates per published cell: a Monte Carlo SE of at most 0.22 points at 5%, 0.5 at 50%
 PUBLISHED_REPS = 10_000
 #: replicates simulated (and held in memory) at once
@@ -492,7 +492,7 @@ def gate_findings(df) -> list[str]:
                      f"too, and the CR2 t test alone would have passed {_pct(both['t_pass_rate'].min())}–"
                      f"{_pct(both['t_pass_rate'].max())} of the same data sets")
         if len(none):
-            text += (f"; without clusters (the paired z test) it is {_pct(none['pass_rate'].min())}–"
+            text += (f"; without clusters (the Tango score test with its continuity and skewness corrections) it is {_pct(none['pass_rate'].min())}–"
                      f"{_pct(none['pass_rate'].max())}")
         out.append(text + ".")
     suites = size[size.clusters == "suite"]
@@ -570,7 +570,7 @@ def gate_section(df, command: str) -> list[str]:
            "tasks, the t test on the df (S2) of `docs/methods.md` §3.12, no wild bootstrap)."
            if (df["clusters"] == "suite").any() else "")
         + " The gate runs at its default level "
-        f"({_nominal(level)}) and seed, through its own decision (`decide`: the paired z test without clusters; "
+        f"({_nominal(level)}) and seed, through its own decision (`decide`: without clusters the score test for paired proportions of Nam and Tango with a ½ continuity and a skewness correction, §3.11; "
         f"the one-sided CR2 t test on the Bell–McCaffrey df, and where that df is below {_wild_df()} the wild "
         "cluster bootstrap too, with clusters); the first data set of every cell is also run through "
         "`bayeserr.gate` itself and must give the same verdict. At a true A − B of exactly −m a "
