@@ -49,6 +49,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError
+from bayeserr.lab.formats import missing as _missing
+from bayeserr.lab.formats import nominal as _nominal
+from bayeserr.lab.formats import pct as _pct
+from bayeserr.lab.formats import pm as _pm
 
 #: SWE-bench Verified's 12 repositories (django 231, sympy 75, sphinx-doc 44, matplotlib 34,
 #: scikit-learn 32, astropy 22, pydata 22, pytest-dev 19, pylint-dev 10, psf 8, mwaskom 2,
@@ -348,18 +352,10 @@ def run_gate(grid, reps: int, seed: int = 0, *, verify: int = 1, progress=None):
                          for i, d in enumerate(grid)])
 
 
-def _pm(rate: float, se: float) -> str:
-    return f"{100 * rate:.1f} ± {100 * se:.1f}"
-
-
 def _signed(x: float) -> str:
     """``x`` with one decimal and its sign, a typographic minus (``−0.4``, ``+1.2``)."""
     text = f"{x:+.1f}"
     return "0.0" if text in ("+0.0", "-0.0") else text.replace("-", "−")
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
 
 
 def clearly_above(rate, reps, alpha: float = 0.05):
@@ -400,10 +396,6 @@ def _wide(df):
     return pd.DataFrame(rows)
 
 
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
 def _cell(w, tag) -> str:
     if tag not in w or _missing(w[tag]):
         return "–"
@@ -436,11 +428,6 @@ def _what(clusters, tau) -> str:
 
 def _where(r) -> str:
     return f"n = {int(r['n'])}, {_what(r['clusters'], r['tau'])}, m = {r['margin']:g}"
-
-
-def _nominal(x: float) -> str:
-    """A nominal rate as set (``5%``, ``95%``), not as measured."""
-    return f"{round(100 * x, 6):g}%"
 
 
 def gate_findings(df) -> list[str]:
@@ -598,11 +585,5 @@ def gate_section(df, command: str) -> list[str]:
 def publish_gate(df, page, command: str) -> None:
     """Write ``calibration_gate.csv`` next to ``page`` and the gate's section into ``page``
     (replaced in place, or appended)."""
-    from pathlib import Path
-
-    from bayeserr.base.output import write_atomic
-    from bayeserr.lab.publish import splice_section
-    page = Path(page)
-    write_atomic(page.parent / "calibration_gate.csv", df.to_csv(index=False))
-    text = page.read_text() if page.exists() else "# Calibration\n"
-    write_atomic(page, splice_section(text, "\n".join(gate_section(df, command)), SECTION_START, SECTION_END))
+    from bayeserr.lab.publish import publish_section
+    publish_section(page, "calibration_gate.csv", df, gate_section(df, command), SECTION_START, SECTION_END)

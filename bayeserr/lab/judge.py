@@ -48,6 +48,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError
+from bayeserr.lab.formats import missing as _missing
+from bayeserr.lab.formats import nominal as _nominal
+from bayeserr.lab.formats import pct as _pct
+from bayeserr.lab.formats import pm as _pm
 from bayeserr.lab.gate import SWEBENCH_SIZES, scaled_sizes
 
 #: questions per data set (judged on every one)
@@ -431,24 +435,8 @@ def run_judge(reps: int, seed: int = 0, *, grid=CLUSTERS, labels=LABELS, jobs: i
 # --------------------------------------------------------------------------- #
 # the published section
 # --------------------------------------------------------------------------- #
-def _pm(rate: float, se: float) -> str:
-    return f"{100 * rate:.1f} ± {100 * se:.1f}"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _nominal(x: float) -> str:
-    return f"{round(100 * x, 6):g}%"
-
-
 def _points(x: float) -> str:
     return f"{100 * x:.1f}"
-
-
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def _and(items) -> str:
@@ -778,11 +766,5 @@ def judge_section(df, command: str) -> list[str]:
 def publish_judge(df, page, command: str) -> None:
     """Write ``calibration_judge.csv`` next to ``page`` and the section into ``page``
     (replaced in place, or appended)."""
-    from pathlib import Path
-
-    from bayeserr.base.output import write_atomic
-    from bayeserr.lab.publish import splice_section
-    page = Path(page)
-    write_atomic(page.parent / "calibration_judge.csv", df.to_csv(index=False))
-    text = page.read_text() if page.exists() else "# Calibration\n"
-    write_atomic(page, splice_section(text, "\n".join(judge_section(df, command)), SECTION_START, SECTION_END))
+    from bayeserr.lab.publish import publish_section
+    publish_section(page, "calibration_judge.csv", df, judge_section(df, command), SECTION_START, SECTION_END)

@@ -42,6 +42,16 @@ def splice_section(text: str, section: str, start: str, end: str) -> str:
     return text.rstrip("\n") + "\n\n" + section + "\n"
 
 
+def publish_section(page, csv_name: str, df, lines, start: str, end: str) -> None:
+    """Write ``df`` as ``csv_name`` next to ``page`` and the section ``lines`` into ``page``
+    between ``start`` and ``end`` (replaced in place, or appended; a new page gets a title)."""
+    from bayeserr.base.output import write_atomic
+    page = Path(page)
+    write_atomic(page.parent / csv_name, df.to_csv(index=False))
+    text = page.read_text() if page.exists() else "# Calibration\n"
+    write_atomic(page, splice_section(text, "\n".join(lines), start, end))
+
+
 def kept_section(text: str, start: str, end: str) -> str | None:
     """The section of ``text`` between the markers ``start`` and ``end``, markers
     included, or None."""

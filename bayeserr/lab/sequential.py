@@ -56,6 +56,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError
+from bayeserr.lab.formats import missing as _missing
+from bayeserr.lab.formats import nominal as _nominal
+from bayeserr.lab.formats import pct as _pct
+from bayeserr.lab.formats import pm as _pm
 from bayeserr.lab.gate import SWEBENCH_SIZES
 
 #: each of SWE-bench Verified's 12 repository sizes is taken this many times
@@ -482,28 +486,12 @@ def run_sequential(reps: int, seed: int = 0, *, saved_reps: int | None = None, g
 # --------------------------------------------------------------------------- #
 # the published section
 # --------------------------------------------------------------------------- #
-def _pm(rate: float, se: float) -> str:
-    return f"{100 * rate:.1f} ± {100 * se:.1f}"
-
-
 def _pm2(rate: float, se: float) -> str:
     return f"{100 * rate:.2f} ± {100 * se:.2f}"
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _nominal(x: float) -> str:
-    return f"{round(100 * x, 6):g}%"
-
-
 def _n(x: float) -> str:
     return f"{x:,.0f}"
-
-
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def clearly_above(rate, reps, alpha: float = 1 - LEVEL):
@@ -823,12 +811,5 @@ def sequential_section(df, command: str) -> list[str]:
 def publish_sequential(df, page, command: str) -> None:
     """Write ``calibration_sequential.csv`` next to ``page`` and the section into ``page``
     (replaced in place, or appended)."""
-    from pathlib import Path
-
-    from bayeserr.base.output import write_atomic
-    from bayeserr.lab.publish import splice_section
-    page = Path(page)
-    write_atomic(page.parent / "calibration_sequential.csv", df.to_csv(index=False))
-    text = page.read_text() if page.exists() else "# Calibration\n"
-    write_atomic(page, splice_section(text, "\n".join(sequential_section(df, command)), SECTION_START,
-                                      SECTION_END))
+    from bayeserr.lab.publish import publish_section
+    publish_section(page, "calibration_sequential.csv", df, sequential_section(df, command), SECTION_START, SECTION_END)

@@ -1,0 +1,27 @@
+"""Number formats shared by the lab's published sections (``docs/calibration.md``):
+a rate with its Monte Carlo SE, a percentage, a nominal level, and the test for a
+missing value.  No heavy import, so a lab module can use them at import time."""
+
+from __future__ import annotations
+
+import math
+
+
+def pm(rate: float, se: float) -> str:
+    """``12.3 ± 0.4`` (points)."""
+    return f"{100 * rate:.1f} ± {100 * se:.1f}"
+
+
+def pct(x: float) -> str:
+    """``12.3%``."""
+    return f"{100 * x:.1f}%"
+
+
+def nominal(x: float) -> str:
+    """A nominal rate as set (``5%``, ``95%``), not as measured."""
+    return f"{round(100 * x, 6):g}%"
+
+
+def missing(x) -> bool:
+    """None or NaN (a cell of the results that does not apply)."""
+    return x is None or (isinstance(x, float) and math.isnan(x))
