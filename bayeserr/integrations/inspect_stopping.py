@@ -82,6 +82,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from bayeserr.analyses.sequential import METHODS, Rules, Watch, watch_scores
 from bayeserr.base.errors import InputError, describe, suggest
 from bayeserr.data.readers import id_text, inspect_value_to_float
+from bayeserr.integrations.inspect_metrics import _lookup  # the metrics' dotted metadata lookup
 
 __all__ = ["MANAGER", "SequentialStopping", "sequential_stopping"]
 
@@ -96,20 +97,6 @@ CHECK_GROWTH = 0.005
 
 _EPOCHS = ("first epoch only: each question enters the sequence with the score of its first epoch "
            "(same expectation as its mean over epochs); later epochs are skipped once a rule holds")
-
-
-def _lookup(metadata, field: str):
-    """``metadata[field]``, else the dotted path ``a.b`` into nested metadata; None if absent."""
-    if not isinstance(metadata, dict):
-        return None
-    if field in metadata:
-        return metadata[field]
-    obj = metadata
-    for part in field.split("."):
-        if not isinstance(obj, dict) or part not in obj:
-            return None
-        obj = obj[part]
-    return obj
 
 
 def _score(value, where: str) -> float:

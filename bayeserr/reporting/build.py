@@ -364,8 +364,9 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     if inputs is None:
         source = Path(str(ds.attrs.get("source", ""))) if isinstance(ds, xr.Dataset) else None
         inputs = [source] if source is not None and str(source) and source.exists() else []
-    ds = check_dataset(ds)  # a DataFrame is loaded; a bad dataset fails here, before anything reads it
-    view = DataView.from_dataset(ds)
+    if not isinstance(ds, xr.Dataset):  # a DataFrame is loaded; anything else fails here, before it is read
+        ds = check_dataset(ds)
+    view = DataView.from_dataset(ds)  # (checks a Dataset once)
     judge = judge_results(ds, level=options.level) if "human" in ds.data_vars else None
     rep = build_report_view(view, options, inputs=inputs, command=command, config=config,
                             task_groups=task_groups(ds) or None, judge=judge)
