@@ -278,6 +278,17 @@ def _gate_page(publish):
     return path / "calibration.md" if path.is_dir() or path.suffix.lower() != ".md" else path
 
 
+def _publish_page(publish, csv_name: str):
+    """The page ``--publish`` names, with it and its CSV checked writable before the run
+    (not after it); None without ``--publish``."""
+    if not publish:
+        return None
+    from bayeserr.base.output import check_writable
+    page = check_writable(_gate_page(publish))
+    check_writable(page.parent / csv_name)
+    return page
+
+
 def _run_gate(reps, seed, n_text="100,500", clusters_text="none,swebench,suite", tau_text="0,0.05",
               margin_text="0.01,0.02,0.05"):
     from bayeserr.lab import gate as lab
@@ -362,11 +373,7 @@ def simulate_sequential(reps, saved_reps, seed, jobs, fmt, publish):
     and 20 points against the fixed-n design with 80% power (md: the section,
     ± one Monte Carlo SE)."""
     from bayeserr.lab import sequential as lab
-    page = None
-    if publish:
-        from bayeserr.base.output import check_writable
-        page = check_writable(_gate_page(publish))  # before the run, not after it
-        check_writable(page.parent / "calibration_sequential.csv")
+    page = _publish_page(publish, "calibration_sequential.csv")
     df = _run_sequential(reps, seed, saved_reps, jobs)
     command = f"bayeserr simulate sequential --reps {reps} --saved-reps {saved_reps} --seed {seed}"
     if page is not None:
@@ -399,11 +406,7 @@ def simulate_judge(reps, seed, jobs, fmt, publish):
     clusters and with SWE-bench's 12; mean widths and the labels the judge was
     worth (md: the section, ± one Monte Carlo SE)."""
     from bayeserr.lab import judge as lab
-    page = None
-    if publish:
-        from bayeserr.base.output import check_writable
-        page = check_writable(_gate_page(publish))  # before the run, not after it
-        check_writable(page.parent / "calibration_judge.csv")
+    page = _publish_page(publish, "calibration_judge.csv")
     df = _run_judge(reps, seed, jobs)
     command = f"bayeserr simulate judge --reps {reps} --seed {seed}"
     if page is not None:
