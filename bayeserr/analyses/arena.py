@@ -92,6 +92,8 @@ class Votes:
     rows: RowAccount
     source: str = ""
     clusters: tuple = ()  #: cluster labels (text, sorted); ``cluster`` indexes them
+    #: data row of each vote (counting from 1 after the header; set by :func:`load_votes`)
+    line: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_models(self) -> int:
@@ -250,7 +252,7 @@ def load_votes(source, *, model_a_col="model_a", model_b_col="model_b", winner_c
         key += cluster * (3 * m * m)
     order = np.argsort(key, kind="stable")
     return Votes(tuple(names), a[order], b[order], win_a[order],
-                 None if cluster is None else cluster[order], account, label, clusters)
+                 None if cluster is None else cluster[order], account, label, clusters, line[order])
 
 
 def _fail(label, line, mask, problem, fix):
@@ -730,6 +732,24 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
             if progress is not None:
                 progress(1)
     caveats += _bootstrap_caveats(votes.models, absent, unidentified, st, bootstrap)
+    n_votes = np.bincount(votes.a, minlength=m) + np.bincount(votes.b, minlength=m)
+    bayes_iv = None
+    if bayes:
+        from bayeserr.models.bradley_terry import fit_mcmc
+        idata = fit_mcmc(wins, **(bayes_kwargs or {}))
+        post = idata.posterior["s"].values.reshape(-1, m)
+        q = [(1 - level) / 2, (1 + level) / 2]
+        bayes_iv = np.quantile(to_elo(_centre(post, st.group, st.core)), q, axis=0).T
+    return summarise(votes.models, s_hat, draws, st, n_votes, level=level, by=by, rows=votes.rows,
+                     source=votes.source, caveats=caveats, bayes_interval=bayes_iv)
+
+
+def summarise(models, s_hat, draws, st: _Structure, n_votes, *, level, by, rows=None, source="", caveats=(),
+              bayes_interval=None) -> Ratings:
+    """:class:`Ratings` from a centred fit ``s_hat`` and its bootstrap strengths ``draws``
+    (B × models, NaN where a resample left a model out): percentile intervals, rank
+    intervals, the neighbours the resamples do not order and the win probabilities."""
+    m = len(models)
     q = [(1 - level) / 2, (1 + level) / 2]
     elo, elo_draws = to_elo(s_hat), to_elo(draws)
     with _warnings.catch_warnings():
@@ -746,19 +766,13 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
         both = ~np.isnan(elo_draws[:, hi]) & ~np.isnan(elo_draws[:, lo])
         p = float(np.mean(elo_draws[both, hi] > elo_draws[both, lo])) if both.any() else float("nan")
         if not p >= (1 + level) / 2:
-            ambiguous.append((votes.models[hi], votes.models[lo], p))
-    n_votes = np.bincount(votes.a, minlength=m) + np.bincount(votes.b, minlength=m)
+            ambiguous.append((models[hi], models[lo], p))
     same_group = st.group[:, None] == st.group[None, :]
     wp = np.where(same_group, win_probability(elo[:, None], elo[None, :]), np.nan)
-    bayes_iv = None
-    if bayes:
-        from bayeserr.models.bradley_terry import fit_mcmc
-        idata = fit_mcmc(wins, **(bayes_kwargs or {}))
-        post = idata.posterior["s"].values.reshape(-1, m)
-        bayes_iv = np.quantile(to_elo(_centre(post, st.group, st.core)), q, axis=0).T
     rank_iv = np.where(np.isnan(rank_iv), 0, rank_iv).astype(int)
-    return Ratings(votes.models, elo, interval, rank_iv, n_votes, wp, level, bootstrap, by, tuple(ambiguous),
-                   bayes_iv, votes.rows, votes.source, elo_draws, st.group, st.core.copy(), tuple(caveats))
+    return Ratings(tuple(models), elo, interval, rank_iv, n_votes, wp, level, draws.shape[0], by,
+                   tuple(ambiguous), bayes_interval, rows, source, elo_draws, st.group, st.core.copy(),
+                   tuple(caveats))
 
 
 def _bootstrap_caveats(models, absent, unidentified, st: _Structure, bootstrap: int) -> list[Caveat]:
