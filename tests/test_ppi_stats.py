@@ -69,7 +69,8 @@ def test_ppi_mean_is_the_papers_formula_written_out(level):
     v_l = var([y - lam * f for y, f in zip(Y, F)]) / n
     df = (v_u + v_l) ** 2 / (v_u**2 / (N - 1) + v_l**2 / (n - 1))  # Welch–Satterthwaite
     for reference, d in (("t", df), ("z", math.inf)):
-        r = ppi_mean(human, judge, level=level, reference=reference)
+        # the plug-in λ̂ of the paper (J2); the default cross-fitted λ is checked below
+        r = ppi_mean(human, judge, level=level, reference=reference, lam_fit="plugin")
         half = t_crit(level, d) * math.sqrt(v_u + v_l)
         assert r.lam == pytest.approx(lam, rel=1e-12)
         assert r.ppi.estimate == pytest.approx(theta, rel=1e-12)
@@ -124,12 +125,14 @@ def test_lambda_is_clipped_unless_asked_not_to():
 
 
 # ------------------------------------------------------------------ clustered: explicit matrices
-def _brute_force_cr2(human, judge, codes, lam):
+def _brute_force_cr2(human, judge, codes, lam, lam_each=None):
     """CR2 of the contrast (λ, 1)·β in the stacked regression, and the Satterthwaite df
     under the working model Ω = diag(σ²_U on U rows, σ²_L on L rows), from explicit
-    matrices: H, A_c = (I − H_cc)^(−1/2) by eigendecomposition, G, Ω."""
+    matrices: H, A_c = (I − H_cc)^(−1/2) by eigendecomposition, G, Ω.  ``lam_each``:
+    a λ per question on the L rows (cross-fitting; ``lam`` is then their mean λ̄)."""
     lab = ~np.isnan(human)
-    z = np.where(lab, human - lam * judge, judge)
+    lam_each = lam if lam_each is None else lam_each
+    z = np.where(lab, human - lam_each * judge, judge)
     X = np.column_stack([~lab, lab]).astype(float)
     XtXi = np.linalg.inv(X.T @ X)
     H = X @ XtXi @ X.T
@@ -146,7 +149,7 @@ def _brute_force_cr2(human, judge, codes, lam):
         G.append(IH[:, idx] @ h)
     G = np.column_stack(G)
     s2u = np.var(judge[~lab], ddof=1)
-    s2l = np.var(human[lab] - lam * judge[lab], ddof=1)
+    s2l = np.var(z[lab], ddof=1)
     Omega = np.where(lab, s2l, s2u)
     M = G.T @ (Omega[:, None] * G)
     return V, np.trace(M) ** 2 / np.trace(M @ M), np.trace(M), s2u, s2l
@@ -155,7 +158,8 @@ def _brute_force_cr2(human, judge, codes, lam):
 @pytest.mark.parametrize("seed", [5, 6])
 def test_clustered_ppi_against_explicit_cr2_matrices(seed):
     human, judge, _, codes = judged(seed=seed, q=90, n=30, clusters=7)
-    r = ppi_mean(human, judge, codes)
+    # one λ on every question (J6); the cross-fitted λ_{−i} is checked in test_ppi_crossfit.py
+    r = ppi_mean(human, judge, codes, lam_fit="plugin")
     V, df, trace, s2u, s2l = _brute_force_cr2(human, judge, codes, r.lam)
     assert r.ppi.se == pytest.approx(math.sqrt(V), rel=1e-10)
     assert r.ppi.df == pytest.approx(df, rel=1e-10)

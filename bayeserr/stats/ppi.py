@@ -25,7 +25,24 @@ variances and covariances have ddof 1.
 
       λ̂ = Ĉov_L(Y, f) / ((1 + n/N) · V̂ar_{L∪U}(f))
 
-* (J3) ``V̂ = V_U + V_L``, ``V_U = λ² s²_U(f̃)/N``, ``V_L = s²_L(Y − λ f)/n``;
+  ``lam_fit="plugin"`` applies this one λ̂ to the labels it was fitted on.
+* (J2x) the default, ``lam_fit="crossfit"``: leave-one-out cross-fitting
+  (cross-prediction-powered inference, Zrnic & Candès, PNAS 2024, with
+  K = n folds of one labelled question each; §3.14.1).  Labelled question i
+  gets the λ of (J2) fitted without it, ``λ_{−i} = Ĉov_{L∖i}(Y, f) /
+  ((1 + n/N) V̂ar_{L∪U}(f))`` (clipped), in closed form
+  ``Ĉov_{L∖i} = (Σ_L e g − n e_i g_i/(n − 1))/(n − 2)``, and::
+
+      θ̂ = λ̄ mean_U(f̃) + mean_L(Y_i − λ_{−i} f_i),   λ̄ = mean_L(λ_{−i})
+
+  (= mean_L[Y_i + λ_{−i}(mean_U(f̃) − f_i)]).  λ_{−i} does not depend on
+  (Y_i, f_i) except through the pooled variance of f, so θ̂ is unbiased up to
+  that O(1/(n + N)) dependence; the plug-in θ̂ has an O(1/n) bias.  No folds
+  to draw: the result does not depend on the order of the questions and uses
+  no random numbers.  The variances below take ``λ = λ̄`` on U and the
+  cross-fitted residuals ``r_i = Y_i − λ_{−i} f_i`` on L (for a fixed λ or
+  the plug-in, ``λ_{−i} = λ``).
+* (J3) ``V̂ = V_U + V_L``, ``V_U = λ̄² s²_U(f̃)/N``, ``V_L = s²_L(r)/n``;
   interval ``θ̂ ± t_ν √V̂`` on the Welch–Satterthwaite df
   ``ν = V̂² / (V_U²/(N − 1) + V_L²/(n − 1))`` (``reference="t"``, the default;
   it is (J7) with every question its own cluster), or ``θ̂ ± z √V̂``
@@ -42,27 +59,35 @@ variances and covariances have ddof 1.
 * (J6) clustered (questions in clusters c; labelled and unlabelled questions
   share the clusters).  θ̂_λ − θ = Σ_c T_c is a sum of independent cluster
   totals; with residuals ``u_j = f̃_j − mean_U(f̃)``, ``e_i = Y_i − mean_L(Y)``,
-  ``g_i = f_i − mean_L(f)``, their cluster sums ``S^U_c, S^Y_c, S^F_c``, the
-  sizes ``m_c`` (unlabelled) and ``n_c`` (labelled), and the CR2 factors
-  ``q^U_c = 1/(1 − m_c/N)``, ``q^L_c = 1/(1 − n_c/n)``::
+  ``g_i = f_i − mean_L(f)``, ``ρ_i = r_i − mean_L(r)``, their cluster sums
+  ``S^U_c, S^Y_c, S^F_c, S^R_c``, the sizes ``m_c`` (unlabelled) and ``n_c``
+  (labelled), and the CR2 factors ``q^U_c = 1/(1 − m_c/N)``,
+  ``q^L_c = 1/(1 − n_c/n)``::
 
       a_c = √q^L_c S^Y_c / n,   b_c = √q^U_c S^U_c / N − √q^L_c S^F_c / n
       V̂_CR2(λ) = Σ_c (a_c + λ b_c)²
 
+  for one λ on every question (``S^R_c = S^Y_c − λ S^F_c``); with the
+  cross-fitted λ_{−i} of (J2x), ``V̂_CR2 = Σ_c (√q^L_c S^R_c/n + λ̄ √q^U_c S^U_c/N)²``
+  (the same formula; the code computes this form for both).
+
   (the CR2 variance of the contrast ``(λ, 1)·β`` in the stacked regression of
   ``f̃`` (U rows) and ``Y − λf`` (L rows) on the two set indicators).  λ = 0
-  gives the CR2 variance of the labelled mean (M4b).  λ is still (J2), from
-  question-level moments: the λ that minimises V̂_CR2(λ) itself
+  gives the CR2 variance of the labelled mean (M4b).  λ is still (J2) or
+  (J2x), from question-level moments, left out one *question* at a time (not one
+  cluster: with SWE-bench's 12 clusters leaving out the 46% cluster moves λ too
+  far, and that interval covered 93.2%; ``docs/methods.md`` §3.14.3): the λ
+  that minimises V̂_CR2(λ) itself
   (``−Σ a_c b_c / Σ b_c²``) is fitted to the same ~C cluster totals the
   variance is estimated from and makes V̂ too small (simulated coverage
   0.938 instead of 0.946–0.948 with 40 clusters; ``docs/methods.md`` §3.14).
 * (J7) its degrees of freedom: the Satterthwaite approximation (Bell &
   McCaffrey 2002; Pustejovsky & Tipton 2018) under the working model of
   independent errors with variance ``σ²_U = s²_U(f̃)`` on U and
-  ``σ²_L = s²_L(Y − λf)`` on L (under which V̂_CR2 is exactly unbiased)::
+  ``σ²_L = s²_L(r)`` on L (under which V̂_CR2 is exactly unbiased)::
 
       M = Σ_t σ²_t (D_t − r_t r_tᵀ),  D_t = diag(w_t² q_ct n_ct / n_t²),
-      r_tc = w_t √q_ct n_ct / n_t^{3/2},  (w_U, w_L) = (λ, 1),  (n_U, n_L) = (N, n)
+      r_tc = w_t √q_ct n_ct / n_t^{3/2},  (w_U, w_L) = (λ̄, 1),  (n_U, n_L) = (N, n)
       df = (tr M)² / ‖M‖_F²
 
   With λ = 0 it is the Bell–McCaffrey df of the labelled mean (M4b).
@@ -148,8 +173,8 @@ class PPIMean:
     classical: Interval
     judge_only: Interval
     bias: Interval
-    lam: float                 #: λ used (after clipping)
-    lam_raw: float             #: the power-tuned λ̂ before clipping (the given λ if fixed)
+    lam: float                 #: λ used on the unlabelled mean (after clipping; cross-fitted: the mean λ̄ of the λ_{−i})
+    lam_raw: float             #: the same before clipping (the given λ if fixed)
     lam_tuned: bool            #: False when λ was given
     n_labelled: int
     n_unlabelled: int
@@ -162,6 +187,7 @@ class PPIMean:
     n_clusters: int | None = None               #: clusters with a question
     n_clusters_labelled: int | None = None      #: clusters with a labelled question
     effective_clusters_labelled: float | None = None  #: n² / Σ n_c² over the labelled set
+    lam_fit: str = "crossfit"  #: how a tuned λ was fitted: "crossfit" (J2x) or "plugin" (J2); "fixed" when given
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k).to_dict() for k in ("ppi", "classical", "judge_only", "bias")}
@@ -169,7 +195,7 @@ class PPIMean:
                    n_labelled=self.n_labelled, n_unlabelled=self.n_unlabelled,
                    effective_labels=_float(self.effective_labels), correlation=_float(self.correlation),
                    level=self.level, variance=self.variance, reference=self.reference,
-                   estimand=self.estimand,
+                   estimand=self.estimand, lam_fit=self.lam_fit,
                    n_clusters=self.n_clusters, n_clusters_labelled=self.n_clusters_labelled,
                    effective_clusters_labelled=(None if self.effective_clusters_labelled is None
                                                 else _float(self.effective_clusters_labelled)))
@@ -207,23 +233,34 @@ class PPIArrays:
 # --------------------------------------------------------------------------- #
 # the array core
 # --------------------------------------------------------------------------- #
-def ppi_arrays(human, judge, codes=None, *, lam=None, clip=True) -> PPIArrays:
+LAM_FITS = ("crossfit", "plugin")
+
+
+def ppi_arrays(human, judge, codes=None, *, lam=None, clip=True, lam_fit="crossfit") -> PPIArrays:
     """PPI++ estimate, SE and df along the last axis, vectorized over leading axes
-    ((J1)–(J3), (J6), (J7); ``docs/methods.md`` §3.14).
+    ((J1)–(J3), (J2x), (J6), (J7); ``docs/methods.md`` §3.14.1, §3.14.3).
 
     ``human`` (..., Q): human scores, NaN where the question is unlabelled;
     ``judge`` (..., Q): judge scores, all finite; ``codes``: None (independent
-    questions, z reference) or the (Q,) integer cluster code of each question
-    (CR2, t reference on the df of (J7)).  ``lam``: None for the power-tuned
-    λ̂ (J2), else a fixed λ
-    (1: PPI; 0: classical).  ``clip`` clips the tuned λ̂ to [0, 1].
-    ``df`` is the Welch–Satterthwaite df of (J3) without clusters (``n − 1``
-    for the classical mean), the df of (J7) with them.
+    questions) or the (Q,) integer cluster code of each question (CR2, t
+    reference on the df of (J7)).  ``lam``: None for the power-tuned λ, else
+    a fixed λ (1: PPI; 0: classical).  ``lam_fit`` says how the tuned λ is
+    fitted: ``"crossfit"`` (the default; (J2x): each labelled question's
+    correction uses the λ of (J2) fitted without it — deterministic, no folds
+    drawn, invariant to the order of the questions) or ``"plugin"`` (one λ̂ of
+    (J2) fitted on, and applied to, every label: PPI++ as published).  ``clip``
+    clips the tuned λ (each λ_{−i}) to [0, 1].  ``lam`` in the result is the
+    mean λ̄ of the λ_{−i} (the weight of the judge's unlabelled mean),
+    ``lam_raw`` the same before clipping.  ``df`` is the Welch–Satterthwaite
+    df of (J3) without clusters (``n − 1`` for the classical mean), the df of
+    (J7) with them.
 
     No input checks (the simulation lab calls this on many replicates): use
     :func:`ppi_mean` for validated input.  Rows with fewer than two labelled
     questions give NaN; rows with fewer than two unlabelled questions use
-    λ = 0 (the classical mean; there is no judge-only information to add).
+    λ = 0 (the classical mean; there is no judge-only information to add);
+    with cross-fitting and two labels, λ_{−i} = 0 (a covariance needs two
+    other labels).
     """
     y = np.asarray(human, dtype=float)
     f = np.asarray(judge, dtype=float)
@@ -241,24 +278,19 @@ def ppi_arrays(human, judge, codes=None, *, lam=None, clip=True) -> PPIArrays:
         e = np.where(lab, y - ybar[..., None], 0.0)
         g = np.where(lab, f - fl[..., None], 0.0)
         u = np.where(unl, f - fu[..., None], 0.0)
-        cov = (e * g).sum(-1) / (nn - 1)
         vy = (e * e).sum(-1) / (nn - 1)
-        vf = (g * g).sum(-1) / (nn - 1)
         vu = (u * u).sum(-1) / (NN - 1)
         has_u = N >= 2
-        vpool = f.var(axis=-1, ddof=1)
-        lam_raw = cov / ((1.0 + nn / NN) * vpool)                        # (J2), with clusters too
-        if lam is None:
-            lam_raw = np.where(np.isfinite(lam_raw), lam_raw, 0.0)        # constant judge: λ = 0
-            lam_used = np.clip(lam_raw, 0.0, 1.0) if clip else lam_raw
-        else:
-            lam_raw = np.broadcast_to(np.asarray(lam, dtype=float), n.shape)
-            lam_used = lam_raw
-        lam_used = np.where(has_u, lam_used, 0.0)
-        est = ybar + np.where(has_u, lam_used * (fu - fl), 0.0)          # (J1)
-        vl = vy - 2 * lam_used * cov + lam_used**2 * vf                   # s²_L(Y − λf)
+        lam_i, lam_raw = _fitted_lam(e, g, f, lab, nn, NN, lam, clip, lam_fit)  # per labelled question
+        lam_i = np.where(lab & has_u[..., None], lam_i, 0.0)
+        lbar = lam_i.sum(-1) / nn                                          # λ̄ (= λ for one λ)
+        r = np.where(lab, y - lam_i * f, 0.0)                               # r_i = Y_i − λ_{−i} f_i
+        rbar = r.sum(-1) / nn
+        rho = np.where(lab, r - rbar[..., None], 0.0)
+        est = np.where(has_u, lbar * fu, 0.0) + rbar                       # (J1), (J2x)
+        vl = (rho * rho).sum(-1) / (nn - 1)                                 # s²_L(r)
         if codes is None:
-            v_u = np.where(has_u, lam_used**2 * vu / NN, 0.0)
+            v_u = np.where(has_u, lbar**2 * vu / NN, 0.0)
             v_l = vl / nn
             var = v_u + v_l                                               # (J3)
             var_c = vy / nn
@@ -267,36 +299,59 @@ def ppi_arrays(human, judge, codes=None, *, lam=None, clip=True) -> PPIArrays:
             df_c = nn - 1
         else:
             codes = np.asarray(codes)
-            sq_l, sq_u, a, b, nc, mc = _cluster_parts(e, g, u, lab, codes, nn, NN)
-            bb = np.where(has_u[..., None], b, 0.0)
-            var = ((a + lam_used[..., None] * bb) ** 2).sum(-1)          # (J6)
+            sq_l, sq_u, nc, mc = _cr2_factors(lab, codes, nn, NN)
+            SU = np.where(has_u[..., None], cluster_sums(u, codes), 0.0)
+            T = sq_l * cluster_sums(rho, codes) / nn[..., None] + lbar[..., None] * sq_u * SU / NN[..., None]
+            var = (T * T).sum(-1)                                         # (J6)
+            a = sq_l * cluster_sums(e, codes) / nn[..., None]
             var_c = (a * a).sum(-1)
-            df = _ppi_df(lam_used, np.where(has_u, vu, 0.0), vl, nc, mc, nn, NN, sq_l, sq_u)
+            df = _ppi_df(lbar, np.where(has_u, vu, 0.0), vl, nc, mc, nn, NN, sq_l, sq_u)
             df_c = bm_df(nc)
         ok = n >= 2
         nan = np.nan
     return PPIArrays(estimate=np.where(ok, est, nan), se=np.where(ok, np.sqrt(var), nan),
-                     df=np.where(ok, df, nan), lam=np.where(ok, lam_used, nan),
+                     df=np.where(ok, df, nan), lam=np.where(ok, lbar, nan),
                      lam_raw=np.where(ok, lam_raw, nan), classical_mean=np.where(ok, ybar, nan),
                      classical_se=np.where(ok, np.sqrt(var_c), nan), classical_df=np.where(ok, df_c, nan),
                      n=n, n_unlabelled=N)
 
 
-def _cluster_parts(e, g, u, lab, codes, n, N):
-    """CR2 pieces of (J6): √q^L_c, √q^U_c, a_c, b_c and the sizes n_c, m_c (..., C).
+def _fitted_lam(e, g, f, lab, n, N, lam, clip, lam_fit):
+    """λ for each labelled question (..., Q) and the reported λ before clipping (...):
+    a fixed λ; the plug-in λ̂ of (J2); or the leave-one-out λ_{−i} of (J2x), whose
+    mean before clipping is reported.  ``e``, ``g``: the labelled deviations from
+    the labelled means (0 off the labelled set)."""
+    shape = f.shape
+    if lam is not None:
+        lam = np.broadcast_to(np.asarray(lam, dtype=float), n.shape)
+        return np.broadcast_to(lam[..., None], shape), lam
+    den = (1.0 + n / N) * f.var(axis=-1, ddof=1)
+    den = np.where(den > 0, den, np.nan)                                   # constant judge: λ = 0
+    Sxy = (e * g).sum(-1)
+    if lam_fit == "plugin":
+        raw = Sxy / (n - 1) / den                                          # (J2)
+        raw = np.where(np.isfinite(raw), raw, 0.0)
+        each = np.broadcast_to(raw[..., None], shape)
+    else:                                                                  # (J2x)
+        nn = n[..., None]
+        each = (Sxy[..., None] - nn / (nn - 1) * e * g) / (nn - 2) / den[..., None]
+        each = np.where(np.isfinite(each), each, 0.0)                     # n = 2 or constant judge: 0
+        raw = np.where(lab, each, 0.0).sum(-1) / n
+    return (np.clip(each, 0.0, 1.0) if clip else each), raw
+
+
+def _cr2_factors(lab, codes, n, N):
+    """CR2 factors of (J6): √q^L_c, √q^U_c and the sizes n_c, m_c (..., C).
 
     A cluster holding every labelled (unlabelled) question has q = ∞: its
     factor is NaN, so the SE and df are NaN (no cluster-level inference).
     """
-    SY, SF, SU = cluster_sums(e, codes), cluster_sums(g, codes), cluster_sums(u, codes)
     nc = cluster_sums(lab.astype(float), codes)
     mc = cluster_sums((~lab).astype(float), codes)
     nn, NN = n[..., None], N[..., None]
     sq_l = np.where(nc > 0, np.sqrt(1.0 / np.where(nc < nn, 1.0 - nc / nn, np.nan)), 0.0)
     sq_u = np.where(mc > 0, np.sqrt(1.0 / np.where(mc < NN, 1.0 - mc / NN, np.nan)), 0.0)
-    a = sq_l * SY / nn
-    b = sq_u * SU / NN - sq_l * SF / nn
-    return sq_l, sq_u, a, b, nc, mc
+    return sq_l, sq_u, nc, mc
 
 
 def _ppi_df(lam, s2u, s2l, nc, mc, n, N, sq_l, sq_u):
@@ -401,7 +456,10 @@ def _check_lam(lam):
 REFERENCES = ("t", "z")
 
 
-def _result(y, f, codes, level, lam, clip, estimand, reference) -> PPIMean:
+def _result(y, f, codes, level, lam, clip, estimand, reference, lam_fit) -> PPIMean:
+    if lam_fit not in LAM_FITS:
+        raise InputError(f"lam_fit must be 'crossfit' (each label's correction uses λ fitted without it, the "
+                         f"default) or 'plugin' (one λ fitted on every label, as in PPI++) (got {lam_fit!r}).")
     if reference not in REFERENCES:
         raise InputError(f"reference must be 't' (Welch–Satterthwaite t, the default) or 'z' (the paper's "
                          f"normal quantile) (got {reference!r}).")
@@ -411,7 +469,7 @@ def _result(y, f, codes, level, lam, clip, estimand, reference) -> PPIMean:
     lab = _check_labelled(y, f, codes, "human" if estimand == "mean" else "paired human")
     level = check_level(level, "level")
     lam = _check_lam(lam)
-    core = ppi_arrays(y, f, codes, lam=lam, clip=clip)
+    core = ppi_arrays(y, f, codes, lam=lam, clip=clip, lam_fit=lam_fit)
     n, N = int(core.n), int(core.n_unlabelled)
     d = np.where(lab, f - y, np.nan)
     if codes is None:
@@ -438,10 +496,11 @@ def _result(y, f, codes, level, lam, clip, estimand, reference) -> PPIMean:
                    lam=float(core.lam), lam_raw=float(core.lam_raw), lam_tuned=lam is None,
                    n_labelled=n, n_unlabelled=N, effective_labels=n_eff, correlation=corr, level=level,
                    variance="iid" if codes is None else "cr2", reference="t" if codes is not None else reference,
-                   estimand=estimand, **clusters)
+                   estimand=estimand, lam_fit="fixed" if lam is not None else lam_fit, **clusters)
 
 
-def ppi_mean(human, judge, codes=None, *, level=0.95, lam=None, clip=True, reference="t") -> PPIMean:
+def ppi_mean(human, judge, codes=None, *, level=0.95, lam=None, clip=True, reference="t",
+             lam_fit="crossfit") -> PPIMean:
     """PPI++ interval for the human-scored mean from judge scores on every question
     and human labels on a random subset ((J1)–(J4), clustered (J6)–(J7);
     ``docs/methods.md`` §3.14).
@@ -454,17 +513,22 @@ def ppi_mean(human, judge, codes=None, *, level=0.95, lam=None, clip=True, refer
     ``reference="z"`` (as the paper and ppi-python do); with clusters, CR2
     standard errors and t on the df of (J7) (the Bell–McCaffrey df of (M4b)
     for the classical, judge-only and bias intervals).  ``lam``: None for the
-    power-tuned λ̂ (J2) (clipped to [0, 1] when ``clip``), or a fixed value.
+    power-tuned λ (clipped to [0, 1] when ``clip``), or a fixed value.
+    ``lam_fit``: ``"crossfit"`` (default; (J2x), §3.14.1: each labelled
+    question's correction uses the λ of (J2) fitted without it, which removes
+    the plug-in's O(1/n) bias and its too-short intervals at 50 labels;
+    deterministic and independent of the questions' order) or ``"plugin"``
+    (one λ̂ fitted on every label, PPI++ and ppi-python as published).
 
     The labelled questions must be a uniformly random sample of the
     questions; see ``docs/methods.md`` §3.14 for what breaks otherwise.
     """
     y, f = _check_pair(human, judge)
-    return _result(y, f, _check_codes(codes, len(y)), level, lam, clip, "mean", reference)
+    return _result(y, f, _check_codes(codes, len(y)), level, lam, clip, "mean", reference, lam_fit)
 
 
 def ppi_paired(human_a, judge_a, human_b, judge_b, codes=None, *, level=0.95, lam=None,
-               clip=True, reference="t") -> PPIMean:
+               clip=True, reference="t", lam_fit="crossfit") -> PPIMean:
     """PPI++ interval for the paired difference of human-scored means A − B (J5;
     ``docs/methods.md`` §3.14).
 
@@ -473,13 +537,15 @@ def ppi_paired(human_a, judge_a, human_b, judge_b, codes=None, *, level=0.95, la
     differences ``d_Y = Y_A − Y_B`` and ``d_f = f_A − f_B``; a question counts
     as labelled when both of its answers are labelled (labels on one side
     only contribute their judge difference, as unlabelled questions).
+    ``lam``, ``clip``, ``reference`` and ``lam_fit`` as in :func:`ppi_mean`.
     """
     ya, fa = _check_pair(human_a, judge_a, "human_a", "judge_a")
     yb, fb = _check_pair(human_b, judge_b, "human_b", "judge_b")
     if len(ya) != len(yb):
         raise InputError(f"model A and model B must have one entry per shared question each (got "
                          f"{len(ya)} and {len(yb)}); keep the questions both answered, in the same order.")
-    return _result(ya - yb, fa - fb, _check_codes(codes, len(ya)), level, lam, clip, "difference", reference)
+    return _result(ya - yb, fa - fb, _check_codes(codes, len(ya)), level, lam, clip, "difference", reference,
+                   lam_fit)
 
 
 # --------------------------------------------------------------------------- #
