@@ -22,6 +22,7 @@ Rules (any number; the first to hold stops the run):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -268,16 +269,59 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
                  _sentence(a, b if pair else None, s, rules, stop, outcome), tuple(notes))
 
 
+#: how a question answered several times (Inspect epochs, repeated samples) enters the sequence
+SAMPLES = ("first", "mean")
+
+
+def _sample_order(labels) -> list[int]:
+    """Indices of the sample labels in their natural order (numbers as numbers: epoch 2 before 10)."""
+    text = [str(x) for x in labels]
+    try:
+        keys = [(0, float(x), x) for x in text]
+    except ValueError:
+        keys = [(1, 0.0, x) for x in text]
+    return sorted(range(len(text)), key=lambda i: keys[i])
+
+
+def _first_sample(cube):
+    """``(model, question)``: the score of each question's first sample present (NaN if none)."""
+    out = np.full(cube.shape[:2], np.nan)
+    for k in range(cube.shape[2] - 1, -1, -1):  # the last written wins: the first sample is written last
+        x = cube[:, :, k]
+        out = np.where(np.isnan(x), out, x)
+    return out
+
+
+def _in_progress_notes(ds) -> tuple:
+    """The reader's notes on Inspect runs still in progress (read from their journal)."""
+    import json
+
+    from bayeserr.data.readers import IN_PROGRESS_NOTE
+    rows = ds.attrs.get("rows")
+    try:
+        rows = json.loads(rows) if isinstance(rows, str) else rows
+    except ValueError:
+        return ()
+    notes = rows.get("notes") if isinstance(rows, dict) else None
+    return tuple(n for n in notes or () if isinstance(n, str) and IN_PROGRESS_NOTE in n)
+
+
 def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: float | None = None,
           margin: float | None = None, budget: int | None = None, rules: Rules | None = None,
-          level: float = 0.95, method: str = "auto", clusters: bool = True) -> Watch:
+          level: float = 0.95, method: str = "auto", clusters: bool = True, samples: str = "first") -> Watch:
     """Is a running eval settled yet? (``bayeserr.sequential``; ``docs/methods.md`` §3.13.)
 
     The anytime-valid confidence sequence of ``a``'s mean score, or of A − B
     on the questions both answered when ``b`` is given, with the questions in
     the order they first appear in the data (a growing log: the order they
     were answered), per cluster when the data have clusters (``clusters``).
-    A question's score is its mean over samples.  Stopping rules: for a pair,
+    A question answered several times (Inspect epochs, repeated samples)
+    enters with the score of its first sample (``samples="first"``, the
+    default: Inspect runs every first epoch before any second, so a mean over
+    epochs would change questions already in the sequence as later epochs
+    arrive; the first has the same expectation, and it is what the Inspect
+    early-stopping manager uses) or its mean over samples (``"mean"``: for
+    finished data, or samples written together).  Stopping rules: for a pair,
     A − B excludes 0 unless ``margin`` is given (non-inferiority: the
     sequence excludes −margin); ``tie`` (inside ±tie), ``width`` (known to
     ±width), ``budget`` (questions); or all of them as ``rules``.
@@ -309,10 +353,23 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
             raise InputError(f"model '{m}' is not in the data.{suggest(m, names)}")
     if b is not None and b == a:
         raise InputError(f"--pair names '{a}' twice; give two different models.")
+    if samples not in SAMPLES:
+        from bayeserr.base.errors import suggest
+        raise InputError(f"samples must be one of {', '.join(SAMPLES)}; got {describe(samples)}."
+                         f"{suggest(str(samples), SAMPLES)}")
     cube = np.asarray(ds["score"].values, dtype=float)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an unanswered question: the mean of none, NaN
-        per_question = np.nanmean(cube, axis=-1) if cube.ndim == 3 else cube
+    repeated = False
+    if cube.ndim == 3:
+        cube = cube[:, :, _sample_order(ds["sample"].values)] if "sample" in ds.coords else cube
+        repeated = bool((np.sum(~np.isnan(cube), axis=-1) > 1).any())
+        if samples == "first":
+            per_question = _first_sample(cube)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an unanswered question: the mean of none
+                per_question = np.nanmean(cube, axis=-1)
+    else:
+        per_question = cube
     ya = per_question[names.index(a)]
     keep = ~np.isnan(ya)
     yb = None
@@ -329,5 +386,14 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
         # (any model's): with a complete baseline, the cluster's full size
         names_, counts = np.unique(every, return_counts=True)
         expected = dict(zip(names_.tolist(), counts.tolist()))
-    return watch_scores(ya[keep], None if yb is None else yb[keep], labels, a=a, b=b, rules=rules,
-                        level=level, method=method, expected_sizes=expected)
+    w = watch_scores(ya[keep], None if yb is None else yb[keep], labels, a=a, b=b, rules=rules,
+                     level=level, method=method, expected_sizes=expected)
+    w = dataclasses.replace(w, notes=_in_progress_notes(ds) + w.notes)
+    if repeated:
+        how = ("its first sample (Inspect: its first epoch; later ones would change questions already in "
+               "the sequence as they arrive; --samples mean averages them)" if samples == "first" else
+               "its mean over samples (--samples mean: a question's later samples change its score after "
+               "it entered the sequence; for finished data, or samples written together)")
+        w = dataclasses.replace(w, notes=w.notes + (f"Questions answered several times enter the sequence with "
+                                                    f"{how}.",))
+    return w

@@ -4,6 +4,14 @@ statistics are in :mod:`bayeserr.analyses.sequential`).
 Exit codes: 0 a stopping rule holds (stop the run), 1 not yet (continue),
 2 bad input or options.  ``--follow`` re-reads the inputs every
 ``--interval`` seconds until a rule holds (or ``--timeout``).
+
+Inspect ``.eval`` logs of runs still in progress (no ``header.json`` yet) are
+read from Inspect's journal (``read_inspect(in_progress="read")``), the
+samples written so far.  An archive caught mid-write (unreadable as a zip, or
+a member that does not inflate as declared) is read again: at once
+:data:`QUICK_TRIES` times :data:`QUICK_PAUSE` seconds apart, and with
+``--follow`` at the next intervals, up to :data:`UNREADABLE_LOOKS` reads in a
+row before it is an error.
 """
 
 from __future__ import annotations
@@ -13,6 +21,11 @@ import click
 from bayeserr.cli.app import main
 from bayeserr.cli.common import emit, load
 from bayeserr.cli.options import load_options, pop_load, ranged, where_option
+
+#: a damaged or half-written archive is read again this many times at once, this many seconds apart ...
+QUICK_TRIES, QUICK_PAUSE = 3, 0.5
+#: ... and, with --follow, at this many intervals in a row before it is an error
+UNREADABLE_LOOKS = 5
 
 
 @main.command()
@@ -33,6 +46,10 @@ from bayeserr.cli.options import load_options, pop_load, ranged, where_option
 @click.option("--method", type=click.Choice(["auto", "betting", "asymptotic"]), default="auto", show_default=True,
               help="betting: valid at every sample size; asymptotic: narrower, valid as answers grow; auto: "
                    "betting per question, asymptotic per cluster (cluster-level betting rarely settles).")
+@click.option("--samples", type=click.Choice(["first", "mean"]), default="first", show_default=True,
+              help="A question answered several times (Inspect epochs): its first sample's score enters the "
+                   "sequence (later epochs would change questions already in it), or the mean (finished "
+                   "data, or samples written together).")
 @click.option("--follow", is_flag=True, help="Keep re-reading the inputs until a rule holds.")
 @click.option("--interval", type=click.FloatRange(0.1), default=30.0, show_default=True,
               help="--follow: seconds between reads.")
@@ -44,8 +61,8 @@ from bayeserr.cli.options import load_options, pop_load, ranged, where_option
 @load_options
 @where_option
 @click.pass_context
-def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, follow, interval, timeout, fmt,
-          html_out, where, **kw):
+def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, samples, follow, interval, timeout,
+          fmt, html_out, where, **kw):
     """Is a running eval settled yet? An anytime-valid confidence sequence for
     A − B (--pair) or one model's mean (--model), checked against stopping
     rules; exit 0 when one holds (stop), 1 when not (continue), 2 on bad input.
@@ -53,11 +70,12 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, fo
     Questions are taken in the order they first appear in the inputs (a
     growing results file, or an Inspect log: the order they were answered);
     list the candidate's first. With clusters, a cluster counts once the
-    watched models answered all its questions in the data. A running Inspect
-    .eval log has no readable header until the run ends: inside a run, use
-    bayeserr.integrations.inspect_stopping (docs/guide/early-stopping.md).
-    Interrupted or cancelled logs are read (--partial-runs include is the
-    default here).
+    watched models answered all its questions in the data. An Inspect .eval
+    log of a run in progress is read from Inspect's journal: the samples
+    written so far (Inspect writes them in batches). Interrupted or cancelled
+    logs are read (--partial-runs include is the default here). Inside a run,
+    bayeserr.integrations.inspect_stopping stops the run itself
+    (docs/guide/early-stopping.md).
 
     Example: bayeserr watch logs/candidate.eval logs/baseline.eval --pair new prod --margin 0.01
     """
@@ -66,6 +84,7 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, fo
     from bayeserr.analyses.sequential import Rules
     from bayeserr.base.errors import InputError
     from bayeserr.base.output import check_writable
+    from bayeserr.reporting.text import plain
     if (pair is None) == (model is None):
         raise InputError("give --pair A B (a difference) or --model MODEL (one mean), one of them.")
     unused = [f"--{k.replace('_', '-')}" for k in ("human_col", "labels", "human_scorer", "task_col")
@@ -82,23 +101,30 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, fo
     a, b = (pair if pair is not None else (model, None))
     rules = Rules(settle=margin is None, tie=tie, margin=margin, width=width, budget=budget)
     rules.check(b is not None)
+    from bayeserr.data.readers import DamagedArchive
     start = time.monotonic()
     last_error = None
+    unreadable = 0
     while True:
         try:
-            w = _watch_once(files, a, b, rules, level, method, where, kw)
+            w = _read_retrying(files, a, b, rules, level, method, samples, where, kw)
+            unreadable = 0
         except InputError as exc:
             if not follow:
                 raise
+            unreadable = unreadable + 1 if isinstance(exc, DamagedArchive) else 0
+            if unreadable >= UNREADABLE_LOOKS:
+                raise InputError(f"{exc} (Still unreadable after {unreadable} reads {interval:g} s apart, so not "
+                                 "a log caught mid-write: check the file.)") from None
             first = str(exc).split(". ")[0]
             if first != last_error:  # a log not written yet: wait for it (one line per new reason)
-                click.echo(f"waiting: {first[:300]}.", err=True)
+                click.echo(f"waiting: {plain(first[:300])}.", err=True)
                 last_error = first
             w = None
         if w is not None and (not follow or w.stop is not None or _late(start, timeout, interval)):
             break
         if w is not None:
-            click.echo(w.sentence, err=True)  # progress while following
+            click.echo(plain(w.sentence), err=True)  # progress while following
         if _late(start, timeout, interval):
             raise InputError(f"--timeout {timeout:g} s passed before the inputs could be read: {last_error}")
         time.sleep(interval)
@@ -111,12 +137,27 @@ def _late(start: float, timeout, interval: float) -> bool:
     return timeout is not None and time.monotonic() - start + interval > timeout
 
 
-def _watch_once(files, a, b, rules, level, method, where, kw):
+def _read_retrying(files, a, b, rules, level, method, samples, where, kw):
+    """:func:`_watch_once`, read again (:data:`QUICK_TRIES`) when an archive is caught mid-write."""
+    import time
+
+    from bayeserr.data.readers import DamagedArchive
+    for attempt in range(QUICK_TRIES):
+        try:
+            return _watch_once(files, a, b, rules, level, method, samples, where, kw)
+        except DamagedArchive:
+            if attempt == QUICK_TRIES - 1:
+                raise
+            time.sleep(QUICK_PAUSE)
+
+
+def _watch_once(files, a, b, rules, level, method, samples, where, kw):
     from bayeserr.analyses.sequential import watch
     opts = dict(kw)
     no_cluster = opts.get("no_cluster", False)
-    ds = load(files, models=[a] + ([b] if b is not None else []), where=where, **pop_load(opts))
-    return watch(ds, a, b, rules=rules, level=level, method=method, clusters=not no_cluster)
+    ds = load(files, models=[a] + ([b] if b is not None else []), where=where, in_progress="read",
+              **pop_load(opts))
+    return watch(ds, a, b, rules=rules, level=level, method=method, clusters=not no_cluster, samples=samples)
 
 
 def _output(w, fmt, html_out, files) -> None:

@@ -119,7 +119,8 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
          sample_col=None, task_col=None, no_cluster: bool = False, models=None, name: str | None = None,
          dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
          filt=None, duplicate_runs: str = "error", where=None,
-         partial_runs: str = "exclude", human_col=None, labels=None, human_scorer=None) -> xr.Dataset:
+         partial_runs: str = "exclude", human_col=None, labels=None, human_scorer=None,
+         in_progress: str = "exclude") -> xr.Dataset:
     """Read and validate per-answer results into an ``xarray.Dataset`` (SPEC §1).
 
     Parameters
@@ -183,6 +184,12 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         are left out and counted as dropped with their status and sample
         counts (a note gives the rule); a log file given alone is used, with
         a note giving its status.  ``"include"``: used, each named in a note.
+    in_progress : {"exclude", "read"}
+        Inspect ``.eval`` logs of a run still in progress (no ``header.json``
+        yet): an error alone and skipped in a folder (``"exclude"``, default),
+        or read from Inspect's journal, the samples written so far, with a
+        note (``"read"``: ``bayeserr watch``;
+        :func:`bayeserr.data.readers.read_inspect`).
         An ``.eval`` without ``header.json`` (a run in progress) is an error
         alone and skipped, counted as dropped, otherwise.
     dropped : list of (reason, count)
@@ -254,6 +261,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     _check_partial_runs(partial_runs)
     _check_human_arguments(human_col, labels, human_scorer, scorer)
     args["partial_runs"] = partial_runs
+    args["in_progress"] = in_progress
     args["human_col"] = human_col if labels is None else None  # with labels: the labels' column
     args["labels_col"] = (human_col or _HUMAN) if labels is not None else None
     models = _model_list(models)
@@ -806,7 +814,7 @@ def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fie
                      metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs,
                      fields=[f for f in fields if f not in _LOG_COLUMNS], cluster_from_log=not no_cluster,
                      partial_runs=args.get("partial_runs", "exclude"), among_others=several,
-                     human_scorer=args.get("human_scorer"))
+                     human_scorer=args.get("human_scorer"), in_progress=args.get("in_progress", "exclude"))
     if logs is not None:
         df, dropped = logs
         origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation

@@ -234,6 +234,12 @@ class _Compressed:
         return data
 
 
+class DamagedArchive(InputError):
+    """An ``.eval`` archive that cannot be read as a zip, or a member that does
+    not inflate to what its entry declares: damaged, or (a log being written)
+    caught mid-write, so ``bayeserr watch --follow`` reads it again later."""
+
+
 class _EvalArchive:
     """A ``.eval`` zip whose members are read with hard bounds: no overlapping
     entries, no member or archive past the size and ratio limits, and members
@@ -250,7 +256,7 @@ class _EvalArchive:
             self.size = path.stat().st_size
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError,
                 NotImplementedError, struct.error, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: not a readable .eval archive (zip: {exc}). "
+            raise DamagedArchive(f"{path}: not a readable .eval archive (zip: {exc}). "
                              "Check the file; an .eval log is a zip archive.") from None
         try:
             self._check_overlaps()
@@ -342,10 +348,10 @@ class _EvalArchive:
         except InputError:
             raise
         except Exception as exc:  # zlib.error, BadZipFile (bad CRC), EOFError, ZstdError, OSError ...
-            raise InputError(f"{where}: cannot be decompressed ({type(exc).__name__}: "
+            raise DamagedArchive(f"{where}: cannot be decompressed ({type(exc).__name__}: "
                              f"{str(exc)[:200]}). {self.DAMAGED}") from None
         if len(data) != info.file_size:
-            raise InputError(f"{where}: inflates to {len(data)} bytes, not the {info.file_size} its "
+            raise DamagedArchive(f"{where}: inflates to {len(data)} bytes, not the {info.file_size} its "
                              f"entry declares. {self.DAMAGED}")
         self.total += len(data)
         return data
@@ -357,7 +363,7 @@ class _EvalArchive:
         return _parse_json(text, where, fix)
 
     def _too_big(self, info, where):
-        return InputError(f"{where}: inflates past the {info.file_size} bytes its entry declares "
+        return DamagedArchive(f"{where}: inflates past the {info.file_size} bytes its entry declares "
                           f"(a damaged archive or a decompression bomb); stopped reading. {self.DAMAGED}")
 
     def _plain(self, info, where) -> bytearray:
@@ -380,7 +386,7 @@ class _EvalArchive:
             fh.seek(info.header_offset)
             header = fh.read(_LOCAL_HEADER)
             if len(header) < _LOCAL_HEADER or header[:4] != b"PK\x03\x04":
-                raise InputError(f"{where}: bad local header. {self.DAMAGED}")
+                raise DamagedArchive(f"{where}: bad local header. {self.DAMAGED}")
             name_len, extra_len = struct.unpack("<HH", header[26:30])
             fh.seek(info.header_offset + _LOCAL_HEADER + name_len + extra_len)
             source = _Compressed(fh, info.compress_size)
@@ -393,9 +399,9 @@ class _EvalArchive:
                     raise self._too_big(info, where)
                 crc = zlib.crc32(chunk, crc)
             if source.short:
-                raise InputError(f"{where}: the compressed data is cut short. {self.DAMAGED}")
+                raise DamagedArchive(f"{where}: the compressed data is cut short. {self.DAMAGED}")
         if len(buf) == info.file_size and crc != info.CRC:
-            raise InputError(f"{where}: bad CRC-32 (the data does not match its checksum). {self.DAMAGED}")
+            raise DamagedArchive(f"{where}: bad CRC-32 (the data does not match its checksum). {self.DAMAGED}")
         return buf
 
 
@@ -504,14 +510,17 @@ def _sample(obj, where: str, origin: str, cluster_field, fields: _Fields | None 
 
 
 def _read_eval_archive(path: Path, label: str, cluster_field, fields=None,
-                       auto: bool = False) -> tuple[dict, list, list]:
+                       auto: bool = False, in_progress: str = "exclude") -> tuple[dict, list, list]:
     archive = _EvalArchive(path)
     try:
         infos, dropped = _eval_members(archive)
-        if "header.json" not in infos:
-            _unfinished_archive(archive, infos)
         fix = "The log is damaged; re-run the evaluation or leave this log out."
-        header = archive.read_json(infos["header.json"], fix)
+        if "header.json" in infos:
+            header = archive.read_json(infos["header.json"], fix)
+        elif in_progress == "read" and JOURNAL_START in infos:
+            header = _journal_header(archive, infos, fix)
+        else:
+            _unfinished_archive(archive, infos)
         declared = _all_declared(header) if auto else ()
         samples = []
         # in the order Inspect wrote them (the order the samples finished), not by name: a watched
@@ -524,6 +533,37 @@ def _read_eval_archive(path: Path, label: str, cluster_field, fields=None,
     finally:
         archive.close()
     return header, samples, dropped
+
+
+#: a header read from ``_journal/start.json`` (a run in progress) carries this key
+IN_PROGRESS = "bayeserr_in_progress"
+#: the words of the reader's note on runs in progress (``bayeserr watch`` repeats the note)
+IN_PROGRESS_NOTE = "in progress, read from Inspect's journal"
+
+
+def _journal_header(archive: _EvalArchive, infos: dict, fix: str) -> dict:
+    """The header of a run in progress (``in_progress="read"``): Inspect writes
+    ``_journal/start.json`` (the run's ``eval`` spec and plan) when the run
+    starts and ``header.json`` only when it ends, so the task, model, scorers
+    and planned samples come from the journal, the status is ``"started"``, and
+    :data:`IN_PROGRESS` holds the samples written so far (and planned)."""
+    start = archive.read_json(infos[JOURNAL_START], fix)
+    ev = start.get("eval") if isinstance(start, dict) else None
+    if not isinstance(ev, dict):
+        raise InputError(f"{archive.path}, member {JOURNAL_START}: no 'eval' object (the run's spec); not "
+                         f"an Inspect log, or a damaged one. {fix}")
+    header = {"eval": ev, "status": "started"}
+    header[IN_PROGRESS] = {"written": sum(1 for n in infos if _is_sample_member(n)),
+                           "planned": _planned(header)}
+    return header
+
+
+def _in_progress_text(run) -> str:
+    """``FILE (task T with M: k of n samples written so far)`` of a run in progress."""
+    written, planned = run.in_progress["written"], run.in_progress["planned"]
+    of = "" if planned is None else f" of {planned}"
+    return (f"{run.file.name} (task {run.task} with {run.model}: {written}{of} "
+            f"sample{'s' if written != 1 else ''} written so far)")
 
 
 def _unfinished_archive(archive: _EvalArchive, infos: dict):
@@ -820,6 +860,7 @@ class _Run:
     scored: int = 0  #: Inspect: samples with a score
     scorers: list = field(default_factory=list)  #: Inspect: the scorers of the samples, in order
     labelled: int = 0  #: Inspect, with ``human_scorer``: rows with a human label
+    in_progress: dict | None = None  #: Inspect, a run in progress read: {"written", "planned"}
 
     def keys(self) -> set:
         return {(r["question_id"], r.get("sample", 0)) for r in self.rows}
@@ -835,21 +876,32 @@ def _created(value, path: Path):
 
 
 def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, auto: bool = False,
-                 why: str = "for --cluster-field.", human_scorer: str | None = None) -> _Run:
+                 why: str = "for --cluster-field.", human_scorer: str | None = None,
+                 in_progress: str = "exclude") -> _Run:
     """One log's rows.  ``auto``: also the values of the metadata fields the
     log's metrics cluster by (``run.values``), to cluster by them by default;
     ``why`` ends the message for a sample without ``cluster_field``.
     ``human_scorer``: every row gets ``human``, the value of that scorer
     (NaN when the sample has none), and the score's default scorer is the
-    first other one."""
-    reader = _read_eval_archive if path.suffix == ".eval" else _read_json_log
-    header, samples, dropped = reader(path, label, cluster_field, fields, auto)
+    first other one.  ``in_progress="read"``: an ``.eval`` of a run in progress
+    (no ``header.json`` yet) is read from Inspect's journal (``run.in_progress``)."""
+    if path.suffix == ".eval":
+        header, samples, dropped = _read_eval_archive(path, label, cluster_field, fields, auto, in_progress)
+    else:
+        header, samples, dropped = _read_json_log(path, label, cluster_field, fields, auto)
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
         raise InputError(f"{path}: the log header has no 'eval' object; not an Inspect log, or a "
                          "damaged one. Re-run the evaluation or leave this log out.")
     status = header.get("status")
     model = _name(_text(header["eval"].get("model"), "unknown-model"), "the log header's eval.model", path)
     task = _name(_text(header["eval"].get("task"), path.stem), "the log header's eval.task", path)
+    running = header.get(IN_PROGRESS)
+    if not samples and running is not None:
+        planned = "" if running["planned"] is None else f" of the {running['planned']} planned"
+        raise UnfinishedLog(f"{path}: the run of task {task} with {model} is in progress and has written no "
+                            f"sample yet (none{planned}; Inspect writes them in batches as they finish). "
+                            "Read it again later (bayeserr watch --follow does).", 0,
+                            f"run in progress, no sample written yet: {path.name}")
     if not samples:
         raise InputError(f"{path}: the log has no samples (status: {status}). "
                          "The run may be unfinished; re-run it or drop this log.")
@@ -871,7 +923,7 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
     run = _Run(path, task, model, _created(header["eval"].get("created"), path),
                n_read=len(samples) + sum(c for _, c in dropped), dropped=dropped,
                declared=_cluster_metrics(header, name), status=status, planned=_planned(header),
-               scored=len(scored), scorers=names)
+               scored=len(scored), scorers=names, in_progress=running)
     unscored = 0
     for s in samples:
         if not s.scores and status not in (None, "success"):
@@ -1044,8 +1096,8 @@ CLUSTER_FIX = "--cluster-field FIELD clusters by another metadata field, --no-cl
 
 
 def _log_clusters(runs: list[_Run], root: Path, scorer, cluster_field, auto: bool,
-                  fields: _Fields | None,
-                  human_scorer: str | None = None) -> tuple[list[_Run], str | None, list[str]]:
+                  fields: _Fields | None, human_scorer: str | None = None,
+                  in_progress: str = "exclude") -> tuple[list[_Run], str | None, list[str]]:
     """``(runs, cluster field, notes)``: the cluster the logs' own metrics use
     (:data:`CLUSTER_METRICS`), taken by default (``auto``) or named in a note
     when the report's differs.
@@ -1083,7 +1135,7 @@ def _log_clusters(runs: list[_Run], root: Path, scorer, cluster_field, auto: boo
     for run in runs:
         if fld not in run.declared:  # the field was not read from this log: read it again with it
             run = _inspect_run(run.file, _label(run.file, root), scorer, fld, fields, why=why,
-                               human_scorer=human_scorer)
+                               human_scorer=human_scorer, in_progress=in_progress)
         else:
             for row, origin, values in zip(run.rows, run.origin, run.values):
                 value = values.get(fld)
@@ -1153,8 +1205,9 @@ def _status_text(status) -> str:
 
 
 def _partial(run: _Run) -> bool:
-    """A run whose log header's status is not "success" (a missing status counts as complete)."""
-    return run.status is not None and run.status != "success"
+    """A run whose log header's status is not "success" (a missing status counts as complete);
+    a run in progress read with ``in_progress="read"`` has its own note instead."""
+    return run.status is not None and run.status != "success" and run.in_progress is None
 
 
 def _partial_text(run: _Run) -> str:
@@ -1171,10 +1224,21 @@ def _check_partial_runs(mode) -> None:
         raise InputError(f"partial_runs must be one of {', '.join(PARTIAL_RUNS)} (got {describe(mode)}).")
 
 
+#: what ``in_progress`` may be: an ``.eval`` without ``header.json`` is an error alone and
+#: skipped in a folder (``"exclude"``, for reports), or read from Inspect's journal (``"read"``,
+#: for ``bayeserr watch``, which watches runs in progress)
+IN_PROGRESS_RUNS = ("exclude", "read")
+
+
+def _check_in_progress(mode) -> None:
+    if mode not in IN_PROGRESS_RUNS:
+        raise InputError(f"in_progress must be one of {', '.join(IN_PROGRESS_RUNS)} (got {describe(mode)}).")
+
+
 def read_inspect(path, scorer: str | None = None, cluster_field: str | None = None, *,
                  duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True,
                  partial_runs: str = "exclude", among_others: bool = False,
-                 human_scorer: str | None = None):
+                 human_scorer: str | None = None, in_progress: str = "exclude"):
     """Inspect AI log(s) as a results table, and the rows skipped.
 
     Question ids are ``"<task>/<sample id>"`` (see the module docstring).  A
@@ -1204,6 +1268,13 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     manifest lists that are not in the folder are named in a note.  An
     ``.eval`` archive without ``header.json`` (a run in progress or
     interrupted) is an error alone and skipped, counted as dropped, in a folder.
+    ``in_progress="read"`` (``bayeserr watch``) reads such a run from Inspect's
+    journal instead: the task, model and scorers from ``_journal/start.json``,
+    the samples written so far in the order Inspect wrote them, and a note
+    naming the run in progress with its samples written (of those planned).
+    An archive that cannot be read as a zip, or a member that does not inflate
+    as declared, raises :class:`DamagedArchive` (a log being written elsewhere
+    than on a local disk may be caught mid-write: read it again).
 
     **Partial runs.**  A log whose header's status is not ``"success"``
     (``"cancelled"``, ``"error"``, ``"started"``) holds only the samples that
@@ -1224,6 +1295,7 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     """
     _check_duplicate_runs(duplicate_runs)
     _check_partial_runs(partial_runs)
+    _check_in_progress(in_progress)
     root = Path(path)
     runs, dropped, skipped, manifests = [], [], [], []
     files = _log_files(root, ("*.eval", "*.json"))
@@ -1243,7 +1315,7 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
     for f in logs:
         try:
             runs.append(_inspect_run(f, _label(f, root), scorer, cluster_field, wanted, auto,
-                                     human_scorer=human_scorer))
+                                     human_scorer=human_scorer, in_progress=in_progress))
         except NotALog as exc:
             if not folder:
                 raise
@@ -1273,6 +1345,11 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
                      "samples that finished, which may not represent the task.")
     if set_aside:
         notes.append(PARTIAL_RULE)
+    running = [r for r in runs if r.in_progress is not None]
+    if running:
+        notes.append(f"Run{'s' if len(running) > 1 else ''} {IN_PROGRESS_NOTE} (no header.json yet): "
+                     f"{'; '.join(_in_progress_text(r) for r in running)}. The samples are those written so far, "
+                     "in the order Inspect wrote them.")
     if not runs:
         why = "; ".join(f"{r} ({c} samples)" for r, c in dropped) if dropped else ""
         if set_aside:
@@ -1282,7 +1359,8 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
                              f"{_shown_files(skipped, 6)}. Pass a folder of logs.")
         raise InputError(f"{path}: no scored samples in any log. Score the logs (inspect score) first.")
     runs, older = _dedupe_runs(runs, duplicate_runs, root, "created")
-    runs, cluster, more = _log_clusters(runs, root, scorer, cluster_field, auto, wanted, human_scorer)
+    runs, cluster, more = _log_clusters(runs, root, scorer, cluster_field, auto, wanted, human_scorer,
+                                        in_progress)
     if human_scorer is not None:
         unlabelled = [_label(r.file, root) for r in runs if not r.labelled]
         if unlabelled and len(unlabelled) < len(runs):
@@ -1805,7 +1883,8 @@ def check_input_format(input_format) -> None:
 
 def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=None, metric=None,
               filt=None, duplicate_runs: str = "error", fields=(), cluster_from_log: bool = True,
-              partial_runs: str = "exclude", among_others: bool = False, human_scorer=None):
+              partial_runs: str = "exclude", among_others: bool = False, human_scorer=None,
+              in_progress: str = "exclude"):
     """``(DataFrame, dropped rows)`` from an eval-log reader, or ``None`` for plain tables.
 
     ``input_format`` is ``auto``, a reader of :data:`READERS` or a table
@@ -1817,7 +1896,8 @@ def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=No
     ``"exclude"`` or ``"include"``) decides what logs whose status is not
     "success" do, ``among_others`` that the path is one of several inputs
     (:func:`read_inspect`); ``human_scorer`` (Inspect) names the scorer of
-    the human labels (column ``human``).
+    the human labels (column ``human``); ``in_progress`` (Inspect, ``"exclude"``
+    or ``"read"``) whether an ``.eval`` of a run in progress is read (``watch``).
     """
     check_input_format(input_format)
     _check_duplicate_runs(duplicate_runs)
@@ -1829,7 +1909,7 @@ def read_logs(path, input_format: str = "auto", *, scorer=None, cluster_field=No
     if fmt == "inspect":
         return read_inspect(path, scorer, cluster_field, duplicate_runs=duplicate_runs, fields=fields,
                             cluster_from_log=cluster_from_log, partial_runs=partial_runs,
-                            among_others=among_others, human_scorer=human_scorer)
+                            among_others=among_others, human_scorer=human_scorer, in_progress=in_progress)
     if fmt == "lm-eval":
         return read_lmeval(path, metric, filt, duplicate_runs=duplicate_runs)
     return None
