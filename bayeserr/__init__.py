@@ -14,7 +14,6 @@ never imports PyMC or ArviZ::
     bayeserr.gate(ds, ["new"], "prod", 0.01)   # a release gate (§3.11)
     bayeserr.sequential(ds, "new", "prod")     # settled yet? anytime-valid (§3.13)
     bayeserr.judge(ds)                         # judge scores corrected by human labels (§3.14)
-    bayeserr.arena_judge("votes.csv", judge_col="judge_type", human="crowd", judge="gpt-4")  # (§5.5.1)
 
 Every analysis takes a dataset from :func:`load` (a long results DataFrame,
 one row per answer, is loaded on the way) and checks it and its arguments
@@ -45,7 +44,6 @@ _API = {
     "suite": ("analyses.suite", "suite"),
     "sequential": ("analyses.sequential", "watch"),
     "judge": ("analyses.judge", "judge"),
-    "arena_judge": ("analyses.arena_judge", "arena_judge"),
     "report": ("reporting.build", "build_report"),
     "compare_report": ("reporting.build", "build_comparison"),
     "plan": ("analyses.power", "plan"),

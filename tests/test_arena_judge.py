@@ -14,7 +14,6 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-import bayeserr
 from bayeserr.analyses import arena as ar
 from bayeserr.analyses import arena_judge as aj
 from bayeserr.base.errors import InputError
@@ -80,7 +79,7 @@ def test_the_effective_win_matrix_fit_is_the_minimum_of_the_ppi_loss():
 
 def test_lam_zero_is_the_arena_fit_on_the_labelled_human_votes():
     df = simulate_items(k=4, items=150, labelled=0.5, seed=1, favour=1.0)
-    res = bayeserr.arena_judge(df, judge_col="who", human="crowd", judge="judge", lam=0, bootstrap=5)
+    res = aj.arena_judge(df, judge_col="who", human="crowd", judge="judge", lam=0, bootstrap=5)
     plain = ar.rate(ar.load_votes(df[df.who == "crowd"]), bootstrap=5)
     np.testing.assert_allclose(res.corrected.rating, plain.rating, atol=1e-9)
     np.testing.assert_allclose(res.human_only.rating, plain.rating, atol=1e-9)
@@ -90,7 +89,7 @@ def test_lam_zero_is_the_arena_fit_on_the_labelled_human_votes():
 def test_every_item_labelled_gives_the_plain_fit_and_says_so():
     df = simulate_items(k=4, items=80, labelled=1.0, seed=2)
     df = pd.concat([df[df.who == "crowd"], df[df.who == "crowd"].assign(who="judge")])  # judge == human
-    res = bayeserr.arena_judge(df, judge_col="who", human="crowd", judge="judge", lam=1, bootstrap=5)
+    res = aj.arena_judge(df, judge_col="who", human="crowd", judge="judge", lam=1, bootstrap=5)
     plain = ar.rate(ar.load_votes(df[df.who == "crowd"]), bootstrap=5)
     np.testing.assert_allclose(res.corrected.rating, plain.rating, atol=1e-9)
     assert res.lam == 0 and "all_items_labelled" in [w.code for w in res.warnings]
@@ -164,7 +163,7 @@ def test_corrected_intervals_cover_the_human_ratings_and_the_judge_only_do_not()
     hits, judge_hits, gap = [], [], []
     for rep in range(reps):
         df = simulate_items(k=k, items=800, labelled=0.3, seed=100 + rep, favour=1.2, noise=noise, spread=spread)
-        res = bayeserr.arena_judge(df, judge_col="who", human="crowd", judge="judge", bootstrap=100, seed=rep)
+        res = aj.arena_judge(df, judge_col="who", human="crowd", judge="judge", bootstrap=100, seed=rep)
         iv, jv = res.corrected.interval, res.judge_only.interval
         hits += list((iv[:, 0] <= truth) & (truth <= iv[:, 1]))
         judge_hits += list((jv[:, 0] <= truth) & (truth <= jv[:, 1]))
@@ -241,7 +240,7 @@ def test_cli_bad_input(cli, tmp_path):
 def test_every_vote_is_accounted_for_and_cluster_bootstrap_runs():
     df = simulate_items(k=4, items=100, labelled=0.4, seed=9, crowd=2)
     df = pd.concat([df, df[df.who == "judge"].assign(who="other")])
-    res = bayeserr.arena_judge(df, judge_col="who", human="crowd", judge="judge", bootstrap=20,
+    res = aj.arena_judge(df, judge_col="who", human="crowd", judge="judge", bootstrap=20,
                                cluster_col="prompt", by="cluster")
     assert res.rows.read == len(df) and res.rows.used + dict(res.rows.dropped)["not who=crowd or judge"] == len(df)
     assert res.corrected.bootstrap_by == "cluster" and np.isfinite(res.corrected.interval).all()
