@@ -132,7 +132,8 @@ def _brute_force_cr2(human, judge, codes, lam, lam_each=None):
     a λ per question on the L rows (cross-fitting; ``lam`` is then their mean λ̄)."""
     lab = ~np.isnan(human)
     lam_each = lam if lam_each is None else lam_each
-    z = np.where(lab, human - lam_each * judge, judge)
+    # L rows: Y − λ(f − mean_U f̃), centred as ψ_i of (J2x) (for one λ the centring drops out)
+    z = np.where(lab, human - lam_each * (judge - judge[~lab].mean()), judge)
     X = np.column_stack([~lab, lab]).astype(float)
     XtXi = np.linalg.inv(X.T @ X)
     H = X @ XtXi @ X.T

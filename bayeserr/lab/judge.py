@@ -30,8 +30,9 @@ questions, with 0/1 human scores ``Y`` and 0/1 judge scores ``f`` on every quest
 Per data set, label count and quantity (A's mean, B's mean, A − B), the intervals the
 report's Judge section computes (:mod:`bayeserr.analyses.judge`, which calls
 :func:`~bayeserr.stats.ppi.ppi_mean` and :func:`~bayeserr.stats.ppi.ppi_paired`):
-PPI++ (the array core :func:`~bayeserr.stats.ppi.ppi_arrays` those functions call;
-Welch–Satterthwaite t without clusters, CR2 with t on the df of (J7) with them), the
+PPI++ (the array core :func:`~bayeserr.stats.ppi.ppi_arrays` those functions call, with
+its default λ, cross-fitted leave-one-out (J2x); Welch–Satterthwaite t without clusters,
+CR2 with t on the df of (J7) with them), the
 labelled-only (classical) interval from the same call, and the judge-only interval
 (over all questions: t on n + N − 1 df without clusters, :func:`~bayeserr.stats.fewclusters.cr2_mean` with
 them); without clusters also :func:`~bayeserr.stats.ppi.rogan_gladen` for each model's
@@ -733,7 +734,8 @@ def judge_section(df, command: str) -> list[str]:
         f"C_eff = {_effective_clusters('swebench'):.1f}). With clusters each cluster moves both models' human "
         f"rates by an effect of sd {TAU_HUMAN:g} and each model's judge false-positive rate by one of sd "
         f"{TAU_JUDGE:g} (normal, clipped symmetrically), so the human-scored means over the population of clusters "
-        "are exact. The intervals are the report's: PPI++ with the power-tuned λ (`ppi_arrays`, the core of "
+        "are exact. The intervals are the report's: PPI++ with the power-tuned λ cross-fitted leave-one-out "
+        "(each label's correction uses the λ fitted without it, (J2x); `ppi_arrays`, the core of "
         "`ppi_mean` and `ppi_paired`; Welch–Satterthwaite t without clusters, CR2 with t on the df of (J7) with "
         "them), the labelled-only interval (t on n − 1 df; CR2 with the Bell–McCaffrey df), the judge-only "
         "interval over all questions (t; CR2), and without clusters Rogan–Gladen (`rogan_gladen`) for each "

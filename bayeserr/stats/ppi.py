@@ -39,10 +39,11 @@ variances and covariances have ddof 1.
   (Y_i, f_i) except through the pooled variance of f, so θ̂ is unbiased up to
   that O(1/(n + N)) dependence; the plug-in θ̂ has an O(1/n) bias.  No folds
   to draw: the result does not depend on the order of the questions and uses
-  no random numbers.  The variances below take ``λ = λ̄`` on U and the
-  cross-fitted residuals ``r_i = Y_i − λ_{−i} f_i`` on L (for a fixed λ or
-  the plug-in, ``λ_{−i} = λ``).
-* (J3) ``V̂ = V_U + V_L``, ``V_U = λ̄² s²_U(f̃)/N``, ``V_L = s²_L(r)/n``;
+  no random numbers.  The variances below take ``λ = λ̄`` on U and, on L,
+  the terms θ̂ averages, ``ψ_i = Y_i + λ_{−i}(mean_U(f̃) − f_i)`` (centred at
+  mean_U(f̃) so that they do not depend on the judge's location; for a fixed
+  λ or the plug-in, ``λ_{−i} = λ`` and ``s²_L(ψ) = s²_L(Y − λf)``).
+* (J3) ``V̂ = V_U + V_L``, ``V_U = λ̄² s²_U(f̃)/N``, ``V_L = s²_L(ψ)/n``;
   interval ``θ̂ ± t_ν √V̂`` on the Welch–Satterthwaite df
   ``ν = V̂² / (V_U²/(N − 1) + V_L²/(n − 1))`` (``reference="t"``, the default;
   it is (J7) with every question its own cluster), or ``θ̂ ± z √V̂``
@@ -59,7 +60,7 @@ variances and covariances have ddof 1.
 * (J6) clustered (questions in clusters c; labelled and unlabelled questions
   share the clusters).  θ̂_λ − θ = Σ_c T_c is a sum of independent cluster
   totals; with residuals ``u_j = f̃_j − mean_U(f̃)``, ``e_i = Y_i − mean_L(Y)``,
-  ``g_i = f_i − mean_L(f)``, ``ρ_i = r_i − mean_L(r)``, their cluster sums
+  ``g_i = f_i − mean_L(f)``, ``ρ_i = ψ_i − mean_L(ψ)``, their cluster sums
   ``S^U_c, S^Y_c, S^F_c, S^R_c``, the sizes ``m_c`` (unlabelled) and ``n_c``
   (labelled), and the CR2 factors ``q^U_c = 1/(1 − m_c/N)``,
   ``q^L_c = 1/(1 − n_c/n)``::
@@ -84,7 +85,7 @@ variances and covariances have ddof 1.
 * (J7) its degrees of freedom: the Satterthwaite approximation (Bell &
   McCaffrey 2002; Pustejovsky & Tipton 2018) under the working model of
   independent errors with variance ``σ²_U = s²_U(f̃)`` on U and
-  ``σ²_L = s²_L(r)`` on L (under which V̂_CR2 is exactly unbiased)::
+  ``σ²_L = s²_L(ψ)`` on L (under which V̂_CR2 is exactly unbiased)::
 
       M = Σ_t σ²_t (D_t − r_t r_tᵀ),  D_t = diag(w_t² q_ct n_ct / n_t²),
       r_tc = w_t √q_ct n_ct / n_t^{3/2},  (w_U, w_L) = (λ̄, 1),  (n_U, n_L) = (N, n)
@@ -284,11 +285,11 @@ def ppi_arrays(human, judge, codes=None, *, lam=None, clip=True, lam_fit="crossf
         lam_i, lam_raw = _fitted_lam(e, g, f, lab, nn, NN, lam, clip, lam_fit)  # per labelled question
         lam_i = np.where(lab & has_u[..., None], lam_i, 0.0)
         lbar = lam_i.sum(-1) / nn                                          # λ̄ (= λ for one λ)
-        r = np.where(lab, y - lam_i * f, 0.0)                               # r_i = Y_i − λ_{−i} f_i
-        rbar = r.sum(-1) / nn
-        rho = np.where(lab, r - rbar[..., None], 0.0)
-        est = np.where(has_u, lbar * fu, 0.0) + rbar                       # (J1), (J2x)
-        vl = (rho * rho).sum(-1) / (nn - 1)                                 # s²_L(r)
+        # ψ_i = Y_i + λ_{−i}(mean_U(f̃) − f_i), the per-question terms θ̂ averages (J2x)
+        psi = np.where(lab, y - lam_i * (f - np.where(has_u, fu, 0.0)[..., None]), 0.0)
+        est = psi.sum(-1) / nn                                              # (J1), (J2x)
+        rho = np.where(lab, psi - est[..., None], 0.0)
+        vl = (rho * rho).sum(-1) / (nn - 1)                                 # s²_L(ψ) = s²_L(Y − λf) for one λ
         if codes is None:
             v_u = np.where(has_u, lbar**2 * vu / NN, 0.0)
             v_l = vl / nn
