@@ -315,13 +315,15 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
     on the questions both answered when ``b`` is given, with the questions in
     the order they first appear in the data (a growing log: the order they
     were answered), per cluster when the data have clusters (``clusters``).
-    A question answered several times (Inspect epochs, repeated samples)
-    enters with the score of its first sample (``samples="first"``, the
-    default: Inspect runs every first epoch before any second, so a mean over
-    epochs would change questions already in the sequence as later epochs
-    arrive; the first has the same expectation, and it is what the Inspect
-    early-stopping manager uses) or its mean over samples (``"mean"``: for
-    finished data, or samples written together).  Stopping rules: for a pair,
+    A question ``a`` answered several times (Inspect epochs, repeated
+    samples) enters with the score of its first sample (``samples="first"``,
+    the default: Inspect runs every first epoch before any second, so a mean
+    over epochs would change questions already in the sequence as later
+    epochs arrive; the first has the same expectation, and it is what the
+    Inspect early-stopping manager uses) or its mean over samples
+    (``"mean"``: for finished data, or samples written together); ``b``, the
+    baseline, always enters with its mean over samples, as in the manager
+    (a baseline is a finished run).  Stopping rules: for a pair,
     A − B excludes 0 unless ``margin`` is given (non-inferiority: the
     sequence excludes −margin); ``tie`` (inside ±tie), ``width`` (known to
     ±width), ``budget`` (questions); or all of them as ``rules``.
@@ -361,13 +363,12 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
     repeated = False
     if cube.ndim == 3:
         cube = cube[:, :, _sample_order(ds["sample"].values)] if "sample" in ds.coords else cube
-        repeated = bool((np.sum(~np.isnan(cube), axis=-1) > 1).any())
-        if samples == "first":
-            per_question = _first_sample(cube)
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # an unanswered question: the mean of none
-                per_question = np.nanmean(cube, axis=-1)
+        repeated = bool((np.sum(~np.isnan(cube[names.index(a)]), axis=-1) > 1).any())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an unanswered question: the mean of none, NaN
+            per_question = np.nanmean(cube, axis=-1)
+        if samples == "first":  # the watched model's first sample; a baseline's mean (a finished run)
+            per_question[names.index(a)] = _first_sample(cube)[names.index(a)]
     else:
         per_question = cube
     ya = per_question[names.index(a)]
@@ -391,9 +392,10 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
     w = dataclasses.replace(w, notes=_in_progress_notes(ds) + w.notes)
     if repeated:
         how = ("its first sample (Inspect: its first epoch; later ones would change questions already in "
-               "the sequence as they arrive; --samples mean averages them)" if samples == "first" else
+               "the sequence as they arrive; --samples mean averages them); a baseline with its mean"
+               if samples == "first" else
                "its mean over samples (--samples mean: a question's later samples change its score after "
                "it entered the sequence; for finished data, or samples written together)")
-        w = dataclasses.replace(w, notes=w.notes + (f"Questions answered several times enter the sequence with "
-                                                    f"{how}.",))
+        w = dataclasses.replace(w, notes=w.notes + (f"Questions {a} answered several times enter the "
+                                                    f"sequence with {how}.",))
     return w

@@ -49,7 +49,7 @@ UNREADABLE_LOOKS = 5
 @click.option("--samples", type=click.Choice(["first", "mean"]), default="first", show_default=True,
               help="A question answered several times (Inspect epochs): its first sample's score enters the "
                    "sequence (later epochs would change questions already in it), or the mean (finished "
-                   "data, or samples written together).")
+                   "data, or samples written together). The baseline (B of --pair) enters with its mean.")
 @click.option("--follow", is_flag=True, help="Keep re-reading the inputs until a rule holds.")
 @click.option("--interval", type=click.FloatRange(0.1), default=30.0, show_default=True,
               help="--follow: seconds between reads.")

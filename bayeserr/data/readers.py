@@ -558,6 +558,28 @@ def _journal_header(archive: _EvalArchive, infos: dict, fix: str) -> dict:
     return header
 
 
+#: the name bayeserr's Inspect early-stopping manager writes to ``results.early_stopping.manager``
+STOPPING_MANAGER = "bayeserr/sequential_stopping"
+
+
+def _manager_order(header: dict, samples: list) -> list:
+    """The samples of a log stopped by bayeserr's early-stopping manager in the order
+    they entered its sequence (``results.early_stopping.metadata.order``, first
+    epochs), then the others in written order: the log is written in batches,
+    and samples finishing together may be written in another order than the
+    manager received them.  Other logs: unchanged."""
+    stopping = _field(header, "results.early_stopping")
+    if not isinstance(stopping, dict) or stopping.get("manager") != STOPPING_MANAGER:
+        return samples
+    order = _field(stopping, "metadata.order")
+    if not isinstance(order, list) or not order:
+        return samples
+    rank = {sid: i for i, sid in enumerate(order) if isinstance(sid, str)}
+    last = len(rank)
+    keyed = [(rank.get(id_text(s.id), last) if s.epoch == 1 else last, i) for i, s in enumerate(samples)]
+    return [samples[i] for _, i in sorted(keyed)]
+
+
 def _in_progress_text(run) -> str:
     """``FILE (task T with M: k of n samples written so far)`` of a run in progress."""
     written, planned = run.in_progress["written"], run.in_progress["planned"]
@@ -896,6 +918,8 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
     model = _name(_text(header["eval"].get("model"), "unknown-model"), "the log header's eval.model", path)
     task = _name(_text(header["eval"].get("task"), path.stem), "the log header's eval.task", path)
     running = header.get(IN_PROGRESS)
+    if in_progress == "read":
+        samples = _manager_order(header, samples)
     if not samples and running is not None:
         planned = "" if running["planned"] is None else f" of the {running['planned']} planned"
         raise UnfinishedLog(f"{path}: the run of task {task} with {model} is in progress and has written no "

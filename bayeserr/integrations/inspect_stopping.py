@@ -94,6 +94,8 @@ SCHEMA = "bayeserr.inspect_stopping/1"
 EVERY_ANSWER_UP_TO = 200
 #: ... then whenever the answers have grown by this fraction.
 CHECK_GROWTH = 0.005
+#: The metadata's ``order`` lists at most this many sample ids (the order they entered the sequence).
+MAX_ORDER = 20_000
 
 _EPOCHS = ("first epoch only: each question enters the sequence with the score of its first epoch "
            "(same expectation as its mean over epochs); later epochs are skipped once a rule holds")
@@ -132,7 +134,7 @@ class SequentialStopping:
                  settle: bool = True, tie: float | None = None, margin: float | None = None,
                  width: float | None = None, budget: int | None = None, level: float = 0.95,
                  method: str = "auto", baseline_model: str | None = None,
-                 check_every: int | None = None):
+                 baseline_scorer: str | None = None, check_every: int | None = None):
         self.pair = baseline is not None
         tie, margin, width = _fraction("tie", tie), _fraction("margin", margin), _fraction("width", width)
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
@@ -159,11 +161,17 @@ class SequentialStopping:
             raise InputError(f"sequential_stopping: method= must be one of {', '.join(METHODS)}; got "
                              f"{describe(method)}.{suggest(str(method), METHODS)}")
         self.method = method
-        for name, value in (("scorer", scorer), ("cluster", cluster), ("baseline_model", baseline_model)):
+        for name, value in (("scorer", scorer), ("cluster", cluster), ("baseline_model", baseline_model),
+                            ("baseline_scorer", baseline_scorer)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise InputError(f"sequential_stopping: {name}= must be a name (text); "
                                  f"got {describe(value)}.")
         self.scorer, self.cluster, self.baseline_model = scorer, cluster, baseline_model
+        if baseline_scorer is not None and (baseline is None or isinstance(baseline, Mapping)):
+            raise InputError("sequential_stopping: baseline_scorer= names the scorer of the baseline's Inspect "
+                             "log; give baseline= as the path of that log (a mapping already holds the "
+                             "baseline's scores).")
+        self.baseline_scorer = baseline_scorer
         if check_every is not None and (isinstance(check_every, bool) or not isinstance(check_every, int)
                                         or check_every < 1):
             raise InputError(f"sequential_stopping: check_every= must be a whole number of answers ≥ 1 "
@@ -210,6 +218,7 @@ class SequentialStopping:
         self._b: list[float] = []
         self._labels: list[str] = []
         self._seen: set[str] = set()
+        self._order: list[str] = []
         self._scorer: str | None = self.scorer
         self._checked = 0
         self._watch: Watch | None = None
@@ -339,8 +348,8 @@ class SequentialStopping:
             from bayeserr.data.readers import _question_key  # the reader's question ids: "<task>/<id>"
             self._base = {i: float(per_question[k]) for i in ids
                           if (k := _question_key(base_task, i)) in per_question.index}
-            self._base_info = {"source": self._path, "task": base_task, "model": base_model,
-                               "questions": int(per_question.size)}
+            self._base_info.update({"source": self._path, "task": base_task, "model": base_model,
+                                    "questions": int(per_question.size)})
             label = f"task '{base_task}' with {base_model}"
             a, b = self.model, base_model
             self._names = (f"{a} (candidate)", f"{b} (baseline)") if a == b else (a, b)
@@ -357,7 +366,18 @@ class SequentialStopping:
 
     def _baseline_frame(self, task: str):
         from bayeserr.data.readers import read_inspect
-        frame, _ = read_inspect(self._path, scorer=self._scorer, cluster_from_log=False)
+        wanted = self.baseline_scorer or self._scorer
+        try:
+            frame, _ = read_inspect(self._path, scorer=wanted, cluster_from_log=False)
+        except InputError as exc:
+            if wanted is None or "has no score from scorer" not in str(exc):
+                raise
+            self._no_baseline_scorer(wanted, exc)
+        scorers = frame.attrs.get("scorers") or [None]
+        self._base_info["scorer"] = wanted or scorers[0]
+        if wanted is not None and wanted != self._scorer:
+            self._notes.append(f"The baseline's scorer is '{wanted}' (baseline_scorer=), this run's "
+                               f"'{self._scorer}'.")
         tasks = sorted(set(frame["task"].astype(str)))
         if task in tasks:
             frame = frame[frame["task"] == task]
@@ -379,6 +399,26 @@ class SequentialStopping:
                              f"{len(models)} models ({', '.join(models)}); give one log file, or name the "
                              "baseline with baseline_model=.")
         return frame
+
+    def _no_baseline_scorer(self, wanted: str, exc: InputError):
+        """Raise: the baseline's log has no score from ``wanted`` (or not on every sample),
+        naming the scorers it has and the fix."""
+        from bayeserr.data.readers import read_inspect
+        try:
+            seen = read_inspect(self._path, cluster_from_log=False)[0].attrs.get("scorers", [])
+        except InputError:
+            seen = []
+        has = f" Its scorers: {', '.join(seen)}." if seen else ""
+        if self.baseline_scorer is not None:
+            raise InputError(f"sequential_stopping: the baseline {self._path} has no score from "
+                             f"baseline_scorer='{wanted}' on every sample.{suggest(wanted, seen)}{has} Name "
+                             "one of its scorers with baseline_scorer=.") from None
+        which = ("name the one to compare with baseline_scorer=" if len(seen) != 1 else
+                 f"if '{seen[0]}' scores the same thing, give baseline_scorer='{seen[0]}'")
+        raise InputError(f"sequential_stopping: the baseline {self._path} has no score from '{wanted}', the "
+                         f"scorer this run watches.{has} The two logs were scored differently: {which} "
+                         "(or watch another of this run's scorers with scorer=). "
+                         f"[{str(exc)[:300]}]") from None
 
     def schedule(self, id, epoch: int) -> EarlyStop | None:
         """:meth:`schedule_sample` without ``await``."""
@@ -431,6 +471,8 @@ class SequentialStopping:
             self._drop_from_cluster(sid)
             return
         self._a.append(x)
+        if len(self._order) < MAX_ORDER:
+            self._order.append(sid)
         if self.pair:
             self._b.append(self._base[sid])
         if self.cluster is not None:
@@ -494,6 +536,9 @@ class SequentialStopping:
         samples still running when the rule held are included).  Then
         ``settled`` (False when the run ended before any rule held),
         ``stopped_after`` (answers received when the stop was decided),
+        ``order`` (the sample ids in the order they entered the sequence, at
+        most :data:`MAX_ORDER`: ``bayeserr watch`` takes the log's questions in
+        this order, so that it stops where the manager did),
         ``samples`` (planned, entered, skipped by the stop, left out and why),
         ``scorer``, ``cluster``, ``epochs``, ``baseline`` and ``notes``.
         """
@@ -516,6 +561,7 @@ class SequentialStopping:
             "stopped_after": self._stopped_after,
             "samples": {"planned": self._planned, "entered": len(self._a),
                         "skipped_by_stop": self._early_stops, **self._left_out},
+            "order": list(self._order),
             "scorer": self._scorer, "cluster": self.cluster, "epochs": self._epochs,
             "epoch_rule": _EPOCHS, "baseline": dict(self._base_info) if self.pair else None,
             "check_every": self.check_every or f"every answer up to {EVERY_ANSWER_UP_TO}, then every "
@@ -532,7 +578,7 @@ def sequential_stopping(*, baseline=None, scorer: str | None = None, cluster: st
                         settle: bool = True, tie: float | None = None, margin: float | None = None,
                         width: float | None = None, budget: int | None = None, level: float = 0.95,
                         method: str = "auto", baseline_model: str | None = None,
-                        check_every: int | None = None) -> SequentialStopping:
+                        baseline_scorer: str | None = None, check_every: int | None = None) -> SequentialStopping:
     """An early-stopping manager for ``Task(..., early_stopping=...)``: stop the run
     once a rule holds on an anytime-valid confidence sequence.
 
@@ -572,6 +618,12 @@ def sequential_stopping(*, baseline=None, scorer: str | None = None, cluster: st
     baseline_model
         The baseline's model, when the baseline folder holds runs of the task
         by several models.
+    baseline_scorer
+        The scorer of the baseline's log to compare with (default: the one
+        this run watches, ``scorer``), when the baseline was scored under
+        another name (``match`` against ``model_graded_qa``, or the same
+        scorer renamed).  A baseline without the scorer is an error naming
+        its scorers.
     check_every
         Check the rules after this many new answers (None: after every answer
         up to 200, then every 0.5% more).
@@ -586,4 +638,5 @@ def sequential_stopping(*, baseline=None, scorer: str | None = None, cluster: st
     """
     return SequentialStopping(baseline=baseline, scorer=scorer, cluster=cluster, settle=settle, tie=tie,
                               margin=margin, width=width, budget=budget, level=level, method=method,
-                              baseline_model=baseline_model, check_every=check_every)
+                              baseline_model=baseline_model, baseline_scorer=baseline_scorer,
+                              check_every=check_every)
