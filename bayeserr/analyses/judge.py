@@ -62,9 +62,43 @@ class JudgePair:
     b: str
     result: ppi.PPIMean
     p_value: float
+    p_holm: float = float("nan")        #: Holm over the judge-corrected pairs
+    judge_p_value: float = float("nan")  #: the judge-only difference's test (not the human estimand)
+    judge_p_holm: float = float("nan")   #: Holm over the pairs' judge-only tests
+
+    def verdict(self, level: float, judge: bool = False) -> str:
+        """``"a"`` or ``"b"`` (higher, Holm-adjusted at ``1 − level``) or ``"tie"``: the
+        corrected verdict, or the judge-only one with ``judge=True``."""
+        p, est = (self.judge_p_holm, self.result.judge_only.estimate) if judge else \
+            (self.p_holm, self.result.ppi.estimate)
+        if not (np.isfinite(p) and p < 1 - level):
+            return "tie"
+        return "a" if est > 0 else "b"
 
     def to_dict(self) -> dict:
-        return {"a": self.a, "b": self.b, **self.result.to_dict(), "p_value": self.p_value}
+        return {"a": self.a, "b": self.b, **self.result.to_dict(), "p_value": self.p_value,
+                "p_holm": self.p_holm, "judge_p_value": self.judge_p_value, "judge_p_holm": self.judge_p_holm}
+
+
+@dataclass(frozen=True)
+class JudgeSummary:
+    """The Judge section's answer in one place: the human-scored leader, the models the
+    labels cannot separate from it, the judge's own leader and the pairs whose verdict the
+    labels change (Holm over the pairs, both for the corrected and the judge-only tests)."""
+
+    leader: str                   #: highest PPI++ human-scored mean
+    tied_with_best: tuple         #: models whose corrected difference from the leader is not significant
+    not_compared: tuple           #: models with no corrected pair with the leader (too few shared labels)
+    judge_leader: str             #: highest judge-only mean among the corrected models
+    judge_leader_rank: int        #: its rank (1 = best) by the corrected means
+    changed: tuple                #: (a, b, judge verdict, corrected verdict) where they differ
+    n_pairs: int
+
+    def to_dict(self) -> dict:
+        return {"leader": self.leader, "tied_with_best": list(self.tied_with_best),
+                "not_compared": list(self.not_compared), "judge_leader": self.judge_leader,
+                "judge_leader_rank": self.judge_leader_rank, "n_pairs": self.n_pairs,
+                "changed": [{"a": a, "b": b, "judge": j, "corrected": c} for a, b, j, c in self.changed]}
 
 
 @dataclass(frozen=True)
@@ -77,9 +111,28 @@ class Judge:
     clustered: bool
     warnings: tuple             #: sentences: few labels, labels in few clusters, a non-random subset
 
+    @property
+    def summary(self) -> JudgeSummary | None:
+        """The leader, the models tied with it and the verdicts the labels change (None: no model;
+        ``docs/methods.md`` §3.14.8)."""
+        if not self.models:
+            return None
+        leader = self.models[0].model
+        with_leader = {(p.b if p.a == leader else p.a): p for p in self.pairs if leader in (p.a, p.b)}
+        others = [m.model for m in self.models[1:]]
+        tied = tuple(m for m in others if m in with_leader and with_leader[m].verdict(self.level) == "tie")
+        judged = max(self.models, key=lambda m: m.result.judge_only.estimate
+                     if np.isfinite(m.result.judge_only.estimate) else -np.inf)
+        changed = tuple((p.a, p.b, p.verdict(self.level, judge=True), p.verdict(self.level)) for p in self.pairs
+                        if p.verdict(self.level, judge=True) != p.verdict(self.level))
+        return JudgeSummary(leader, tied, tuple(m for m in others if m not in with_leader), judged.model,
+                            [m.model for m in self.models].index(judged.model) + 1, changed, len(self.pairs))
+
     def to_dict(self) -> dict:
+        summary = self.summary
         return {"level": self.level, "clustered": self.clustered,
                 "models": [m.to_dict() for m in self.models], "pairs": [p.to_dict() for p in self.pairs],
+                "summary": None if summary is None else summary.to_dict(),
                 "warnings": list(self.warnings)}
 
     def to_frame(self) -> pd.DataFrame:
@@ -166,12 +219,33 @@ def _pair(a, b, ya, fa, yb, fb, codes, level) -> JudgePair | None:
         res = ppi.ppi_paired(ya[both], fa[both], yb[both], fb[both], c, level=level)
     except InputError:
         return None
-    iv = res.ppi
+    return JudgePair(a, b, res, _p_value(res.ppi), judge_p_value=_p_value(res.judge_only))
+
+
+def _p_value(iv) -> float:
+    """Two-sided p of ``estimate = 0`` from an interval's estimate, SE and df (t; normal at df = ∞)."""
     from scipy import stats
     t = iv.estimate / iv.se if iv.se > 0 else np.nan
-    p = float(2 * (stats.norm.sf(abs(t)) if np.isinf(iv.df) else stats.t.sf(abs(t), iv.df))) \
-        if np.isfinite(t) else float("nan")
-    return JudgePair(a, b, res, p)
+    if not np.isfinite(t):
+        return float("nan")
+    return float(2 * (stats.norm.sf(abs(t)) if np.isinf(iv.df) else stats.t.sf(abs(t), iv.df)))
+
+
+def _holm_pairs(pairs: list) -> list:
+    """The pairs with Holm-adjusted p-values over all of them (corrected and judge-only apart);
+    a pair with no p (NaN) is left out of the family and keeps NaN."""
+    from dataclasses import replace
+
+    from bayeserr.stats.simultaneous import holm
+    out = list(pairs)
+    for raw, adjusted in (("p_value", "p_holm"), ("judge_p_value", "judge_p_holm")):
+        p = np.array([getattr(q, raw) for q in out])
+        ok = np.isfinite(p)
+        adj = np.full(p.size, np.nan)
+        if ok.any():
+            adj[ok] = holm(p[ok])
+        out = [replace(q, **{adjusted: float(v)}) for q, v in zip(out, adj)]
+    return out
 
 
 def _warnings(models, clustered) -> list[str]:
@@ -242,6 +316,7 @@ def judge(ds, *, level: float = 0.95) -> Judge:
         if p is not None:
             pairs.append(p)
     pairs.sort(key=lambda p: (order[p.a], order[p.b]))
+    pairs = _holm_pairs(pairs)
     notes = _warnings(models, codes is not None)
     if left_out:
         notes.append(f"No corrected interval for {', '.join(left_out[:5])}"

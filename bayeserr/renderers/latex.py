@@ -496,10 +496,13 @@ def _short_verdicts(t: Table) -> Table:
     rows = []
     for row in t.rows:
         a, b = row[0].value if row[0].kind == "pair" else (None, None)
-        word = row[j].value
-        short = ("A higher" if word == f"{a} higher" else "B higher" if word == f"{b} higher" else
-                 "n.s." if word == "not different" else word)
-        rows.append(row[:j] + (Cell("text", short),) + row[j + 1:])
+
+        def short(word):
+            return ("A higher" if word == f"{a} higher" else "B higher" if word == f"{b} higher" else
+                    "n.s." if word == "not different" else word)
+        word, _, judged = row[j].value.partition(" (judge alone: ")  # the Judge section's changed verdicts
+        word = short(word) + (f" (judge: {short(judged[:-1])})" if judged.endswith(")") else "")
+        rows.append(row[:j] + (Cell("text", word),) + row[j + 1:])
     return replace(t, rows=tuple(rows))
 
 

@@ -68,5 +68,5 @@ def ratings_blocks(r, warning_limit=_SHORT) -> list:
         out.append(doc.Para(f"Every neighbour is ordered with probability ≥ {(1 + r.level) / 2:.3f}."))
     out += [doc.Heading("Warnings"), *doc.warnings_blocks(r.warnings, limit)]
     if r.rows is not None:
-        out += [doc.Heading("Rows"), doc.Para(doc.rows_text(r.rows.to_dict()), "rows")]
+        out += [doc.Heading("Rows"), doc.Para(doc.rows_text(r.rows.to_dict()), "rows", user_text=True)]
     return out

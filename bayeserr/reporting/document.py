@@ -259,7 +259,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     if len(rep.scores) > 1:  # one model: no pair, no tie zone
         out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level), user_text=True)]
     out += [Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
-            Heading("Rows"), Para(rows_text(rep.rows), "rows")]
+            Heading("Rows"), Para(rows_text(rep.rows), "rows", user_text=True)]
     settings = settings_text(getattr(rep, "provenance", None) or {})
     if settings:
         out.append(Para(settings, "rows", user_text=True))
@@ -391,7 +391,7 @@ def judge_blocks(j) -> list:
              for m in j.models[:3] if np.isfinite(m.result.effective_labels)]
     how = ("clustered (CR2, t on the df of the PPI estimating equation)" if j.clustered
            else "t on Welch–Satterthwaite df")
-    out = [Heading("Judge"), tables.judge_table(j),
+    out = [Heading("Judge"), Para(judge_answer(j), "verdict", user_text=True), tables.judge_table(j),
            Para("The scores above are the judge's. Here the human-labelled answers correct them: "
                 "Human-scored (PPI++) is the interval for the mean a human grader would give (prediction-powered "
                 f"inference, power-tuned, {how}); Labelled only uses the labelled answers alone; Judge only is "
@@ -412,13 +412,55 @@ def judge_blocks(j) -> list:
     if j.pairs:
         shown = shown_pairs(j)
         note = ("A − B of human-scored means on the questions both answered (labelled where both are), "
-                "PPI++ on the paired differences, one pair at a time (not adjusted for the other pairs); "
-                "Judge only: the judge's difference.")
+                f"PPI++ on the paired differences; p (Holm) adjusts over the {len(j.pairs):,} corrected pairs, "
+                "and the verdict follows it; Judge only: the judge's difference, and in parentheses the judge's "
+                "own verdict (its test, Holm over the same pairs) where the labels change it.")
         if len(shown) < len(j.pairs):
             note += (f" Showing {len(shown):,} of {len(j.pairs):,} pairs (neighbours in the corrected ranking); "
                      "the JSON holds them all.")
         out += [Heading("Judge-corrected comparisons", 3), tables.judge_pairs_table(j, shown), Para(note, "note")]
     return out  # the warnings are in the report's Warnings section (judge_labels)
+
+
+def _some(names, limit: int = MAX_NAMES) -> str:
+    """``a, b and c`` (at most ``limit`` names, then ``and N more``)."""
+    names = list(names)
+    if len(names) > limit:
+        return ", ".join(names[:limit]) + f" and {len(names) - limit:,} more"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def judge_answer(j) -> str:
+    """The Judge section's answer in one voice: the human-scored leader, the models the labels
+    cannot separate from it, the judge's own leader, and the verdicts the labels change."""
+    from bayeserr.analyses.judge import MIN_LABELS
+    s = j.summary
+    best = j.models[0].result.ppi
+    out = (f"Corrected by the human labels, {s.leader} has the highest human-scored mean "
+           f"({pct(best.estimate)}, {j.level:.0%} CI {interval((best.lower, best.upper))}).")
+    if len(j.models) > 1:
+        if s.tied_with_best:
+            out += (f" The labels do not separate it from {_some(s.tied_with_best)} (Holm over the "
+                    f"{s.n_pairs:,} corrected pairs): {'these are' if len(s.tied_with_best) > 1 else 'this is'} "
+                    "tied with the best.")
+        elif not s.not_compared:
+            out += " It is ahead of every other model (Holm over the corrected pairs)."
+        if s.not_compared and not s.n_pairs:
+            out += (f" No two models have {MIN_LABELS} or more questions labelled for both, so the labels "
+                    "cannot say which models are tied with it (compare models on the same questions, and "
+                    "label the same questions for each).")
+        elif s.not_compared:
+            out += (f" It has no corrected comparison with {_some(s.not_compared)}: fewer than {MIN_LABELS} "
+                    "questions labelled for both.")
+    if s.judge_leader != s.leader:
+        out += (f" The judge alone would rank {s.judge_leader} first; by the human labels it is "
+                f"number {s.judge_leader_rank} of {len(j.models)}.")
+    if s.changed:
+        out += (f" The labels change {len(s.changed)} of the judge's {s.n_pairs:,} pairwise verdicts"
+                " (marked in the comparisons below).")
+    elif s.n_pairs:
+        out += f" They change none of the judge's {s.n_pairs:,} pairwise verdicts."
+    return out
 
 
 def settings_text(prov: dict) -> str:
@@ -501,7 +543,7 @@ def comparison_blocks(rep) -> list:
             out.append(Para(f"Diagnostics: max R-hat {d['r_hat']:.3f}, min ESS bulk {d['ess_bulk']:.0f}, "
                             f"tail {d['ess_tail']:.0f}, divergences {d['divergences']}"))
     out += [Heading("Warnings"), *warnings_blocks(rep.warnings), Heading("Rows"),
-            Para(rows_text(rep.rows), "rows")]
+            Para(rows_text(rep.rows), "rows", user_text=True)]
     settings = settings_text(getattr(rep, "settings", None) or {})
     if settings:
         out.append(Para(settings, "rows", user_text=True))

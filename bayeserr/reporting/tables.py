@@ -511,16 +511,17 @@ def judge_pairs_table(j, pairs) -> Table:
     cols = (Column("pair", "A − B", "$A - B$", numeric=False), Column("labels", "Labels"),
             Column("diff", "Diff (PPI++)"),
             Column("ci", f"{level:.0%} CI", f"{level:.0%} CI".replace("%", r"\%")),
-            Column("p", "p", "$p$"), Column("judge", "Judge only"), Column("verdict", "Verdict", numeric=False))
+            Column("p", "p", "$p$"), Column("p_holm", "p (Holm)", "$p$ (Holm)"),
+            Column("judge", "Judge only"), Column("verdict", "Verdict", numeric=False))
+    said = {"a": lambda p: f"{p.a} higher", "b": lambda p: f"{p.b} higher", "tie": lambda p: "not different"}
     rows = []
     for p in pairs:
         r = p.result
-        shown = math.isfinite(p.p_value) and p.p_value < 1 - level
+        corrected, judged = p.verdict(level), p.verdict(level, judge=True)
+        verdict = said[corrected](p) + ("" if judged == corrected else f" (judge alone: {said[judged](p)})")
         rows.append((Cell("pair", (p.a, p.b)), Cell("int", r.n_labelled),
                      Cell("pct_se", r.ppi.estimate, r.ppi.se),
-                     Cell("interval", _cut(r.ppi, -1.0)), Cell("p", p.p_value),
-                     Cell("pct", r.judge_only.estimate),
-                     text((f"{p.a} higher" if r.ppi.estimate > 0 else f"{p.b} higher") if shown
-                          else "not different")))
+                     Cell("interval", _cut(r.ppi, -1.0)), Cell("p", p.p_value), Cell("p", p.p_holm),
+                     Cell("pct", r.judge_only.estimate), text(verdict)))
     return Table("judge_pairs", "Judge-corrected comparisons", cols, tuple(rows),
                  caption="A − B of human-scored means (PPI++ on the paired differences), one pair at a time.")
