@@ -178,7 +178,9 @@ def _half_written(src: Path, dest: Path, keep: float) -> Path:
     return dest
 
 
-def test_an_archive_caught_mid_write_is_read_again_then_a_clear_error(agree, tmp_path, cli):
+def test_an_archive_caught_mid_write_is_read_again_then_a_clear_error(agree, tmp_path, cli, monkeypatch):
+    import bayeserr.cli.watch as watch_cli
+    monkeypatch.setattr(watch_cli, "QUICK_PAUSE", 0.01)  # the quick re-reads, without their pause
     cand = Path(agree["cand"])
     cut = _half_written(cand, tmp_path / "cut.eval", 0.6)  # no central directory: not a zip yet
     res = cli("watch", cut, "--pair", "mockllm/cand", "mockllm/base")
