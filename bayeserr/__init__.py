@@ -44,6 +44,7 @@ _API = {
     "suite": ("analyses.suite", "suite"),
     "sequential": ("analyses.sequential", "watch"),
     "judge": ("analyses.judge", "judge"),
+    "arena_judge": ("analyses.arena_judge", "arena_judge"),
     "report": ("reporting.build", "build_report"),
     "compare_report": ("reporting.build", "build_comparison"),
     "plan": ("analyses.power", "plan"),

@@ -201,6 +201,11 @@ case("gate(no candidates)", lambda c: bayeserr.gate(c.ds, [], "B", 0.01), "at le
 case("suite(no tasks)", lambda c: bayeserr.suite(c.ds), "at least two tasks")
 case("judge(no human labels)", lambda c: bayeserr.judge(c.ds), "no human labels in the data")
 case("judge(level=2)", lambda c: bayeserr.judge(c.ds, level=2), "level")
+case("arena_judge(unknown judge)", lambda c: bayeserr.arena_judge(
+    c.votes_frame.assign(j="x", pair_id=range(len(c.votes_frame))), judge_col="j", human="x", judge="y"),
+    "no votes have j=y")
+case("arena_judge(no judge column)", lambda c: bayeserr.arena_judge(c.votes_frame, judge_col="j", human="x",
+                                                                  judge="y"), "j")
 case("sequential(model unknown)", lambda c: bayeserr.sequential(c.ds, "Z", "B"), "model 'Z' is not in the data")
 case("sequential(A against A)", lambda c: bayeserr.sequential(c.ds, "A", "A"), "two different models")
 case("sequential(one model, no rule)", lambda c: bayeserr.sequential(c.ds, "A"), "no gap to settle")

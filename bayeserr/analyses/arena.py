@@ -744,7 +744,7 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
                      source=votes.source, caveats=caveats, bayes_interval=bayes_iv)
 
 
-def summarise(models, s_hat, draws, st: _Structure, n_votes, *, level, by, rows=None, source="", caveats=(),
+def summarise(models, s_hat, draws, st, n_votes, *, level, by, rows=None, source="", caveats=(),
               bayes_interval=None) -> Ratings:
     """:class:`Ratings` from a centred fit ``s_hat`` and its bootstrap strengths ``draws``
     (B × models, NaN where a resample left a model out): percentile intervals, rank

@@ -297,9 +297,12 @@ def tuned_lambda(s, a, b, human, judge, labelled) -> float:
 
 
 def sandwich_cov(s, a, b, human, judge, labelled, lam) -> np.ndarray:
-    """Asymptotic covariance of the PPI++ strengths (centred per group)::
+    """Asymptotic covariance of the PPI++ strengths, centred per group (``docs/methods.md`` §5.5.1, (A4)).
 
-        Σ = H⁺ [Var_L(g_Y − λ g_f)/n + λ² Var_U(g_f)/N] H⁺"""
+    The sandwich::
+
+        Σ = H⁺ [Var_L(g_Y − λ g_f)/n + λ² Var_U(g_f)/N] H⁺
+    """
     n, N = int(labelled.sum()), int((~labelled).sum())
     gy = item_gradients(s, a[labelled], b[labelled], human[labelled])
     gfl = item_gradients(s, a[labelled], b[labelled], judge[labelled])

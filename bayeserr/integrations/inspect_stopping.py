@@ -537,7 +537,7 @@ class SequentialStopping:
         ``settled`` (False when the run ended before any rule held),
         ``stopped_after`` (answers received when the stop was decided),
         ``order`` (the sample ids in the order they entered the sequence, at
-        most :data:`MAX_ORDER`: ``bayeserr watch`` takes the log's questions in
+        most ``MAX_ORDER``: ``bayeserr watch`` takes the log's questions in
         this order, so that it stops where the manager did),
         ``samples`` (planned, entered, skipped by the stop, left out and why),
         ``scorer``, ``cluster``, ``epochs``, ``baseline`` and ``notes``.

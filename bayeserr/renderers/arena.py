@@ -58,8 +58,12 @@ def judge_ratings_blocks(j) -> list:
                   Cell("range", (x["human_only_low"], x["human_only_high"]), digits=0),
                   Cell("num", x["judge_only"], digits=0), Cell("int", x["n_labelled"]), Cell("int", x["n_items"]))
                  for _, x in df.iterrows())
-    lam = (f"λ = {j.lam:.3f} (power-tuned{'' if j.lam_raw == j.lam else f', {j.lam_raw:.3f} before clipping'})"
-           if j.lam_tuned else f"λ = {j.lam:.3f} (fixed)")
+    if j.n_unlabelled < 2:
+        lam = "λ = 0: fewer than 2 unlabelled items, so the judge adds nothing"
+    elif j.lam_tuned:
+        lam = f"λ = {j.lam:.3f} (power-tuned{'' if j.lam_raw == j.lam else f', {j.lam_raw:.3f} before clipping'})"
+    else:
+        lam = f"λ = {j.lam:.3f} (fixed)"
     notes = (f"Bradley–Terry on the Elo scale for the {j.human_label} votes, the {j.judge_label} judge's verdicts "
              f"on all {j.n_labelled + j.n_unlabelled} items corrected with the {j.n_labelled} items that have "
              f"{j.human_label} votes (prediction-powered, PPI++; {lam}); {r.level:.0%} percentile intervals from "
