@@ -105,12 +105,12 @@ def test_the_intervals_are_the_reports(clusters):
                     assert got == pytest.approx((iv.estimate, iv.se, iv.lower, iv.upper), rel=1e-9, abs=1e-12)
                 assert res["effective_labels"][r] == pytest.approx(ref.effective_labels, rel=1e-9)
                 assert res["lam"][r] == pytest.approx(ref.lam, rel=1e-9)
-            if clusters == "none" and q != "A − B":
-                est, se, lo, hi, usable = lab.rogan_gladen_rows(human, f)
+            if q != "A − B":
+                est, se, lo, hi, usable = lab.rogan_gladen_rows(human, f, codes=codes)
                 for r in range(3):
-                    rg = rogan_gladen(human[r], f[r])
-                    assert (est[r], se[r], lo[r], hi[r], usable[r]) == (rg.estimate, rg.se, rg.lower, rg.upper,
-                                                                         rg.usable)
+                    rg = rogan_gladen(human[r], f[r], codes)
+                    assert (est[r], se[r], lo[r], hi[r], usable[r]) == pytest.approx(
+                        (rg.estimate, rg.se, rg.lower, rg.upper, rg.usable), nan_ok=True, rel=0, abs=0)
 
 
 def test_the_exact_wald_coverage_is_a_binomial_sum():
@@ -133,7 +133,7 @@ def test_ppi_covers_and_the_judge_alone_does_not():
     unequal clusters, PPI++ covers the human-scored mean of A (judge +10 points) and B and
     the difference A − B in at least 95% − 3 MC SE of data sets at 50, 100 and 300 labels;
     the judge-only interval covers A's human mean and A − B in under 50% (and prints it),
-    while it covers the judge-scored values; Rogan–Gladen covers without clusters."""
+    while it covers the judge-scored values; Rogan–Gladen covers, clustered (J9c) with clusters."""
     reps = 600
     df = pd.concat([lab.run_judge(reps, seed=31, grid=["none"]), lab.run_judge(reps, seed=32, grid=["forty"])])
     show = df[df.method.isin(["ppi", "judge_only", "rogan_gladen"])]
@@ -147,7 +147,8 @@ def test_ppi_covers_and_the_judge_alone_does_not():
     assert (judge["covers_judge"] >= _floor(reps)).all()
     assert (judge[judge.quantity == "B"]["coverage"] >= _floor(reps)).all()  # B's judge is unbiased
     rg = df[df.method == "rogan_gladen"]
-    assert set(rg.clusters) == {"none"} and len(rg) == 2 * 3 and (rg["coverage"] >= _floor(reps)).all()
+    assert set(rg.clusters) == {"none", "forty"} and len(rg) == 2 * 2 * 3
+    assert (rg["coverage"] >= _floor(reps)).all(), rg.to_string()
     # the judge is worth labels: PPI++ narrower than the labels alone, and more effective labels
     cl = df[df.method == "classical"].set_index(["clusters", "n_labels", "quantity"])
     for _, r in ppi.iterrows():
@@ -174,8 +175,9 @@ def test_the_run_is_seeded_and_jobs_do_not_change_it():
     two = lab.run_judge(20, seed=8, jobs=2)
     pd.testing.assert_frame_equal(one, two)
     assert sorted(set(one["seed"])) == [8, 1008, 2008]
-    assert len(one) == 3 * 3 * 3 * 3 + 3 * 2  # structures × labels × quantities × 3 intervals, + Rogan–Gladen
-    assert set(one[one.method == "rogan_gladen"].clusters) == {"none"}
+    # structures × labels × quantities × 3 intervals, + Rogan–Gladen (A and B) in every structure
+    assert len(one) == 3 * 3 * 3 * 3 + 3 * 3 * 2
+    assert set(one[one.method == "rogan_gladen"].clusters) == set(lab.CLUSTERS)
 
 
 def test_bad_lab_inputs_are_clear_errors():
@@ -220,7 +222,7 @@ def test_the_published_section_is_the_csvs():
     assert section == "\n".join(lab.judge_section(df, command))
     # the grid: every structure, label count, quantity and interval, once
     assert (df.reps >= lab.PUBLISHED_REPS).all() and (df["coverage_se"] <= 0.005).all()
-    assert len(df) == len(lab.CLUSTERS) * len(lab.LABELS) * (3 * 3) + len(lab.LABELS) * 2
+    assert len(df) == len(lab.CLUSTERS) * len(lab.LABELS) * (3 * 3 + 2)
     assert not df.duplicated(["clusters", "n_labels", "quantity", "method"]).any()
     assert list(df.drop_duplicates("clusters")["seed"]) == [0, 1000, 2000]
     # the coverage table, parsed
@@ -273,7 +275,7 @@ def test_publish_twice_leaves_one_section(tmp_path, cli):
     once = page.read_text()
     csv = pd.read_csv(tmp_path / "calibration_judge.csv")
     assert pd.read_csv(io.StringIO(first.stdout)).equals(csv)
-    assert len(csv) == 27 * 3 + 6 and (csv.reps == 10).all()
+    assert len(csv) == 27 * 3 + 18 and (csv.reps == 10).all()
     command = f"bayeserr simulate judge --reps 10 --seed 5 --publish {page}"
     assert _section(once) == "\n".join(lab.judge_section(csv, command))
     second = cli(*args, "--publish", tmp_path)  # a folder: its calibration.md

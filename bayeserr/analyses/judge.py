@@ -203,7 +203,7 @@ def _model(name, y, f, codes, level) -> JudgeModel | str:
     rg = None
     if _binary(y) and _binary(f) and (~np.isnan(y)).sum() < len(y):
         try:
-            rg = ppi.rogan_gladen(y, f, level=level)
+            rg = ppi.rogan_gladen(y, f, c, level=level)
         except InputError:
             rg = None
     return JudgeModel(name, int(keep.sum()), res, _agreement(y, f, c), rg, _selection_p(f, ~np.isnan(y)))

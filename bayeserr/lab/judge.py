@@ -77,7 +77,7 @@ CLUSTERS = ("none", "forty", "swebench")
 FORTY_SPREAD = 0.8
 #: the quantities: each model's human-scored mean and the paired difference A − B
 QUANTITIES = ("A", "B", "A − B")
-#: the intervals, in the tables' order (Rogan–Gladen: means without clusters only)
+#: the intervals, in the tables' order (Rogan–Gladen: each model's mean, not A − B)
 METHODS = ("ppi", "classical", "judge_only", "rogan_gladen")
 #: level of every interval
 LEVEL = 0.95
@@ -260,11 +260,11 @@ def intervals(human, judge, codes, level: float = LEVEL) -> dict:
     return out
 
 
-def rogan_gladen_rows(human, judge, level: float = LEVEL):
-    """:func:`~bayeserr.stats.ppi.rogan_gladen` on every row: ``(estimate, se, lower,
-    upper, usable)`` (NaN where unusable)."""
+def rogan_gladen_rows(human, judge, level: float = LEVEL, codes=None):
+    """:func:`~bayeserr.stats.ppi.rogan_gladen` on every row (clustered with ``codes``):
+    ``(estimate, se, lower, upper, usable)`` (NaN where unusable)."""
     from bayeserr.stats.ppi import rogan_gladen
-    rows = [rogan_gladen(h, f, level=level) for h, f in zip(human, judge)]
+    rows = [rogan_gladen(h, f, codes, level=level) for h, f in zip(human, judge)]
     est, se, lo, hi = (np.array([getattr(r, k) for r in rows]) for k in ("estimate", "se", "lower", "upper"))
     return est, se, lo, hi, np.array([r.usable for r in rows])
 
@@ -306,8 +306,8 @@ def block(clusters: str, reps: int, cell_seed: int, block_no: int, level: float 
             lo, hi = res["judge_only"][2:]
             out[f"{n}/{quantity}/judge_only/covers_judge"] = (lo <= judge_value(quantity)) & (
                 judge_value(quantity) <= hi)
-            if codes is None and quantity != "A − B":
-                est, se, lo, hi, usable = rogan_gladen_rows(human, f, level)
+            if quantity != "A − B":
+                est, se, lo, hi, usable = rogan_gladen_rows(human, f, level, codes)
                 _score(out, f"{n}/{quantity}/rogan_gladen", est, se, lo, hi, truth)
                 out[f"{n}/{quantity}/rogan_gladen/usable"] = usable
     return out
@@ -672,24 +672,29 @@ def _rg_finding(df) -> str | None:
         return None
     ppi = df[df.method == "ppi"].set_index(["clusters", "quantity", "n_labels"])
     parts = []
-    for q, h in _ordered(rg).groupby("quantity", sort=False):
-        parts.append(f"{q}: " + _and(f"{_pct(r['coverage'])} at {int(r['n_labels'])}" for _, r in h.iterrows()))
+    for (q, c), h in _ordered(rg).groupby(["quantity", "clusters"], sort=False):
+        parts.append(f"{q} ({_where(c)}): " + _and(f"{_pct(r['coverage'])} at {int(r['n_labels'])}"
+                                                  for _, r in h.iterrows()))
     text = ("- **Rogan–Gladen** (the 0/1 judge's sensitivity and specificity from the labels, its rate from the "
-            "unlabelled questions; no clusters) covers " + "; ".join(parts) + " labels")
+            "unlabelled questions; delta method without clusters, CR2 with t on the df of (J7) over its three "
+            "sets with them) covers " + "; ".join(parts) + " labels")
+    below = _ordered(rg[clearly_below(rg["coverage"], rg["reps"], rg["level"])])
+    if len(below):
+        text += " (more than 2 Monte Carlo SEs below 95% for " + _and(_cell(r) for _, r in below.iterrows()) + ")"
     over = _ordered(rg[clearly_above(rg["coverage"], rg["reps"], rg["level"])])
     if len(over):
         text += (" (above nominal, i.e. wider than it needs to be, for "
-                 + "; ".join(f"{q} at {_and(str(int(n)) for n in h['n_labels'])} labels"
-                             for q, h in over.groupby("quantity", sort=False)) + ")")
+                 + "; ".join(f"{q}, {_where(c)}, at {_and(str(int(n)) for n in h['n_labels'])} labels"
+                             for (q, c), h in over.groupby(["quantity", "clusters"], sort=False)) + ")")
     ratios = [r["mean_width"] / ppi.loc[(r["clusters"], r["quantity"], r["n_labels"]), "mean_width"]
               for _, r in rg.iterrows() if (r["clusters"], r["quantity"], r["n_labels"]) in ppi.index]
     if ratios:
         text += f", at {_span(ratios, lambda x: f'{x:.1f}')} times the width of PPI++"
     unusable = _ordered(rg[rg["usable"] < 1])
     if len(unusable):
-        text += ("; it was unusable (Youden's J ≤ 0.1, or no labelled 0 or 1) in "
-                 + _and(f"{_pct(1 - r['usable'])} of data sets ({r['quantity']}, {int(r['n_labels'])} labels)"
-                        for _, r in unusable.iterrows())
+        text += ("; it was unusable (Youden's J ≤ 0.1, no labelled 0 or 1, or with clusters a set of the "
+                 "labels in one cluster) in "
+                 + _and(f"{_pct(1 - r['usable'])} of data sets ({_cell(r)})" for _, r in unusable.iterrows())
                  + ", counted as misses")
     return text + "."
 
@@ -738,7 +743,8 @@ def judge_section(df, command: str) -> list[str]:
         "(each label's correction uses the λ fitted without it, (J2x); `ppi_arrays`, the core of "
         "`ppi_mean` and `ppi_paired`; Welch–Satterthwaite t without clusters, CR2 with t on the df of (J7) with "
         "them), the labelled-only interval (t on n − 1 df; CR2 with the Bell–McCaffrey df), the judge-only "
-        "interval over all questions (t; CR2), and without clusters Rogan–Gladen (`rogan_gladen`) for each "
+        "interval over all questions (t; CR2), and Rogan–Gladen (`rogan_gladen`; the delta method without "
+        "clusters, CR2 with t on the df of (J7) over its three sets with them) for each "
         f"model's mean. Level {_nominal(level)}; {reps:,} data sets per design, each rate ± one Monte Carlo SE "
         f"(±{100 * _nominal_se(level, reps):.2f} points for a coverage near {_nominal(level)}); a coverage in "
         f"**bold** is more than {BELOW_SE} SEs below {_nominal(level)}. The judge-only column does not depend on "

@@ -407,7 +407,8 @@ def judge_blocks(j) -> list:
                         + "; ".join(f"{m.model} {pct(m.rogan_gladen.estimate)} "
                                     f"{interval((m.rogan_gladen.lower, m.rogan_gladen.upper))}" for m in rg[:10])
                         + (" …" if len(rg) > 10 else "") + " (the JSON has every model)"
-                        + ("; it assumes independent questions." if j.clustered else "."), "note",
+                        + ("; clustered: CR2, t on the df of its three sets." if j.clustered
+                           else "; delta method, normal quantile."), "note",
                         user_text=True))
     if j.pairs:
         shown = shown_pairs(j)

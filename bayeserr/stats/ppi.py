@@ -356,20 +356,32 @@ def _cr2_factors(lab, codes, n, N):
 
 
 def _ppi_df(lam, s2u, s2l, nc, mc, n, N, sq_l, sq_u):
-    """Satterthwaite df of the clustered PPI variance (J7), vectorized."""
-    lam, s2u, s2l = lam[..., None], s2u[..., None], s2l[..., None]
-    nn, NN = n[..., None], N[..., None]
-    D_u = (lam / NN) ** 2 * sq_u**2 * mc
-    D_l = (1.0 / nn) ** 2 * sq_l**2 * nc
-    r_u = lam * sq_u * mc / NN**1.5
-    r_l = sq_l * nc / nn**1.5
-    d = s2u * D_u + s2l * D_l
-    ru2, rl2 = (r_u * r_u).sum(-1), (r_l * r_l).sum(-1)
-    rul = (r_u * r_l).sum(-1)
-    s2u, s2l = s2u[..., 0], s2l[..., 0]
-    tr = d.sum(-1) - s2u * ru2 - s2l * rl2
-    fro = ((d * d).sum(-1) - 2 * s2u * (d * r_u * r_u).sum(-1) - 2 * s2l * (d * r_l * r_l).sum(-1)
-           + s2u**2 * ru2**2 + s2l**2 * rl2**2 + 2 * s2u * s2l * rul**2)
+    """Satterthwaite df of the clustered PPI variance (J7), vectorized: the sets U and L
+    with weights λ and 1 (:func:`sets_df`)."""
+    lam = np.asarray(lam, dtype=float)
+    lam, s2u, s2l, n, N = np.broadcast_arrays(lam, s2u, s2l, n, N)
+    return sets_df(np.stack([s2u, s2l], -1), np.stack([lam, np.ones_like(lam)], -1),
+                   np.stack(np.broadcast_arrays(mc, nc), -2), np.stack([N, n], -1),
+                   np.stack(np.broadcast_arrays(sq_u, sq_l), -2))
+
+
+def sets_df(s2, w, counts, totals, sq):
+    """Satterthwaite df of a CR2 variance of Σ_t w_t·mean_t over sets t of questions
+    that share clusters, under the working model of independent questions with variance
+    σ²_t in set t ((J7), ``docs/methods.md`` §3.14.3; §3.14.4 for Rogan–Gladen's three
+    sets).  Vectorized over leading axes: ``s2``, ``w``, ``totals`` (..., T); ``counts``
+    and ``sq`` (..., T, C): questions of set t in cluster c and √q_ct.  With
+    D_t = diag(w_t² q_ct n_ct / n_t²), r_tc = w_t √q_ct n_ct / n_t^{3/2} and
+    M = Σ_t σ²_t (D_t − r_t r_tᵀ), the df is (tr M)² / ‖M‖²_F, in closed form."""
+    s2, w, tot = (np.asarray(x, dtype=float) for x in (s2, w, totals))
+    counts, sq = np.asarray(counts, dtype=float), np.asarray(sq, dtype=float)
+    D = (w / tot)[..., None] ** 2 * sq**2 * counts                       # (..., T, C)
+    r = w[..., None] * sq * counts / tot[..., None] ** 1.5                  # (..., T, C)
+    d = (s2[..., None] * D).sum(-2)                                        # diag of Σ σ²_t D_t
+    rr = np.einsum("...tc,...sc->...ts", r, r)                             # r_t·r_s
+    tr = d.sum(-1) - (s2 * np.einsum("...tt->...t", rr)).sum(-1)
+    fro = ((d * d).sum(-1) - 2 * (s2 * np.einsum("...c,...tc->...t", d, r * r)).sum(-1)
+           + np.einsum("...t,...s,...ts->...", s2, s2, rr * rr))
     return np.where(fro > 0, tr * tr / fro, np.nan)
 
 
@@ -582,6 +594,9 @@ class RoganGladen:
     usable: bool
     clipped: bool
     reason: str | None = None
+    df: float = math.inf       #: ∞ (normal quantile) without clusters; (J7) over the three sets with them
+    variance: str = "delta"    #: "delta" (J9) or "cr2" (J9c, clustered)
+    n_clusters: int | None = None
 
     def to_dict(self) -> dict:
         return {k: (_float(v) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
@@ -601,7 +616,7 @@ def _binary(x, name, allow_nan):
         raise InputError(f"{name} is missing at position(s) {_positions(np.isnan(x))}.")
 
 
-def rogan_gladen(human, judge, *, level=0.95) -> RoganGladen:
+def rogan_gladen(human, judge, codes=None, *, level=0.95) -> RoganGladen:
     """Rogan–Gladen corrected share of human 1s from a 0/1 judge (J8) with its
     delta-method interval (J9) (Rogan & Gladen 1978; ``docs/methods.md`` §3.14).
 
@@ -617,12 +632,17 @@ def rogan_gladen(human, judge, *, level=0.95) -> RoganGladen:
     interval ``θ̂ ± z SE``; the estimate and the interval are clipped to
     [0, 1].  Unusable (NaN, ``usable=False``) when ``J ≤ 0.1``: the judge
     barely separates the classes and the correction divides by almost 0.
-    Questions are treated as independent (no cluster version).
+
+    ``codes`` (one cluster id per question): the three means share clusters, so
+    the variance is the CR2 variance of the linearised estimator over the sets
+    U, L₁ (labelled 1s) and L₀ (J9c) and the interval is t on the Satterthwaite
+    df of (J7) over the three sets (:func:`sets_df`).
     """
     y, f = _check_pair(human, judge)
     _binary(y, "human", True)
     _binary(f, "judge", False)
     level = check_level(level, "level")
+    codes = _check_codes(codes, len(y))
     lab = ~np.isnan(y)
     n = int(lab.sum())
     if n < 2:
@@ -649,18 +669,56 @@ def rogan_gladen(human, judge, *, level=0.95) -> RoganGladen:
     elif not J > MIN_YOUDEN:
         reason = (f"Se + Sp − 1 = {J:.3f} ≤ {MIN_YOUDEN}: the judge barely separates human 1s from 0s, "
                   "so the correction divides by almost zero; use ppi_mean or the labelled subset alone.")
+    raw = (p + sp_ - 1) / J if reason is None else nan
+    clustered = {} if codes is None else {"variance": "cr2", "n_clusters": int(np.unique(codes).size)}
+    if reason is None and codes is None:
+        var, df = (v_p + raw**2 * v_se + (1 - raw) ** 2 * v_sp) / J**2, math.inf     # (J9)
+    elif reason is None:
+        var, df, reason = _rogan_gladen_cr2(f, y, lab, codes, raw, J)                 # (J9c)
     if reason is not None:
         return RoganGladen(nan, nan, nan, nan, nan, se_, sp_, math.sqrt(v_se) if n1 else nan,
                            math.sqrt(v_sp) if n0 else nan, p, math.sqrt(v_p) if N else nan, J,
-                           n, n1, n0, N, level, False, False, reason)
-    raw = (p + sp_ - 1) / J
-    var = (v_p + raw**2 * v_se + (1 - raw) ** 2 * v_sp) / J**2
+                           n, n1, n0, N, level, False, False, reason, **clustered)
     se = math.sqrt(var)
-    z = float(norm_ppf(0.5 + level / 2))
+    q = float(norm_ppf(0.5 + level / 2)) if math.isinf(df) else float(t_ppf(0.5 + level / 2, df))
     est = min(max(raw, 0.0), 1.0)
-    return RoganGladen(est, raw, se, min(max(raw - z * se, 0.0), 1.0), min(max(raw + z * se, 0.0), 1.0),
+    return RoganGladen(est, raw, se, min(max(raw - q * se, 0.0), 1.0), min(max(raw + q * se, 0.0), 1.0),
                        se_, sp_, math.sqrt(v_se), math.sqrt(v_sp), p, math.sqrt(v_p), J,
-                       n, n1, n0, N, level, True, est != raw, None)
+                       n, n1, n0, N, level, True, est != raw, None, df=df, **clustered)
+
+
+def _rogan_gladen_cr2(f, y, lab, codes, theta, J):
+    """CR2 variance and df of Rogan–Gladen with clusters (J9c), or the reason there is none.
+
+    Linearised, θ̂ − θ ≈ Σ_t w_t·mean_t(f − μ_t) over the sets U (w = 1/J), L₁
+    (w = −θ/J, through Se) and L₀ (w = −(1 − θ)/J, through Sp = 1 − mean_{L₀} f): a
+    weighted sum of set means of the judge's scores, whose CR2 variance is
+    Σ_c (Σ_t w_t √q_ct S_ct / n_t)² with S_ct the residual sum of set t in cluster c
+    (the hat matrix is block diagonal by set, as in (J6)), and whose df is (J7) over
+    the three sets."""
+    sets = (~lab, lab & (y == 1), lab & (y == 0))
+    names = ("unlabelled questions", "labelled questions with human score 1",
+             "labelled questions with human score 0")
+    w = np.array([1.0, -theta, -(1.0 - theta)]) / J
+    C = int(codes.max()) + 1
+    counts, sums, s2, tot = np.zeros((3, C)), np.zeros((3, C)), np.zeros(3), np.zeros(3)
+    for t, m in enumerate(sets):
+        x = f[m]
+        tot[t] = m.sum()
+        counts[t] = np.bincount(codes[m], minlength=C)
+        if counts[t].max() == tot[t]:
+            return math.nan, math.nan, (f"every one of the {names[t]} is in one cluster: no cluster-level "
+                                        "inference for Rogan–Gladen; spread the labels over clusters, or use "
+                                        "the PPI++ interval.")
+        sums[t] = np.bincount(codes[m], weights=x - x.mean(), minlength=C)
+        s2[t] = x.var(ddof=1)
+    sq = np.where(counts > 0, np.sqrt(1.0 / (1.0 - counts / tot[:, None])), 0.0)
+    T = (w[:, None] * sq * sums / tot[:, None]).sum(0)
+    df = float(sets_df(s2, w, counts, tot, sq))
+    if not np.isfinite(df):
+        return math.nan, math.nan, ("the clustered degrees of freedom are undefined (the judge's scores do "
+                                    "not vary within the labelled or unlabelled sets); use the PPI++ interval.")
+    return float((T * T).sum()), df, None
 
 
 # --------------------------------------------------------------------------- #
