@@ -8,6 +8,7 @@ Run::
     python benchmarks/bench_scale.py                       # 100 models x 1,000,000 questions
     python benchmarks/bench_scale.py --questions 100000    # 10M rows, a quick run
     python benchmarks/bench_scale.py --ids str --clusters 1000 --dir /data/tmp --keep
+    python benchmarks/bench_scale.py --engine stream --clusters 1000 --limit-gib 2 --min-free 4
 
 Steps:
 
@@ -220,6 +221,8 @@ def main(argv=None):
                     help="GiB of available memory needed to start (the run may use up to --limit-gib)")
     ap.add_argument("--phases", action="store_true", help="also measure load / report / JSON peaks separately")
     ap.add_argument("--trace", action="store_true", help="print the sampled RSS trace")
+    ap.add_argument("--engine", choices=("memory", "stream"), default="memory",
+                    help="bayeserr report --engine (stream: bounded memory, the report from sufficient statistics)")
     ap.add_argument("report_args", nargs="*", help="extra arguments for bayeserr report (after --)")
     args = ap.parse_args(argv)
 
@@ -250,7 +253,8 @@ def main(argv=None):
                   "try a smaller --questions")
             return 3
         print(f"at start: {machine()}")
-        res = run_report(path, out, args.report_args)
+        extra = list(args.report_args) + (["--engine", args.engine] if args.engine != "memory" else [])
+        res = run_report(path, out, extra)
         peak = res["peak_rss"]
         if res["returncode"] == 0:
             outcome = "completed"
@@ -260,7 +264,7 @@ def main(argv=None):
             outcome = f"refused with the memory error: {res['error']}"
         else:
             outcome = f"FAILED (exit {res['returncode']}): {res['error'] or res['stderr'][-500:]}"
-        print(f"bayeserr report {rows:,} rows --format json: wall {res['wall']:.1f} s, "
+        print(f"bayeserr report {rows:,} rows --engine {args.engine} --format json: wall {res['wall']:.1f} s, "
               f"peak RSS {peak / GiB:.2f} GiB (sampled peak {(res['sampled_peak'] or 0) / GiB:.2f} GiB "
               f"at {res['sampled_peak_at'] or 0:.0f} s) -> {outcome}")
         ok = peak <= args.limit_gib * GiB and (res["returncode"] == 0 or outcome.startswith("refused"))

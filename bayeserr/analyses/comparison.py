@@ -214,14 +214,14 @@ WILD_DF = 10
 
 
 
-def _clustered_pairs(view, ia, ib):
+def _clustered_pairs(source, ia, ib):
     """CR2 SE, Bell–McCaffrey df, C_eff and clusters of the differences of every
     pair (§3.3), with the cluster sums the wild bootstrap and the Bayesian pair
-    model need."""
+    model need; ``source`` a :class:`ViewPairs` or :class:`SufficientPairs`."""
     from bayeserr.stats.fewclusters import bm_df, cr2_from_sums, effective_clusters
     out = {k: np.full(len(ia), np.nan) for k in ("se", "df", "c_eff", "n_clusters")}
     totals = {"D": [], "Q": [], "sizes": []}
-    for sl, D, Q, sizes in pair_cluster_totals(view, ia, ib):
+    for sl, D, Q, sizes in source.cluster_totals(ia, ib):
         n = sizes.sum(axis=-1)
         S = D - sizes * (D.sum(axis=-1) / n)[:, None]
         out["se"][sl], out["df"][sl] = cr2_from_sums(S, sizes), bm_df(sizes)
@@ -230,6 +230,54 @@ def _clustered_pairs(view, ia, ib):
         totals["Q"].append(Q)
         totals["sizes"].append(np.asarray(sizes))
     return out, totals
+
+
+class ViewPairs:
+    """The pair statistics of an in-memory :class:`~bayeserr.stats.view.DataView`."""
+
+    def __init__(self, view):
+        self.view = view
+        self.names = view.models
+        self.clustered = view.codes is not None
+        self.binary = view.binary
+
+    def moments(self):
+        return pair_moments(self.view.s, self.view.codes)
+
+    def cluster_totals(self, ia, ib):
+        return pair_cluster_totals(self.view, ia, ib)
+
+    def discordant(self):
+        return discordant_counts(self.view.s)
+
+
+class SufficientPairs:
+    """The same pair statistics from :class:`~bayeserr.stats.sufficient.Sufficient`
+    (any engine): the moments, cluster totals and McNemar cells come from its sums."""
+
+    def __init__(self, stats):
+        self.stats = stats
+        self.names = stats.models
+        self.clustered = stats.clusters is not None
+        self.binary = stats.binary
+
+    def moments(self):
+        from bayeserr.stats.pairs import moments_from_sums, with_cluster_sums
+        from bayeserr.stats.sufficient import residual_square_sum
+        st = self.stats
+        pm, dbar = moments_from_sums(st.N, st.SA, st.QA, st.XX, st.centre)
+        if st.clusters is None:
+            return pm
+        Nc, SAc = st._pair_clusters_full()
+        ss = residual_square_sum(SAc - SAc.transpose(1, 0, 2), Nc, dbar)
+        return with_cluster_sums(pm, ss, (Nc > 0).sum(axis=-1).astype(float))
+
+    def cluster_totals(self, ia, ib):
+        D, sizes = self.stats.pair_cluster_totals(ia, ib)
+        yield slice(0, len(ia)), D, None, sizes
+
+    def discordant(self):
+        return self.stats.discordant()
 
 
 def _wild(totals, df, options) -> dict:
@@ -309,11 +357,13 @@ def check_pair_memory(n_models: int) -> None:
 
 
 def _pair_arrays(view, options: Options, second_opinion: bool = True) -> _PairArrays:
+    """Every statistic of every pair of a view's models, or of the models of
+    :class:`SufficientPairs` (one code path for every engine)."""
     from bayeserr.stats.fewclusters import t_test
-    names = view.models
+    source = view if isinstance(view, (ViewPairs, SufficientPairs)) else ViewPairs(view)
+    names = source.names
     check_pair_memory(len(names))
-    s, codes = view.s, view.codes
-    pm = pair_moments(s, codes)
+    pm = source.moments()
     _check_paired(pm, names, options.on_unpaired)
     se_un, se_pa, se_cl = paired_standard_errors(pm, options.cluster_correction)
     corr = correlation(pm)
@@ -324,8 +374,8 @@ def _pair_arrays(view, options: Options, second_opinion: bool = True) -> _PairAr
     diff = pm.mean[ia, ib] - pm.mean.T[ia, ib]
     se_head, df, clustered, wild, se_paper = se_pa[ia, ib], np.full(len(ia), np.inf), None, {}, None
     totals = None
-    if codes is not None:
-        clustered, totals = _clustered_pairs(view, ia, ib)
+    if source.clustered:
+        clustered, totals = _clustered_pairs(source, ia, ib)
         ok = clustered["n_clusters"] >= 2
         se_head = np.where(ok, clustered["se"], se_head)
         df = np.where(ok, clustered["df"], np.inf)
@@ -335,9 +385,9 @@ def _pair_arrays(view, options: Options, second_opinion: bool = True) -> _PairAr
     head = t_test(diff, se_head, df, options.level)
     nan = np.full(len(ia), np.nan)
     tables, mc_p = (nan, nan, nan), None
-    binary = view.binary
+    binary = source.binary
     if binary.any():
-        only = discordant_counts(s)
+        only = source.discordant()
         both = binary[ia] & binary[ib]
         b, c = only[ia, ib].astype(float), only[ib, ia].astype(float)
         b[~both], c[~both] = np.nan, np.nan
@@ -375,7 +425,7 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
     per-pair wild bootstrap (the lab, which does not report it); ``joint=False`` the
     joint draws (Holm, BH or none only; the tables of each task of a suite)."""
     arr = _pair_arrays(view, options, second_opinion)
-    names = view.models
+    names = tuple(view.names if isinstance(view, SufficientPairs) else view.models)
     families = [family_rows(options.pairs, names, arr.ia, arr.ib)]
     if ranking:  # each model's own pairs within the report's family (its marginal rank interval)
         within = families[0][1]
@@ -386,7 +436,7 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
     p_holm, p_bh, p_rw = fam.p["holm"], fam.p["bh"], fam.p["romano-wolf"]
     different = fam.different
     better = tie = None
-    if options.bayes.on and len(arr.ia):
+    if options.bayes.on and len(arr.ia) and not isinstance(view, SufficientPairs):
         from bayeserr.bayes.pairs import all_pair_probabilities
         better, tie = all_pair_probabilities(view, arr.ia, arr.ib, arr.tables, options.bayes, arr.totals)
     pm, cl = arr.pm, arr.clustered

@@ -187,6 +187,40 @@ def score_view(view, options: Options, *, keep_fits: bool = False):
     return Scores(out), batch
 
 
+def score_sufficient(stats, options: Options, samples: bool = True) -> Scores:
+    """Score every model from its :class:`~bayeserr.stats.sufficient.Sufficient`
+    statistics (any engine): the numbers of :func:`score_view` that are functions
+    of the sums — mean, SEs, CR2 and its df, C_eff, design effect, the normal,
+    clustered and exact intervals, the K > 1 variance split — through the same
+    registry entries and the same clustered arrays.  The Bayesian intervals and
+    ``hierarchical_mu`` need per-question data and are ``None``.  ``samples``:
+    the data have more than one sample label (the memory engine's test for the
+    variance split) (``docs/methods.md``, "Sufficient statistics and engines")."""
+    from bayeserr.stats.estimators import se_bernoulli
+    from bayeserr.stats.sufficient import SufficientBatch
+    batch = SufficientBatch(stats, options.cluster_correction)
+    ivs = {m.key: m(batch, options.level) for m in report_methods(bayes=False)}
+    clustered = batch.codes is not None
+    cl = _clustered_arrays(batch) if clustered else {k: [None] * len(stats.models) for k in _UNCLUSTERED}
+    out = []
+    for j, name in enumerate(stats.models):
+        binary = bool(batch.binary[j])
+        out.append(ModelScore(
+            model=name, n_questions=int(batch.n[j]),
+            n_clusters=int(batch.n_clusters[j]) if clustered else None,
+            **{key: _opt(v[j]) for key, v in cl.items()},
+            k_samples=float(stats.k_sum[j] / stats.n[j]), k_min=int(stats.k_min[j]), k_max=int(stats.k_max[j]),
+            mean=float(batch.mean[j]), se_clt=float(batch.se_clt[j]),
+            se_bernoulli=float(se_bernoulli(batch.mean[j], batch.n[j])) if binary else None,
+            cluster_correction=options.cluster_correction if clustered else None,
+            level=options.level, binary=binary,
+            intervals={key: _interval(iv[j], INTERVALS[key].family in UNIT_FAMILIES) for key, iv in ivs.items()},
+            hierarchical_mu=None,
+            variance=stats.variance(j) if samples else None,
+        ))
+    return Scores(out)
+
+
 def score(ds, models=None, *, options: Options | None = None, **kwargs):
     """Score every model (or the listed ``models``) of a loaded dataset.
 

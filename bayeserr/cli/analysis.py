@@ -23,6 +23,7 @@ from bayeserr.cli.options import (
     analysis_options,
     bayes_options,
     bayes_settings,
+    engine_option,
     load_options,
     pop_load,
     ranged,
@@ -131,9 +132,10 @@ def _with_posteriors(write, fits, folder, seed):
 @click.option("--task-weights", "task_weights_text",
               help="Suite scores with your task weights beside the macro and size-weighted ones: "
                    "NAME=W,NAME=W (tasks not named weigh 0) or a CSV file with columns task,weight.")
+@engine_option
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
-           task_weights_text=None, **kw):
+           task_weights_text=None, engine="memory", **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -153,9 +155,16 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
                       seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k,
                       task_weights=task_weights(task_weights_text))
+    config = click.get_current_context().find_root().meta.get("bayeserr.data.config")
+    if engine == "stream":
+        from bayeserr.reporting.build import stream_report
+        from bayeserr.reporting.scale import stream_options
+        load_kw = stream_options(pop_load(kw), where=where, models=models_text, save_posterior=save_posterior)
+        rep = stream_report(list(files), options=options, command=command_line(), config=config, load=load_kw)
+        _write_report(rep, fmt, output, None, bayes.seed)
+        return
     ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))
-    rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line(),
-                       config=click.get_current_context().find_root().meta.get("bayeserr.data.config"))
+    rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line(), config=config)
     _write_report(rep, fmt, output, save_posterior, bayes.seed)
 
 

@@ -181,3 +181,15 @@ def adjust_option(f):
                         help="Multiple-comparison adjustment over the family of --pairs: Romano–Wolf "
                              "step-down from the joint bootstrap of the pairs, Holm, Benjamini–Hochberg "
                              "or none. Every view (pair table, ranks, groups, figures) uses it.")(f)
+
+
+ENGINES = ("memory", "stream")
+
+
+def engine_option(f):
+    """``--engine memory|stream`` (``docs/guide/scale.md``)."""
+    return click.option("--engine", type=click.Choice(ENGINES), default="memory", show_default=True,
+                        help="memory: load the whole table (every section of the report). stream: Parquet "
+                             "read in record batches in bounded memory, the report from sufficient "
+                             "statistics (the headline numbers; Bayesian, pass@k and suite sections are "
+                             "listed as not available). See docs/guide/scale.md.")(f)

@@ -339,7 +339,7 @@ def _groups(scores, comps) -> tuple[dict | None, str | None]:
 
 
 def build_report(ds, *, options: Options | None = None, inputs=None, command: str | None = None,
-                 config=None, **kwargs) -> Report:
+                 config=None, engine: str = "memory", **kwargs) -> Report:
     """Score every model, compare every pair, collect the warnings.
 
     Keyword arguments are those of :class:`~bayeserr.registries.options.Options`:
@@ -352,8 +352,15 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     ``command`` are recorded, not used, and so are the configuration files
     of ``config`` (a :class:`~bayeserr.data.config.Config`, as the command
     line reads them).
+
+    ``engine="stream"`` takes the path of Parquet results (a file, folder,
+    glob pattern or hive-partitioned dataset) instead of a dataset and builds
+    the report from sufficient statistics in bounded memory
+    (:func:`bayeserr.reporting.scale.stream_report`; ``docs/guide/scale.md``).
     """
     from bayeserr.base.errors import InputError, describe
+    if engine != "memory":
+        return _engine_report(ds, engine, options, inputs, command, config, kwargs)
     options = Options.coerce(options, **kwargs)
     if command is not None and not isinstance(command, str):
         raise InputError(f"command takes text (the command line recorded in the provenance); got "
@@ -375,6 +382,60 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
         rep = replace(rep, warnings=rep.warnings + tuple(_caveats.Caveat("judge_labels", None, w)
                                                          for w in judge.warnings))
     return rep
+
+
+def _engine_report(source, engine, options, inputs, command, config, kwargs) -> Report:
+    """``build_report(path, engine="stream")``: column options (``model_col``, …)
+    go to the reader, the rest to :class:`Options`."""
+    import os
+
+    from bayeserr.base.errors import InputError, describe
+    from bayeserr.reporting.scale import STREAM_LOAD
+    if engine != "stream":
+        raise InputError(f"engine must be 'memory' or 'stream'; got {engine!r}.")
+    ok = isinstance(source, (str, os.PathLike)) or (
+        isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source))
+    if not ok:
+        raise InputError(f"engine='stream' reads Parquet files: give a path (a file, folder, glob pattern or "
+                         f"hive-partitioned dataset) or a list of them; got {describe(source)}. A loaded "
+                         "dataset is already in memory: use the default engine.")
+    load = {k: kwargs.pop(k) for k in list(kwargs) if k in STREAM_LOAD}
+    return stream_report(source, options=Options.coerce(options, **kwargs), inputs=inputs, command=command,
+                         config=config, load=load)
+
+
+def report_from_sufficient(result, options: Options, *, engine: str = "stream", inputs=(), command=None,
+                           config=None) -> Report:
+    """The :class:`Report` of an engine's sufficient statistics
+    (:class:`~bayeserr.stats.engines.stream.StreamResult`): every number that is
+    a function of the sums, through the in-memory report's code
+    (:func:`bayeserr.reporting.scale.sufficient_sections`); the sections that
+    need per-question data are listed in the warnings as not available."""
+    from bayeserr.reporting.scale import sufficient_sections
+    _check_pairs_option(options.pairs, result.stats.models)
+    options, scores, comps, ranking, warnings = sufficient_sections(result, options, engine=engine)
+    groups, groups_note = _groups(scores, comps)
+    return Report(source=result.source, level=options.level, columns=result.columns, rows=result.rows,
+                  scores=scores, comparisons=comps, tie_zone=_tie_zone(scores, comps, options.level),
+                  warnings=tuple(warnings), cluster_correction=options.cluster_correction,
+                  adjust=options.adjust, bayes=None, provenance=provenance(inputs, command, options.seed, config),
+                  methods=options.methods, pairs=options.pairs, groups=groups, groups_note=groups_note,
+                  ranking=ranking)
+
+
+def stream_report(source, *, options: Options | None = None, inputs=None, command=None, config=None,
+                  load=None, tmp_dir=None, progress: bool = True, **kwargs) -> Report:
+    """``bayeserr report SOURCE --engine stream``: the statistics of Parquet
+    results in bounded memory (:func:`bayeserr.stats.engines.stream.reduce_parquet`),
+    then :func:`report_from_sufficient`.  ``load``: the column options
+    (``model_col``, ``question_col``, ``score_col``, ``cluster_col``,
+    ``sample_col``, ``task_col``, ``no_cluster``)."""
+    from bayeserr.stats.engines.stream import reduce_parquet
+    options = Options.coerce(options, **kwargs)
+    result = reduce_parquet(source, tmp_dir=tmp_dir, progress=progress, **(load or {}))
+    return report_from_sufficient(result, options, engine="stream",
+                                  inputs=result.inputs if inputs is None else inputs, command=command,
+                                  config=config)
 
 
 # ------------------------------------------------------------------ compare

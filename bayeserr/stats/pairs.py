@@ -122,10 +122,21 @@ def pair_moments(s: np.ndarray, codes: np.ndarray | None = None) -> PairMoments:
     ≈ 1 for two 0/1 models that differ on a single question).
     """
     x, w, centre = _masked_centered(s)
-    n = w @ w.T
-    sa = x @ w.T  # Σ_S x_a
-    qa = (x * x) @ w.T  # Σ_S x_a²
-    c = x @ x.T  # Σ_S x_a x_b
+    from bayeserr.stats.sufficient import pair_sums
+    pm, dbar = moments_from_sums(*pair_sums(x, w), centre)
+    if codes is not None:
+        cluster_ss, n_clusters = _cluster_sums(x, w, codes, dbar)
+        pm = with_cluster_sums(pm, cluster_ss, n_clusters)
+    return pm
+
+
+def moments_from_sums(n, sa, qa, c, centre):
+    """:class:`PairMoments` (without the cluster part) and the mean gaps ``d̄``
+    from the M×M sums over common questions of the centred scores ``x = s − centre``:
+    ``n = Σ w_a w_b``, ``sa = Σ x_a w_b``, ``qa = Σ x_a² w_b``, ``c = Σ x_a x_b``
+    (see :func:`pair_moments`; the sufficient statistics of
+    :mod:`bayeserr.stats.sufficient` give the same sums for any engine)."""
+    centre = np.asarray(centre, float)
     with np.errstate(invalid="ignore", divide="ignore"):
         tol = ROUNDING * _EPS * n
         mean_c = sa / n
@@ -148,13 +159,16 @@ def pair_moments(s: np.ndarray, codes: np.ndarray | None = None) -> PairMoments:
         # common question, so their means there are one number (exactly)
         tie = (ss_d == 0) & (np.abs(mean - mean.T) <= ROUNDING * _EPS * (np.sqrt(2 * n * raw_d) + 1))
         mean = np.where(tie, (mean + mean.T) / 2, mean)
-    cluster_ss = n_clusters = None
-    if codes is not None:
-        cluster_ss, n_clusters = _cluster_sums(x, w, codes, dbar)
-        cluster_ss = np.where(ss_d == 0, 0.0, cluster_ss)
-    answered = w.sum(axis=1)
-    return PairMoments(n=n, only=answered[:, None] - n, mean=mean, var=var,
-                       cov=cov, var_d=var_d, cluster_ss=cluster_ss, n_clusters=n_clusters)
+    answered = np.diag(n)
+    return PairMoments(n=n, only=answered[:, None] - n, mean=mean, var=var, cov=cov, var_d=var_d,
+                       cluster_ss=None, n_clusters=None), dbar
+
+
+def with_cluster_sums(pm: PairMoments, cluster_ss, n_clusters) -> PairMoments:
+    """``pm`` with ``Σ_c (Σ_{i∈c} (d_i − d̄))²`` and the clusters in common; the
+    cluster sums of a constant d are exactly 0."""
+    from dataclasses import replace
+    return replace(pm, cluster_ss=np.where(pm.var_d == 0, 0.0, cluster_ss), n_clusters=n_clusters)
 
 
 def paired_standard_errors(pm: PairMoments, correction: str = "paper"):

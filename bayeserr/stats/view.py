@@ -407,9 +407,15 @@ class ScoreBatch:
         return out
 
     @cached_property
+    def sums(self):
+        """The per-row sufficient statistics (:class:`~bayeserr.stats.sufficient.ModelSums`):
+        every SE below comes from them, as every engine's does."""
+        from bayeserr.stats.sufficient import ModelSums
+        return ModelSums.of_scores(self.s, self.codes)
+
+    @cached_property
     def se_clt(self) -> np.ndarray:
-        from bayeserr.stats.estimators import se_clt
-        return self.rowwise(se_clt)
+        return self.sums.se_clt
 
     @cached_property
     def n_clusters(self) -> np.ndarray | None:
@@ -433,8 +439,7 @@ class ScoreBatch:
         correction = correction or self.cluster_correction
         cache = self.__dict__.setdefault("_se_cl", {})
         if correction not in cache:
-            from bayeserr.stats.estimators import se_clustered
-            cache[correction] = self.rowwise(se_clustered, self.codes, correction)
+            cache[correction] = self.sums.se_clustered(correction)
         return cache[correction]
 
     @cached_property
@@ -443,8 +448,7 @@ class ScoreBatch:
         (``docs/methods.md`` §2.5); NaN where fewer than 2 clusters."""
         if self.codes is None:
             return None
-        from bayeserr.stats.fewclusters import cr2_mean
-        return cr2_mean(self.s, self.codes)
+        return self.sums.cr2()
 
     @cached_property
     def cluster_ok(self) -> np.ndarray:

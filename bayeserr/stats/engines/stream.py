@@ -1,0 +1,384 @@
+"""``--engine stream``: the sufficient statistics of a Parquet results table in
+bounded memory, on one machine (``docs/guide/scale.md``).
+
+Eval logs are written model by model, but a question's per-question mean and
+every pair's sums need all the rows *of a question* together (the
+partitioning rule of :mod:`bayeserr.stats.sufficient`).  The plan, two passes:
+
+1. **Scan and spill.**  Read the input in record batches (pyarrow; a file, a
+   folder, a glob pattern or a hive-partitioned dataset), check every batch
+   (ids present, scores numbers in [0, 1]: the loader's rules, the error naming
+   the file), code models and clusters, sum each model's answers (for the
+   centres), and append each row to one of ``P`` spill files (Arrow IPC, in a
+   temporary folder) chosen by a hash of its question id.  ``P`` is set so that
+   one partition holds about :data:`ROWS_PER_PARTITION` rows.
+2. **Reduce.**  Read the spill files one at a time; each holds every row of
+   its questions, so it becomes a small model × question × sample cube whose
+   :class:`~bayeserr.stats.sufficient.Sufficient` statistics are added to the
+   running total.  Duplicate rows and a question in two clusters are errors, as
+   in the loader.
+
+Memory: one record batch, the write buffers, one partition's cube and the
+M × M (and, when some model skipped questions, M × M × C) sums.  Disk: about
+the input's uncompressed size, in the temporary folder (``tmp_dir``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from bayeserr.base.errors import InputError
+
+#: rows per spill partition (pass 2 holds one partition's cube at a time)
+ROWS_PER_PARTITION = 2_000_000
+#: rows per record batch read
+BATCH_ROWS = 1 << 20
+_GLOB = "*?["
+
+
+@dataclass
+class StreamResult:
+    """What an engine hands to the report: the statistics and the accounting."""
+
+    stats: object  #: :class:`~bayeserr.stats.sufficient.Sufficient`, models in first-seen order
+    rows: dict  #: the row accounting (as ``ds.attrs["rows"]``)
+    columns: dict  #: the columns used (as ``ds.attrs["columns"]``)
+    source: str
+    inputs: list  #: the files read
+    samples: bool = False  #: more than one sample label (the K > 1 variance split is reported)
+    tasks: bool = False  #: a task column was used (suite tables are not available at scale)
+    partitions: int = 1
+    seconds: dict = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------ progress
+class Progress:
+    """Lines on stderr for long runs: nothing in the first 2 s, then one line every 5 s."""
+
+    def __init__(self, enabled: bool = True, stream=None):
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.t0 = time.perf_counter()
+        self.last = self.t0
+
+    def __call__(self, text: str, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not self.enabled or now - self.t0 < 2 or (now - self.last < 5 and not force):
+            return
+        self.last = now
+        print(f"bayeserr stream [{now - self.t0:6.0f} s] {text}", file=self.stream, flush=True)
+
+
+# ------------------------------------------------------------------ inputs
+def parquet_files(source) -> tuple[list[tuple[str, object]], str]:
+    """``[(path, fragment-or-None)]`` and the label of a Parquet source: a file,
+    a folder (hive partitioning read from ``key=value`` folder names), a glob
+    pattern, or a list of them."""
+    items = source if isinstance(source, (list, tuple)) else [source]
+    out = []
+    for item in items:
+        text = os.fspath(item)
+        path = Path(text).expanduser()
+        if path.is_dir():
+            import pyarrow.dataset as pads
+            try:
+                dataset = pads.dataset(str(path), format="parquet", partitioning="hive",
+                                       exclude_invalid_files=False)
+                frags = sorted(dataset.get_fragments(), key=lambda f: f.path)
+            except Exception as exc:  # noqa: BLE001 - pyarrow's errors name no fix
+                raise InputError(f"{text}: not a readable Parquet dataset ({exc}). The stream engine "
+                                 "reads Parquet files, folders of them and glob patterns.") from None
+            if not frags:
+                raise InputError(f"{text}: the folder holds no Parquet files.")
+            out += [(f.path, (dataset, f)) for f in frags]
+        elif path.exists():
+            out.append((str(path), None))
+        elif any(ch in text for ch in _GLOB):
+            import glob
+            matches = sorted(glob.glob(os.path.expanduser(text), recursive=True))
+            if not matches:
+                raise InputError(f"{text}: no file matches this pattern.")
+            out += [(m, None) for m in matches if Path(m).is_file()]
+        else:
+            raise InputError(f"{text}: no such file or folder.")
+    label = " + ".join(os.fspath(i) for i in items) if len(items) <= 3 else \
+        f"{os.fspath(items[0])} + … ({len(items)} inputs)"
+    return out, label
+
+
+def _schema_names(files) -> list[str]:
+    import pyarrow.parquet as pq
+    path, frag = files[0]
+    if frag is not None:
+        return list(frag[0].schema.names)
+    try:
+        return list(pq.read_schema(path).names)
+    except Exception as exc:  # noqa: BLE001
+        raise InputError(f"{path}: not a readable Parquet file ({exc}).") from None
+
+
+def _batches(path, frag, columns):
+    """Record batches of one file (a malformed file is an error naming it)."""
+    import pyarrow.parquet as pq
+    try:
+        if frag is not None:
+            dataset, fragment = frag
+            yield from fragment.to_batches(schema=dataset.schema, columns=columns, batch_size=BATCH_ROWS)
+            return
+        pf = pq.ParquetFile(path)
+        missing = [c for c in columns if c not in pf.schema_arrow.names]
+        if missing:
+            raise InputError(f"{path}: no column {', '.join(repr(c) for c in missing)} (the other parts of "
+                             "the input have it). Every part of a dataset needs the same columns.")
+        yield from pf.iter_batches(batch_size=BATCH_ROWS, columns=columns)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a truncated or foreign file: say which
+        raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc}). Replace or "
+                         "remove that part of the input.") from None
+
+
+# ------------------------------------------------------------------ coding
+class _Codes:
+    """Text labels to integer codes, in order of first appearance (as the loader's)."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+
+    def encode(self, column) -> np.ndarray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if not pa.types.is_dictionary(column.type):
+            column = pc.dictionary_encode(column)
+        labels = [str(v) for v in column.dictionary.to_pylist()]
+        lookup = np.array([self.index.setdefault(v, len(self.index)) for v in labels], dtype=np.int32)
+        idx = column.indices.to_numpy(zero_copy_only=False)
+        return lookup[idx] if len(lookup) else idx.astype(np.int32)
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.index)
+
+
+def _question_hash(column) -> np.ndarray:
+    """A 64-bit hash of each question id (text-equal ids hash alike within a type)."""
+    import pyarrow as pa
+    if pa.types.is_integer(column.type):
+        v = column.to_numpy(zero_copy_only=False).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            v = (v + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+            return v ^ (v >> np.uint64(31))
+    import pandas as pd
+    values = column.cast(pa.string()).to_numpy(zero_copy_only=False)
+    return pd.util.hash_array(values.astype(object), categorize=True)
+
+
+def _scores(column, path, score_col) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if column.null_count:
+        raise InputError(f"{path}: the score column '{score_col}' is missing in {column.null_count} row(s). "
+                         "Every answer needs a score in [0, 1]; fill them in or remove the rows.")
+    t = column.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+        try:
+            column = pc.cast(column, pa.float64())
+        except Exception:  # noqa: BLE001
+            raise InputError(f"{path}: the score column '{score_col}' is not a number (type {t}). Scores "
+                             "must be numbers in [0, 1] (for example 0, 1 or 0.75).") from None
+    v = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if np.isnan(v).any():
+        raise InputError(f"{path}: the score column '{score_col}' is not a number in "
+                         f"{int(np.isnan(v).sum())} row(s). Scores must be numbers in [0, 1].")
+    if np.isinf(v).any():
+        raise InputError(f"{path}: the score column '{score_col}' is infinite in some rows. Scores must "
+                         "be finite numbers in [0, 1].")
+    if v.size and (v.min() < 0 or v.max() > 1):
+        raise InputError(f"{path}: the score column '{score_col}' is outside [0, 1] (from {v.min():g} to "
+                         f"{v.max():g}). Rescale scores to [0, 1] (for example divide percentages by 100).")
+    return v
+
+
+# ------------------------------------------------------------------ the passes
+def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
+                   sample_col=None, task_col=None, no_cluster: bool = False, tmp_dir=None,
+                   partitions: int | None = None, progress: bool = True,
+                   track_questions: bool = False) -> StreamResult:
+    """The :class:`~bayeserr.stats.sufficient.Sufficient` statistics of a Parquet
+    source in two passes (module docstring).  ``partitions``: the number of
+    spill files (default: about :data:`ROWS_PER_PARTITION` rows each)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    from bayeserr.data.dataset import resolve_columns
+    from bayeserr.stats.sufficient import Sufficient, centre_of
+
+    files, label = parquet_files(source)
+    if not files:
+        raise InputError(f"{label}: no Parquet files to read.")
+    cols = resolve_columns(pd.DataFrame(columns=_schema_names(files)), label, model_col=model_col,
+                           question_col=question_col, score_col=score_col, cluster_col=cluster_col,
+                           sample_col=sample_col, task_col=task_col, no_cluster=no_cluster)
+    wanted = [c for c in (cols.model, cols.question, cols.cluster, cols.sample, cols.task) if c]
+    wanted.append(cols.score)
+    total = _count_rows(files)
+    n_parts = partitions or max(1, math.ceil(total / ROWS_PER_PARTITION))
+    show = Progress(progress)
+    models, clusters = _Codes(), _Codes()
+    sums, counts = np.zeros(0), np.zeros(0)
+    sample_seen: set = set()
+    read = 0
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bayeserr_stream_", dir=tmp_dir) as tmp:
+        writers: dict[int, object] = {}
+        spill_schema = None
+        for path, frag in files:
+            for batch in _batches(path, frag, wanted):
+                n = batch.num_rows
+                if n == 0:
+                    continue
+                for key in ("model", "question", "cluster", "sample", "task"):
+                    name = getattr(cols, key)
+                    if name is not None and batch.column(name).null_count:
+                        raise InputError(f"{path}: the {key} column '{name}' is empty in "
+                                         f"{batch.column(name).null_count} row(s). Fill in the {key} for "
+                                         "those rows or remove them.")
+                score = _scores(batch.column(cols.score), path, cols.score)
+                m = models.encode(batch.column(cols.model))
+                if len(models.index) > len(sums):
+                    grow = len(models.index) - len(sums)
+                    sums, counts = np.r_[sums, np.zeros(grow)], np.r_[counts, np.zeros(grow)]
+                sums += np.bincount(m, weights=score, minlength=len(sums))
+                counts += np.bincount(m, minlength=len(counts))
+                arrays = {"m": pa.array(m), "q": batch.column(cols.question)}
+                if cols.cluster:
+                    arrays["c"] = pa.array(clusters.encode(batch.column(cols.cluster)))
+                if cols.sample:
+                    arrays["k"] = batch.column(cols.sample)
+                    if len(sample_seen) < 2:
+                        sample_seen.update(str(v) for v in
+                                           batch.column(cols.sample).unique().to_pylist()[:2])
+                arrays["s"] = pa.array(score)
+                table = pa.table(arrays)
+                if spill_schema is None:
+                    spill_schema = table.schema
+                elif table.schema != spill_schema:
+                    try:
+                        table = table.cast(spill_schema)
+                    except Exception:  # noqa: BLE001
+                        raise InputError(f"{path}: its columns' types ({table.schema}) differ from those "
+                                         f"of the first part ({spill_schema}).") from None
+                part = (_question_hash(batch.column(cols.question)) % np.uint64(n_parts)).astype(np.int64)
+                order = np.argsort(part, kind="stable")
+                bounds = np.searchsorted(part[order], np.arange(n_parts + 1))
+                table = table.take(pa.array(order))
+                for p in range(n_parts):
+                    lo, hi = bounds[p], bounds[p + 1]
+                    if hi > lo:
+                        if p not in writers:
+                            writers[p] = ipc.new_file(os.path.join(tmp, f"part-{p:05d}.arrow"), spill_schema)
+                        writers[p].write_table(table.slice(lo, hi - lo))
+                read += n
+                show(f"pass 1 (partition by question): {read:,} of {total:,} rows ({100 * read / max(total, 1):.0f}%)")
+        for w in writers.values():
+            w.close()
+        t1 = time.perf_counter()
+        if read == 0:
+            raise InputError(f"{label}: no data rows. A results table needs one row per graded answer.")
+        names = tuple(models.labels)
+        centre = centre_of(sums / np.maximum(counts, 1))
+        cluster_labels = None
+        remap = None
+        if cols.cluster:
+            raw = np.array(clusters.labels, dtype=object)
+            order = np.argsort(raw.astype(str), kind="stable")
+            cluster_labels = tuple(raw[order])
+            remap = np.empty(len(raw), np.int64)
+            remap[order] = np.arange(len(raw))
+        total_stats = Sufficient.empty(names, centre, cluster_labels)
+        if track_questions:
+            total_stats.questions = frozenset()
+        done = 0
+        for i, p in enumerate(sorted(writers)):
+            spill = os.path.join(tmp, f"part-{p:05d}.arrow")
+            with pa.memory_map(spill) as fh:
+                table = ipc.open_file(fh).read_all()
+            total_stats = total_stats + reduce_table(table, names, centre, cluster_labels, remap, label, cols,
+                                                     track_questions)
+            done += table.num_rows
+            del table
+            os.remove(spill)
+            show(f"pass 2 (reduce): partition {i + 1} of {len(writers)}, {done:,} of {read:,} rows")
+        t2 = time.perf_counter()
+    from bayeserr.data.dataset import _check_min_questions
+    _check_min_questions(label, names, total_stats.n, cols.model)
+    show(f"done: {read:,} rows in {t2 - t0:.0f} s", force=True)
+    return StreamResult(total_stats, {"read": read, "used": read, "dropped": []}, cols.to_dict(), label,
+                        [p for p, _ in files], samples=len(sample_seen) > 1, tasks=cols.task is not None,
+                        partitions=n_parts, seconds={"scan": t1 - t0, "reduce": t2 - t1})
+
+
+def _count_rows(files) -> int:
+    import pyarrow.parquet as pq
+    total = 0
+    for path, frag in files:
+        try:
+            if frag is not None:
+                total += frag[1].count_rows()
+            else:
+                total += pq.ParquetFile(path).metadata.num_rows
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc}). Replace or "
+                             "remove that part of the input.") from None
+    return total
+
+
+def reduce_table(table, models, centre, clusters, remap, label: str, cols, track_questions: bool = False):
+    """The :class:`~bayeserr.stats.sufficient.Sufficient` statistics of one
+    partition: a table with columns ``m`` (model code), ``q`` (question id),
+    optionally ``c`` (cluster code before ``remap``) and ``k`` (sample), and
+    ``s`` (score), holding *every* row of its questions."""
+    import pandas as pd
+
+    from bayeserr.stats.sufficient import Sufficient
+    m = table.column("m").to_numpy().astype(np.int64)
+    q_codes, q_labels = pd.factorize(table.column("q").to_numpy(zero_copy_only=False), sort=False)
+    n_q = len(q_labels)
+    if "k" in table.column_names:
+        k_codes, k_labels = pd.factorize(table.column("k").to_numpy(zero_copy_only=False), sort=False)
+        n_k = len(k_labels)
+    else:
+        k_codes, n_k = np.zeros(len(m), np.int64), 1
+    s = table.column("s").to_numpy()
+    flat = (m * n_q + q_codes) * n_k + k_codes
+    cube = np.full(len(models) * n_q * n_k, np.nan)
+    position = np.arange(len(flat), dtype=np.float64)
+    cube[flat] = position
+    if (cube[flat] != position).any():
+        fields = f"({cols.model}, {cols.question}{', ' + cols.sample if cols.sample else ''})"
+        fix = ("Give repeated answers distinct sample numbers with --sample-col, or remove the duplicates."
+               if cols.sample is None else "Remove the duplicated rows.")
+        raise InputError(f"{label}: duplicate {fields} rows. {fix}")
+    cube[flat] = s
+    codes = None
+    if clusters is not None:
+        c = remap[table.column("c").to_numpy().astype(np.int64)]
+        codes = np.empty(n_q, np.int64)
+        codes[q_codes] = c
+        if (codes[q_codes] != c).any():
+            raise InputError(f"{label}: a question is assigned to two different clusters ('{cols.cluster}'). "
+                             "Each question must belong to exactly one cluster; fix the cluster column or "
+                             "pass --no-cluster.")
+    questions = (None if not track_questions else [str(v) for v in q_labels])
+    return Sufficient.from_cube(models, cube.reshape(len(models), n_q, n_k), centre, codes, clusters, questions)

@@ -1,0 +1,124 @@
+"""--engine stream: the report from sufficient statistics equals the in-memory
+report, number for number, on the bundled example, SWE-bench and LiveBench."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+import bayeserr
+from bayeserr.base.errors import InputError
+from bayeserr.reporting.build import build_report, stream_report
+from bayeserr.stats.engines.stream import reduce_parquet
+
+from .conftest import real_file
+
+
+def _differences(a, b, path=""):
+    if isinstance(a, dict):
+        keys = set(a) | set(b)
+        return [d for k in keys if k != "provenance"
+                for d in (_differences(a[k], b[k], f"{path}/{k}") if k in a and k in b else [(path + "/" + k,)])]
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return [(path, "length")]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
+    if isinstance(a, float) or isinstance(b, float):
+        ok = a is not None and b is not None and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+        return [] if ok else [(path, a, b)]
+    return [] if a == b else [(path, a, b)]
+
+
+def _same_report(path, **kw):
+    mem = build_report(bayeserr.load(path), bayes="off", **kw).to_dict()
+    stream = stream_report(path, bayes="off", progress=False, **kw).to_dict()
+    assert mem["rows"] == stream["rows"]
+    assert _differences(mem, stream) == []
+    return stream
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    from bayeserr.examples import example_path
+    path = tmp_path_factory.mktemp("ex") / "internal_eval.parquet"
+    pd.read_csv(example_path()).to_parquet(path)
+    return path
+
+
+def test_example_equals_memory(example):
+    rep = _same_report(example)
+    assert rep["models"][0]["variance"] is not None  # K = 3: the within/between split
+    assert rep["comparisons"] and rep["comparisons"][0]["test"] == "t_cr2_bm"
+
+
+def test_example_in_small_partitions(example):
+    """Many spill partitions (each question's rows in one) give the same statistics."""
+    one = reduce_parquet(example, progress=False, partitions=1)
+    many = reduce_parquet(example, progress=False, partitions=7, track_questions=True)
+    assert many.stats.equal(one.stats, 1e-12) and many.partitions == 7
+
+
+@pytest.mark.parametrize("name,kw", [("swebench_verified_bashonly_per_instance.csv.gz", {}),
+                                     ("livebench_20250113_per_question.csv.gz", {"on_unpaired": "drop"})])
+def test_real_files_equal_memory(name, kw, tmp_path):
+    path = tmp_path / "real.parquet"
+    pd.read_csv(real_file(name)).to_parquet(path)
+    _same_report(path, **kw)
+
+
+def test_folder_glob_and_hive(example, tmp_path):
+    """A hive-partitioned folder (model=NAME/…) and a glob of parts: the same statistics."""
+    df = pd.read_parquet(example)
+    hive, flat = tmp_path / "hive", tmp_path / "flat"
+    flat.mkdir()
+    for i, (m, part) in enumerate(df.groupby("model")):
+        (hive / f"model={m}").mkdir(parents=True)
+        part.drop(columns="model").to_parquet(hive / f"model={m}" / "part.parquet")
+        part.to_parquet(flat / f"part-{i}.parquet")
+    ref = reduce_parquet(example, progress=False)
+    for source in (hive, str(flat / "part-*.parquet")):
+        got = reduce_parquet(source, progress=False)
+        assert got.rows == ref.rows
+        order = [got.stats.models.index(m) for m in ref.stats.models]
+        assert got.stats.select(order).equal(ref.stats, 1e-12)
+
+
+def test_api_and_cli(example, cli, tmp_path):
+    rep = bayeserr.report(str(example), engine="stream", pass_k=[1])
+    codes = [w.code for w in rep.warnings]
+    assert codes.count("not_at_scale") == 2  # the Bayesian columns and pass@k, with the reason
+    out = tmp_path / "r.json"
+    res = cli("report", example, "--engine", "stream", "--format", "json", "-o", out)
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert any(w["code"] == "not_at_scale" for w in data["warnings"])
+    res = cli("report", example, "--engine", "stream", "--where", "model=x")
+    assert res.exit_code != 0 and "--where" in res.output
+
+
+def test_malformed_and_missing_parts(example, tmp_path):
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    pd.read_parquet(example).to_parquet(folder / "a.parquet")
+    (folder / "b.parquet").write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(InputError, match="b.parquet"):
+        reduce_parquet([folder / "a.parquet", folder / "b.parquet"], progress=False)
+    with pytest.raises(InputError, match="missing.parquet"):
+        reduce_parquet(folder / "missing.parquet", progress=False)
+    with pytest.raises(InputError, match="engine='stream' reads Parquet"):
+        bayeserr.report(bayeserr.load(example), engine="stream")
+
+
+def test_bad_rows_are_errors_naming_the_file(tmp_path):
+    path = tmp_path / "bad.parquet"
+    pd.DataFrame({"model": ["a", "a", "b", "b"], "question_id": [1, 2, 1, 2],
+                  "score": [0.0, 1.5, 1.0, 0.0]}).to_parquet(path)
+    with pytest.raises(InputError, match="bad.parquet.*outside"):
+        reduce_parquet(path, progress=False)
+    pd.DataFrame({"model": ["a", "a", "b", "b"], "question_id": [1, 1, 1, 2],
+                  "score": [0.0, 1.0, 1.0, 0.0]}).to_parquet(path)
+    with pytest.raises(InputError, match="duplicate"):
+        reduce_parquet(path, progress=False)
