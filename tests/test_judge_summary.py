@@ -103,3 +103,76 @@ def test_no_shared_labels_says_so():
     j = judge(ds)
     assert not j.pairs and j.summary.not_compared == (j.models[1].model,)
     assert "No two models have 10 or more questions labelled for both" in judge_answer(j)
+
+
+def _many(models=8, n=300, seed=3, labelled=0.3, clusters=None, bias_every=4):
+    """``models`` models on the same questions; the judge passes wrong answers of every
+    ``bias_every``-th model half the time (biased); for the others it misses 8% of right
+    answers and passes just enough wrong ones to be unbiased."""
+    rng = np.random.default_rng(seed)
+    lab = rng.random(n) < labelled
+    rows = []
+    for k in range(models):
+        p = 0.5 + 0.03 * k
+        y = (rng.random(n) < p).astype(float)
+        fp = 0.5 if k % bias_every == 0 else 0.08 * p / (1 - p)
+        f = np.where(y == 1, rng.random(n) < 0.92, rng.random(n) < fp).astype(float)
+        row = {"model": f"m{k}", "question_id": [f"q{i}" for i in range(n)], "score": f,
+               "human": np.where(lab, y, np.nan)}
+        if clusters is not None:
+            row["cluster_id"] = [f"c{i % clusters}" for i in range(n)]
+        rows.append(pd.DataFrame(row))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_constant_labels_give_no_interval_and_say_why():
+    df = _many()
+    df.loc[(df.model == "m7") & df.human.notna(), "human"] = 1.0   # every label of m7 is 1
+    j = judge(bayeserr.load(df, human_col="human"))
+    assert "m7" not in [m.model for m in j.models] and j.summary.leader != "m7"
+    k = int(df[(df.model == "m7")].human.notna().sum())
+    from statsmodels.stats.proportion import proportion_confint
+    lo, hi = proportion_confint(k, k, alpha=0.05, method="beta")
+    note = next(w for w in j.warnings if "m7" in w)
+    assert f"all {k} of its labels are 1" in note and f"[{100 * lo:.1f}, {100 * hi:.1f}]" in note
+
+
+def test_only_one_model_with_labels_is_not_called_the_highest():
+    df = _many()
+    df.loc[df.model != "m5", "human"] = np.nan
+    from bayeserr.reporting.document import judge_answer
+    text = judge_answer(judge(bayeserr.load(df, human_col="human")))
+    assert text.startswith("Only m5 has a corrected human-scored mean") and "highest" not in text
+    assert "the other 7 models have too few usable labels" in text
+
+
+def test_one_cluster_is_treated_as_independent_questions_with_a_note():
+    df = _many(clusters=1)
+    j, j_plain = judge(bayeserr.load(df, human_col="human")), judge(bayeserr.load(df.drop(columns="cluster_id"),
+                                                                                   human_col="human"))
+    assert [m.result.ppi.se for m in j.models] == [m.result.ppi.se for m in j_plain.models]
+    assert any("Every question is in one cluster" in w for w in j.warnings)
+
+
+def test_biased_judges_are_named_with_holm_over_the_models():
+    j = judge(bayeserr.load(_many(models=8, n=600, labelled=0.4), human_col="human"))
+    note = next(w for w in j.warnings if w.startswith("The judge's scores are biased"))
+    from bayeserr.analyses.judge import _p_value
+    p = np.array([_p_value(m.result.bias) for m in j.models])
+    holm = multipletests(p, method="holm")[1]
+    flagged = {m.model for m, a in zip(j.models, holm) if a < 0.05}
+    assert flagged and flagged <= {"m0", "m4"}                      # only the biased judges' models
+    assert f"biased for {len(flagged)} of the 8 models" in note and all(m in note for m in flagged)
+
+
+def test_the_shown_pairs_hold_every_changed_verdict():
+    from bayeserr.analyses.judge import MAX_SHOWN_PAIRS, shown_pairs
+    j = judge(bayeserr.load(_many(models=12, n=400), human_col="human"))
+    assert len(j.pairs) > MAX_SHOWN_PAIRS
+    shown = {(p.a, p.b) for p in shown_pairs(j)}
+    assert {(a, b) for a, b, _, _ in j.summary.changed[:MAX_SHOWN_PAIRS]} <= shown
+
+
+def test_markdown_escapes_math_and_emphasis_in_names():
+    from bayeserr.reporting.text import esc
+    assert esc("$d$ *x* a|b") == r"\$d\$ \*x\* a\|b"

@@ -68,7 +68,8 @@ class JudgePair:
 
     def verdict(self, level: float, judge: bool = False) -> str:
         """``"a"`` or ``"b"`` (higher, Holm-adjusted at ``1 − level``) or ``"tie"``: the
-        corrected verdict, or the judge-only one with ``judge=True``."""
+        corrected verdict, or the judge-only one with ``judge=True`` (the same rule, so that
+        only the labels differ; ``docs/methods.md`` §3.14.8)."""
         p, est = (self.judge_p_holm, self.result.judge_only.estimate) if judge else \
             (self.p_holm, self.result.ppi.estimate)
         if not (np.isfinite(p) and p < 1 - level):
@@ -89,16 +90,18 @@ class JudgeSummary:
     leader: str                   #: highest PPI++ human-scored mean
     tied_with_best: tuple         #: models whose corrected difference from the leader is not significant
     not_compared: tuple           #: models with no corrected pair with the leader (too few shared labels)
-    judge_leader: str             #: highest judge-only mean among the corrected models
-    judge_leader_rank: int        #: its rank (1 = best) by the corrected means
+    judge_leader: str             #: highest judge-only mean among every model
+    judge_leader_rank: int | None  #: its rank (1 = best) by the corrected means (None: not corrected)
     changed: tuple                #: (a, b, judge verdict, corrected verdict) where they differ
     n_pairs: int
+    n_models: int = 0             #: models in the data (corrected or not)
 
     def to_dict(self) -> dict:
         return {"leader": self.leader, "tied_with_best": list(self.tied_with_best),
                 "not_compared": list(self.not_compared), "judge_leader": self.judge_leader,
                 "judge_leader_rank": self.judge_leader_rank, "n_pairs": self.n_pairs,
-                "changed": [{"a": a, "b": b, "judge": j, "corrected": c} for a, b, j, c in self.changed]}
+                "changed": [{"a": a, "b": b, "judge": j, "corrected": c} for a, b, j, c in self.changed],
+                "n_models": self.n_models}
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ class Judge:
     level: float
     clustered: bool
     warnings: tuple             #: sentences: few labels, labels in few clusters, a non-random subset
+    judge_order: tuple = ()     #: every model of the data, highest judge-only mean first
 
     @property
     def summary(self) -> JudgeSummary | None:
@@ -121,12 +125,15 @@ class Judge:
         with_leader = {(p.b if p.a == leader else p.a): p for p in self.pairs if leader in (p.a, p.b)}
         others = [m.model for m in self.models[1:]]
         tied = tuple(m for m in others if m in with_leader and with_leader[m].verdict(self.level) == "tie")
-        judged = max(self.models, key=lambda m: m.result.judge_only.estimate
-                     if np.isfinite(m.result.judge_only.estimate) else -np.inf)
+        names = [m.model for m in self.models]
+        judged = self.judge_order[0] if self.judge_order else max(
+            self.models, key=lambda m: m.result.judge_only.estimate
+            if np.isfinite(m.result.judge_only.estimate) else -np.inf).model
         changed = tuple((p.a, p.b, p.verdict(self.level, judge=True), p.verdict(self.level)) for p in self.pairs
                         if p.verdict(self.level, judge=True) != p.verdict(self.level))
-        return JudgeSummary(leader, tied, tuple(m for m in others if m not in with_leader), judged.model,
-                            [m.model for m in self.models].index(judged.model) + 1, changed, len(self.pairs))
+        return JudgeSummary(leader, tied, tuple(m for m in others if m not in with_leader), judged,
+                            names.index(judged) + 1 if judged in names else None, changed, len(self.pairs),
+                            max(len(self.judge_order), len(names)))
 
     def to_dict(self) -> dict:
         summary = self.summary
@@ -164,8 +171,8 @@ def _binary(x: np.ndarray) -> bool:
 
 def _agreement(y, f, codes):
     lab = ~np.isnan(y)
-    if lab.sum() < 2:
-        return None
+    if lab.sum() < 2 or np.ptp(y[lab]) == 0 or np.ptp(f[lab]) == 0:
+        return None  # κ and α are 0/0 when either rater gives one value to every labelled answer
     values = np.unique(np.concatenate([y[lab], f[lab]]))
     try:
         with warnings.catch_warnings():  # statsmodels' κ variance on a handful of labels: sqrt of < 0 is NaN
@@ -191,15 +198,34 @@ def _selection_p(f, labelled) -> float | None:
     return p if np.isfinite(p) else None
 
 
-def _model(name, y, f, codes, level) -> JudgeModel | str:
-    """The model's result, or why there is none (a sentence)."""
+def _constant_labels(y, clustered: bool, level: float) -> str | None:
+    """Why labels that are all the same value give no interval (the correction's variance
+    would be 0: a zero-width interval), with the labels' exact interval when they are 0/1."""
+    labels = y[~np.isnan(y)]
+    if labels.size < 2 or np.ptp(labels) > 0:
+        return None
+    k, v = labels.size, float(labels[0])
+    text = f"all {k} of its labels are {v:g}, so the correction has no variance to estimate"
+    if v in (0.0, 1.0):
+        from statsmodels.stats.proportion import proportion_confint
+        lo, hi = proportion_confint(int(v) * k, k, alpha=1 - level, method="beta")
+        text += (f" (the labels alone give the exact Clopper–Pearson interval [{100 * lo:.1f}, {100 * hi:.1f}]"
+                 + (", ignoring the clusters" if clustered else "") + ")")
+    return text + "; label more answers"
+
+
+def _model(name, y, f, codes, level) -> JudgeModel | tuple:
+    """The model's result, or ``(name, why there is none)``."""
     keep = ~np.isnan(f)
     y, f = y[keep], f[keep]
     c = None if codes is None else codes[keep]
+    constant = _constant_labels(y, c is not None, level)
+    if constant is not None:
+        return name, constant
     try:
         res = ppi.ppi_mean(y, f, c, level=level)
     except InputError as exc:  # e.g. every label in one cluster: this model only, not the report
-        return f"{name}: {str(exc).split('. ')[0]}"
+        return name, str(exc).split(". ")[0]
     rg = None
     if _binary(y) and _binary(f) and (~np.isnan(y)).sum() < len(y):
         try:
@@ -248,6 +274,19 @@ def _holm_pairs(pairs: list) -> list:
     return out
 
 
+def _biased(models, alpha: float = 0.05) -> list:
+    """Models whose judge bias (J4) differs from 0, Holm over the models at ``alpha``,
+    largest bias first."""
+    from bayeserr.stats.simultaneous import holm
+    tested = [(m, _p_value(m.result.bias)) for m in models]
+    tested = [(m, p) for m, p in tested if np.isfinite(p)]
+    if not tested:
+        return []
+    adj = holm(np.array([p for _, p in tested]))
+    out = [m for (m, _), a in zip(tested, adj) if a < alpha]
+    return sorted(out, key=lambda m: -abs(m.result.bias.estimate))
+
+
 def _warnings(models, clustered) -> list[str]:
     out = []
     few = [m for m in models if m.result.n_labelled < FEW_LABELS]
@@ -264,6 +303,14 @@ def _warnings(models, clustered) -> list[str]:
                        + "): the clustered interval has few df, and if whole clusters were chosen for "
                          "labelling rather than questions at random, the labelled set may not represent the "
                          "rest; spread the labels over many clusters.")
+    biased = _biased(models)
+    if biased:
+        out.append(f"The judge's scores are biased for {len(biased)} of the {len(models)} models with labels "
+                   "(mean judge − human on the labelled answers, Holm over the models: "
+                   + ", ".join(f"{m.model} {100 * m.result.bias.estimate:+.1f} points" for m in biased[:5])
+                   + (f", and {len(biased) - 5} more" if len(biased) > 5 else "")
+                   + "): the Models, Ranking and Pairwise sections rank the judge's scores; the Judge section "
+                     "gives the human-scored answer.")
     tested = [m for m in models if m.selection_p is not None and m.result.n_labelled >= FEW_LABELS]
     if tested:  # Holm over the models, so a handful of random subsets do not raise it by chance
         from bayeserr.stats.simultaneous import holm
@@ -300,12 +347,15 @@ def judge(ds, *, level: float = 0.95) -> Judge:
     y = _per_question(np.asarray(ds["human"].values, dtype=float))
     y = np.where(np.isnan(f), np.nan, y)  # a label without a judge score cannot be used
     codes = np.asarray(ds["cluster"].values).astype(str) if "cluster" in ds.coords else None
+    one_cluster = codes is not None and np.unique(codes).size < 2
+    if one_cluster:  # as the report's other sections: no cluster-level inference, questions independent
+        codes = None
     labelled = (~np.isnan(y)).sum(axis=1)
     if not labelled.any():
         raise InputError("the human-label column is empty: no answer carries a human label.")
     results = [_model(n, y[j], f[j], codes, level) for j, n in enumerate(names) if labelled[j] >= MIN_LABELS]
     models = [m for m in results if isinstance(m, JudgeModel)]
-    failed = [m for m in results if isinstance(m, str)]
+    failed = [m for m in results if not isinstance(m, JudgeModel)]
     left_out = [n for j, n in enumerate(names) if labelled[j] < MIN_LABELS]
     models.sort(key=lambda m: -m.result.ppi.estimate if np.isfinite(m.result.ppi.estimate) else np.inf)
     order = {m.model: i for i, m in enumerate(models)}
@@ -322,16 +372,38 @@ def judge(ds, *, level: float = 0.95) -> Judge:
         notes.append(f"No corrected interval for {', '.join(left_out[:5])}"
                      f"{f' and {len(left_out) - 5} more' if len(left_out) > 5 else ''}: fewer than {MIN_LABELS} "
                      "labelled answers (a pair needs as many labelled answers of both).")
-    if failed:
-        notes.append("No corrected interval for " + "; ".join(failed[:5])
-                     + (f"; and {len(failed) - 5} more" if len(failed) > 5 else "") + ".")
-    return Judge(tuple(models), tuple(pairs), level, codes is not None, tuple(notes))
+    notes += _failures(failed)
+    if one_cluster:
+        notes.append("Every question is in one cluster: the corrected intervals treat the questions as "
+                     "independent (no cluster-level inference is possible), as the report's other sections do; "
+                     "this understates the uncertainty if questions of the cluster are related.")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a model with no judge score: NaN, last
+        judge_means = np.nanmean(f, axis=1)
+    by_judge = sorted(range(len(names)), key=lambda j: -judge_means[j] if np.isfinite(judge_means[j]) else np.inf)
+    return Judge(tuple(models), tuple(pairs), level, codes is not None, tuple(notes),
+                 tuple(names[j] for j in by_judge))
+
+
+def _failures(failed: list) -> list[str]:
+    """One sentence per reason (models with the same reason named together, at most 5)."""
+    by_reason: dict = {}
+    for name, reason in failed:
+        by_reason.setdefault(reason, []).append(name)
+    out = []
+    for reason, who in by_reason.items():
+        more = f" and {len(who) - 5} more" if len(who) > 5 else ""
+        out.append(f"No corrected interval for {', '.join(who[:5])}{more}: {reason}.")
+    return out
 
 
 def shown_pairs(j: Judge) -> list:
-    """The pairs a report shows: all up to :data:`MAX_SHOWN_PAIRS`, else neighbours in the
-    corrected ranking."""
+    """The pairs a report shows: all up to :data:`MAX_SHOWN_PAIRS`, else the neighbours in
+    the corrected ranking and every pair whose verdict the labels change (at most
+    :data:`MAX_SHOWN_PAIRS` of those), in the corrected ranking's order."""
     if len(j.pairs) <= MAX_SHOWN_PAIRS:
         return list(j.pairs)
     order = {m.model: i for i, m in enumerate(j.models)}
-    return [p for p in j.pairs if abs(order[p.a] - order[p.b]) == 1]
+    changed = [p for p in j.pairs if p.verdict(j.level, judge=True) != p.verdict(j.level)][:MAX_SHOWN_PAIRS]
+    keep = {id(p) for p in changed}
+    return [p for p in j.pairs if abs(order[p.a] - order[p.b]) == 1 or id(p) in keep]

@@ -725,7 +725,7 @@ def render_blocks(blocks, header: str, explain: bool = False) -> str:
             text, pkgs = render_table(b, label, explain=explain)
             parts.append(text)
             needs |= pkgs
-        elif isinstance(b, doc.Para) and b.role in ("rows", "note"):
+        elif isinstance(b, doc.Para) and b.role in ("rows", "note", "verdict"):
             parts.append(comment(b.text))
         elif isinstance(b, doc.Bullets):
             parts.append("\n".join(comment(f"warning [{code}] {text}") for code, text in b.items))

@@ -212,8 +212,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
            tables.models_table(rep.scores, rep.level, bayes=bayes_on, methods=rep.methods,
                                groups=rep.groups, groups_note=getattr(rep, "groups_note", None))]
     if getattr(rep, "judge", None) is not None:
-        out.append(Para("These are the judge's scores, as every table but the Judge section: the Judge "
-                        "section gives the human-scored means, corrected with the human labels.", "note"))
+        out.append(Para(judge_pointer(rep.judge), "note", user_text=True))
     if bayes_on:
         sampled = not any(w.code == "mcmc_not_needed" for w in rep.warnings)
         out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(rep.scores) > 1), "note"))
@@ -385,8 +384,8 @@ def judge_blocks(j) -> list:
     """The Judge section: corrected human-scored means, the pairs, what each column is."""
     from bayeserr.analyses.judge import shown_pairs
     if not j.models:
-        return [Heading("Judge"), Para("No model has two human-labelled answers: no corrected interval. "
-                                       + " ".join(j.warnings), "note", user_text=True)]
+        return [Heading("Judge"), Para("No model has a corrected interval; the reasons are in the Warnings.",
+                                       "note")]
     worth = [f"{m.model}: {m.result.n_labelled} labels worth {m.result.effective_labels:.0f}"
              for m in j.models[:3] if np.isfinite(m.result.effective_labels)]
     how = ("clustered (CR2, t on the df of the PPI estimating equation)" if j.clustered
@@ -431,15 +430,34 @@ def _some(names, limit: int = MAX_NAMES) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def judge_pointer(j) -> str:
+    """The note under the Models table of a judge-scored report: these are the judge's
+    scores, and the human-scored leader in a few words."""
+    out = ("These are the judge's scores, as every table but the Judge section: the Judge section gives the "
+           "human-scored means, corrected with the human labels")
+    s = j.summary
+    if s is None or len(j.models) < 2:
+        return out + "."
+    tied = len(s.tied_with_best)
+    return out + (f"; by them, {s.leader} leads" + (f", tied with {tied:,} other model{'s' if tied > 1 else ''}"
+                                                   if tied else "") + ".")
+
+
 def judge_answer(j) -> str:
     """The Judge section's answer in one voice: the human-scored leader, the models the labels
-    cannot separate from it, the judge's own leader, and the verdicts the labels change."""
+    cannot separate from it, the judge's own leader, and the verdicts the labels change
+    (``docs/methods.md`` §3.14.8)."""
     from bayeserr.analyses.judge import MIN_LABELS
     s = j.summary
     best = j.models[0].result.ppi
-    out = (f"Corrected by the human labels, {s.leader} has the highest human-scored mean "
-           f"({pct(best.estimate)}, {j.level:.0%} CI {interval((best.lower, best.upper))}).")
-    if len(j.models) > 1:
+    said = f"({pct(best.estimate)}, {j.level:.0%} CI {interval((best.lower, best.upper))})"
+    if len(j.models) == 1:
+        others = max(s.n_models - 1, 0)
+        out = (f"Only {s.leader} has a corrected human-scored mean {said}"
+               + (f"; the other {others:,} model{'s' if others != 1 else ''} have too few usable labels "
+                  "(see the Warnings), so the labels cannot rank the models." if others else "."))
+    else:
+        out = f"Corrected by the human labels, {s.leader} has the highest human-scored mean {said}."
         if s.tied_with_best:
             out += (f" The labels do not separate it from {_some(s.tied_with_best)} (Holm over the "
                     f"{s.n_pairs:,} corrected pairs): {'these are' if len(s.tied_with_best) > 1 else 'this is'} "
@@ -454,13 +472,16 @@ def judge_answer(j) -> str:
             out += (f" It has no corrected comparison with {_some(s.not_compared)}: fewer than {MIN_LABELS} "
                     "questions labelled for both.")
     if s.judge_leader != s.leader:
-        out += (f" The judge alone would rank {s.judge_leader} first; by the human labels it is "
-                f"number {s.judge_leader_rank} of {len(j.models)}.")
+        out += f" The judge alone would rank {s.judge_leader} first; " + (
+            f"by the human labels it is number {s.judge_leader_rank} of {len(j.models)}."
+            if s.judge_leader_rank is not None else "it has no corrected mean.")
+    whose = ("the judge's own verdict under the same rule (its paired test, Holm over the same pairs; the "
+             "Pairwise section's verdicts on the judge's scores use the report's adjustment and can differ)")
     if s.changed:
-        out += (f" The labels change {len(s.changed)} of the judge's {s.n_pairs:,} pairwise verdicts"
-                " (marked in the comparisons below).")
+        out += (f" Of the {s.n_pairs:,} corrected pairs, the labels change {len(s.changed):,} from {whose}; "
+                "they are marked in the comparisons below.")
     elif s.n_pairs:
-        out += f" They change none of the judge's {s.n_pairs:,} pairwise verdicts."
+        out += f" On the {s.n_pairs:,} corrected pairs the labels change none from {whose}."
     return out
 
 

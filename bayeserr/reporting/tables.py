@@ -485,7 +485,7 @@ def judge_table(j) -> Table:
     cols = (Column("model", "Model", numeric=False), Column("labels", "Labels"),
             Column("ppi", "Human-scored (PPI++)"), Column("ppi_ci", ci, ci.replace("%", r"\%")),
             Column("classical", "Labelled only"), Column("classical_ci", ci, ci.replace("%", r"\%")),
-            Column("judge", "Judge only (not the human mean)"), Column("bias", "Judge bias"),
+            Column("judge", "Judge only"), Column("bias", "Judge bias"),
             Column("worth", "Labels worth"), Column("agreement", "Agreement", numeric=False))
     rows = []
     for m in j.models:
@@ -524,4 +524,4 @@ def judge_pairs_table(j, pairs) -> Table:
                      Cell("interval", _cut(r.ppi, -1.0)), Cell("p", p.p_value), Cell("p", p.p_holm),
                      Cell("pct", r.judge_only.estimate), text(verdict)))
     return Table("judge_pairs", "Judge-corrected comparisons", cols, tuple(rows),
-                 caption="A − B of human-scored means (PPI++ on the paired differences), one pair at a time.")
+                 caption="A − B of human-scored means (PPI++ on the paired differences), Holm over the pairs.")

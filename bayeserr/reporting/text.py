@@ -12,8 +12,9 @@ from bayeserr.reporting.tables import Cell
 
 #: Markdown that user text must not make: table cells (|), code (`), raw HTML (<tag), links and
 #: images ([text](url), ![alt](url): a remote image is a tracking pixel where the .md is rendered;
-#: escaping the "]" of "](" or "][" breaks both, and leaves plain brackets such as "[0, 1]" alone)
-_MARKUP = re.compile(r"([\\|`]|\](?=[(\[])|<(?=[A-Za-z/!?]))")
+#: escaping the "]" of "](" or "][" breaks both, and leaves plain brackets such as "[0, 1]" alone),
+#: math ($…$, which GitHub and most renderers typeset) and emphasis (*…*)
+_MARKUP = re.compile(r"([\\|`$*]|\](?=[(\[])|<(?=[A-Za-z/!?]))")
 
 
 def plain(text) -> str:
