@@ -248,3 +248,102 @@ def test_every_vote_is_accounted_for_and_cluster_bootstrap_runs():
     assert list(frame["model"]) == [res.models[i] for i in res.corrected.order()]
     assert np.isfinite(frame["win_rate"]).all() and (frame["n_labelled"] <= frame["n_items"]).all()
     assert dataclasses.is_dataclass(res) and repr(res).startswith("JudgeRatings(")
+
+
+# ------------------------------------------------------------------ the review (issue: arena --judge page)
+@pytest.fixture(scope="module")
+def judged():
+    """A clear crowd leader (m4), a judge that favours m0 by 2 logits: its own leader differs."""
+    df = simulate_items(k=5, items=400, labelled=0.4, seed=11, favour=3.0, spread=1.0)
+    return df, aj.arena_judge(df, judge_col="who", human="crowd", judge="judge", bootstrap=60)
+
+
+def test_win_rate_intervals_are_cut_to_shares(judged):
+    from bayeserr.renderers import arena as pages
+    _, res = judged
+    wild = dataclasses.replace(res.win_rates[0].ppi, lower=-0.239, upper=1.506)  # a model with 3 labelled items
+    res = dataclasses.replace(res, win_rates=(dataclasses.replace(res.win_rates[0], ppi=wild),) + res.win_rates[1:])
+    md = pages.judge_to_markdown(res)
+    rates = md.split("## Win rates")[1].split("##")[0]
+    assert "[0.0, 100.0]" in rates and "-23.9" not in rates and "150.6" not in rates
+    assert "intervals are cut to [0, 100]" in " ".join(rates.split())
+    assert json.loads(json.dumps(res.to_dict(), default=float))["models"]  # the JSON keeps the uncut bounds
+
+
+def test_a_bad_lambda_is_one_error_line_before_any_work(cli, tmp_path, monkeypatch):
+    df = simulate_items(k=4, items=60, labelled=0.5, seed=6, favour=2.0)
+    path = tmp_path / "v.csv"
+    df.to_csv(path, index=False)
+    with pytest.raises(InputError, match="finite"):
+        aj.check_judged(items_of(df), lam=float("inf"))
+
+    def no_bootstrap(*args, **kwargs):
+        raise AssertionError("the bootstrap ran before the arguments were checked")
+    monkeypatch.setattr(aj, "rate_judged", no_bootstrap)
+    res = cli("arena", path, *JUDGE_ARGS, "--lam", "5")
+    assert "not convex" in one_error_line(res) and "bootstrap" not in res.output
+    monkeypatch.setattr(aj, "load_judged", no_bootstrap)  # a non-finite λ: before the file is read
+    assert "finite" in one_error_line(cli("arena", path, *JUDGE_ARGS, "--lam", "nan"))
+
+
+def test_the_page_leads_with_its_answer(judged, cli, tmp_path):
+    from bayeserr.renderers import arena as pages
+    df, res = judged
+    s = res.summary
+    frame = res.to_frame()
+    assert s.leader == frame["model"].iloc[0] == "m4" and s.judge_leader == "m0" != s.leader
+    # the one "tied with the best" rule: the corrected rank interval includes 1
+    assert list(s.tied_with_best) == [m for m, lo in zip(frame["model"][1:], frame["rank_low"][1:]) if lo == 1]
+    assert s.judge_leader_rank == int(frame.set_index("model").loc["m0", "rank"]) > 1
+    assert s.judge_vs_human > 50 and s.n_compared == 5
+    md = pages.judge_to_markdown(res)
+    first = " ".join(md.split("\n\n")[1].split())
+    assert first.startswith("By the judge-corrected crowd ratings, m4 leads at")
+    assert "judge alone would put m0 first" in first and "λ =" in first
+    assert ("worth about" in first) != s.judge_added_nothing
+    path = tmp_path / "v.csv"
+    df.to_csv(path, index=False)
+    out = json.loads(cli("arena", path, *JUDGE_ARGS, "--bootstrap", 20, "--format", "json").stdout)
+    assert {"leader", "interval", "tied_with_best", "judge_leader", "judge_leader_rank",
+            "judge_vs_human_mean_abs_elo", "lambda", "labels_worth", "judge_added_nothing"} <= set(out["summary"])
+    tex = cli("arena", path, *JUDGE_ARGS, "--bootstrap", 20, "--format", "latex").stdout
+    assert "% By the judge-corrected crowd ratings" in tex and "tabular" in tex  # tables, the answer a comment
+
+
+def test_lambda_in_words():
+    from bayeserr.renderers import arena as pages
+    df = simulate_items(k=4, items=200, labelled=0.4, seed=12, favour=0.0, noise=0.2)
+    for lam, says in ((0.0, "the judge added nothing"), (1.0, None)):
+        res = aj.arena_judge(df, judge_col="who", human="crowd", judge="judge", lam=lam, bootstrap=30)
+        words = " ".join(pages.judge_to_markdown(res).split("\n\n")[1].split())
+        assert f"λ = {lam:.3f} (fixed" in words
+        if says:
+            assert says in words and res.summary.judge_added_nothing
+        else:
+            assert ("worth about" in words) or ("nothing measurable" in words)
+
+
+def _many(k=45, bootstrap=10):
+    df = simulate_items(k=k, items=30 * k, labelled=0.5, seed=13, spread=0.3)
+    return df, aj.arena_judge(df, judge_col="who", human="crowd", judge="judge", bootstrap=bootstrap)
+
+
+def test_html_main_table_open_and_neighbours_grouped():
+    from bayeserr.renderers import arena as pages
+    from bayeserr.reporting.arena import NEIGHBOUR_LINES, neighbour_lines
+    df, res = _many()
+    assert len(res.corrected.not_separable) > 20
+    for page, title in ((pages.judge_to_html(res), "Judge-corrected ratings"),
+                        (pages.to_html(ar.rate(ar.load_votes(df[df.who == "crowd"]), bootstrap=10)), "Ratings")):
+        assert f'<summary>{title}: ' not in page and 'id="t-ratings"' in page
+        assert page.count("<li>") <= NEIGHBOUR_LINES + 1 + 5  # neighbours (grouped) and a few warnings
+    # runs of neighbours: one line each, at most NEIGHBOUR_LINES and a count
+    r = res.corrected
+    names = list(r.to_frame()["model"])
+    chain = [(names[i], names[i + 1], 0.6) for i in range(len(names) - 1) if i % 3 != 2]  # runs of 2 pairs
+    lines = neighbour_lines(dataclasses.replace(r, not_separable=tuple(chain)))
+    assert len(lines) == NEIGHBOUR_LINES + 1 and lines[-1].startswith(f"… and {len(names) // 3 - NEIGHBOUR_LINES}")
+    assert lines[0] == f"ranks 1–3, {names[0]} down to {names[2]} (3 models): none of the 2 neighbouring pairs " \
+                       "is ordered (P(higher ahead) 0.60–0.60)"
+    single = neighbour_lines(dataclasses.replace(r, not_separable=((names[0], names[1], 0.7),)))
+    assert single == (f"{names[0]} vs {names[1]}: P({names[0]} ahead) = 0.70",)

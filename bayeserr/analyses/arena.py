@@ -587,6 +587,15 @@ class Ratings:
         """Models by group, then by rating (best first), then by name."""
         return np.lexsort((np.arange(len(self.models)), -self.rating, self._groups()))
 
+    def tied_with_best(self) -> tuple[int, tuple]:
+        """The leader (the highest rating in the largest group) and the models tied with it, as
+        indices into ``models``: the other models of its group whose rank interval includes 1
+        (the table's Rank interval starts at 1), best first.  The one "tied with the best" rule
+        of the arena pages."""
+        o = self.order()
+        lead, g = int(o[0]), self._groups()
+        return lead, tuple(int(i) for i in o[1:] if g[i] == g[lead] and self.rank_interval[i, 0] == 1)
+
     def _ranks(self, o) -> np.ndarray:
         g = self._groups()[o]
         start = np.r_[0, np.flatnonzero(np.diff(g)) + 1]

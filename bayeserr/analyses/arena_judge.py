@@ -329,8 +329,8 @@ def _check_lam(lam):
     if lam is None:
         return None
     if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real) or not math.isfinite(lam):
-        raise InputError(f"lam must be a finite number, or None for the power-tuned λ̂ (got {describe(lam)}); "
-                         "0 gives the human votes alone, 1 plain PPI.")
+        raise InputError(f"λ (--lam, lam=) must be a finite number, or left out (None) for the power-tuned λ̂ "
+                         f"(got {describe(lam)}); 0 gives the human votes alone, 1 plain PPI.")
     return float(lam)
 
 
@@ -382,6 +382,46 @@ def _fit_centred(wins):
 
 
 # ------------------------------------------------------------------ the result
+#: λ below this is read as "≈ 0": the corrected ratings are essentially the human-only fit
+NEGLIGIBLE_LAMBDA = 0.01
+
+
+@dataclass(frozen=True)
+class ArenaJudgeSummary:
+    """The answer of a judge-corrected arena in one place (:attr:`JudgeRatings.summary`): the
+    leader by the corrected ratings, the models tied with it (their rank interval includes 1:
+    :meth:`~bayeserr.analyses.arena.Ratings.tied_with_best`), the judge's own leader and its
+    corrected rank, how far the judge-only ratings are from the human-only ones, and λ."""
+
+    leader: str
+    rating: float                 #: the leader's corrected rating (Elo)
+    interval: tuple               #: its bootstrap interval
+    tied_with_best: tuple         #: models whose corrected rank interval includes 1 (leader's group)
+    judge_leader: str             #: the judge-only fit's leader
+    judge_leader_rank: int        #: its rank by the corrected ratings (within its group)
+    judge_leader_rank_interval: tuple
+    judge_vs_human: float         #: mean |judge-only − human-only| (Elo), aligned on the models both rate
+    n_compared: int               #: models in that mean
+    lam: float
+    lam_tuned: bool
+    effective_labels: float
+    labels_worth: float           #: effective_labels − labelled items (NaN: not measured)
+    judge_added_nothing: bool     #: λ ≈ 0, or the judge did not narrow the intervals (worth < 1 item)
+    n_groups: int
+
+    def to_dict(self) -> dict:
+        f = ppi._float
+        return {"leader": self.leader, "rating": f(self.rating), "interval": [f(v) for v in self.interval],
+                "tied_with_best": list(self.tied_with_best),
+                "tie_rule": "corrected rank interval includes 1 (within the leader's group)",
+                "judge_leader": self.judge_leader, "judge_leader_rank": self.judge_leader_rank,
+                "judge_leader_rank_interval": [int(v) for v in self.judge_leader_rank_interval],
+                "judge_vs_human_mean_abs_elo": f(self.judge_vs_human), "models_compared": self.n_compared,
+                "lambda": f(self.lam), "lambda_tuned": self.lam_tuned, "effective_labels": f(self.effective_labels),
+                "labels_worth": f(self.labels_worth), "judge_added_nothing": self.judge_added_nothing,
+                "groups": self.n_groups}
+
+
 @dataclass(frozen=True)
 class JudgeRatings:
     """Judge-corrected Bradley–Terry ratings (:func:`rate_judged`; ``docs/methods.md`` §5.5.1).
@@ -423,6 +463,26 @@ class JudgeRatings:
     def level(self) -> float:
         return self.corrected.level
 
+    @property
+    def summary(self) -> ArenaJudgeSummary:
+        """The leader, the models tied with it, the judge's own leader, the judge-only ratings'
+        distance from the human-only ones and what λ amounted to."""
+        r = self.corrected
+        lead, tied = r.tied_with_best()
+        frame = r.to_frame().set_index("model")
+        jl = self.models[int(self.judge_only.order()[0])]
+        h, j = self.human_only, self.judge_only
+        both = h.identified & j.identified & np.isfinite(h.rating) & np.isfinite(j.rating)
+        d = j.rating[both] - h.rating[both]
+        gap = float(np.mean(np.abs(d - d.mean()))) if both.any() else math.nan  # ratings: up to a constant
+        worth = self.effective_labels - self.n_labelled
+        nothing = self.n_unlabelled < 2 or self.lam < NEGLIGIBLE_LAMBDA or not worth >= 1
+        return ArenaJudgeSummary(self.models[lead], float(r.rating[lead]), tuple(map(float, r.interval[lead])),
+                                 tuple(self.models[i] for i in tied), jl, int(frame.loc[jl, "rank"]),
+                                 (int(frame.loc[jl, "rank_low"]), int(frame.loc[jl, "rank_high"])), gap,
+                                 int(both.sum()), self.lam, self.lam_tuned, self.effective_labels, worth, nothing,
+                                 r.n_groups)
+
     def __repr__(self) -> str:
         return (f"JudgeRatings({self.source!r}: {len(self.models)} models, judge {self.judge_label!r} "
                 f"corrected by {self.n_labelled} {self.human_label!r}-labelled items, λ = {self.lam:.3f})")
@@ -451,7 +511,8 @@ class JudgeRatings:
 
     def to_dict(self) -> dict:
         base = self.corrected.to_dict()
-        out = {"schema": "bayeserr.arena_judge/1", "level": self.level, "scale": base["scale"],
+        out = {"schema": "bayeserr.arena_judge/1", "summary": self.summary.to_dict(), "level": self.level,
+               "scale": base["scale"],
                "ties": base["ties"], "bootstrap": base["bootstrap"], "rows": base["rows"],
                "judge": {"column": self.judge_col, "human": self.human_label, "judge": self.judge_label},
                "items": {"labelled": self.n_labelled, "unlabelled": self.n_unlabelled,
@@ -517,18 +578,15 @@ def _win_rates(items: JudgedItems, codes, level):
     return tuple(out), failed
 
 
-def rate_judged(items: JudgedItems, *, lam=None, bootstrap: int = 1000, by: str = "items", level: float = 0.95,
-                seed: int = 0, progress=None) -> JudgeRatings:
-    """Judge-corrected Bradley–Terry ratings (``docs/methods.md`` §5.5.1).
-
-    ``lam``: None for the tuned λ̂ (clipped to [0, 1]), else fixed (0: the labelled
-    human votes alone; 1: plain PPI).  ``by``: ``"items"`` resamples labelled and
-    unlabelled items separately, ``"cluster"`` whole clusters (``votes`` is taken as
-    ``items``).  Each resample re-fits the corrected ratings (λ held at its
-    full-data value), the human-only and the judge-only fits.
-    """
+def check_judged(items: JudgedItems, *, lam=None, bootstrap: int = 1000, by: str = "items", level: float = 0.95,
+                 seed: int = 0):
+    """Every argument of :func:`rate_judged` checked, and the full-data fit made (it is what
+    refuses a λ that breaks convexity), before any bootstrap work: ``(items, bootstrap, by,
+    level, seed, fit, caveats)``.  The command line calls it before its progress bar, so a
+    bad value is one error line."""
     from bayeserr.base.registry import check_level, check_range
     items = _check_items(items)
+    lam = _check_lam(lam)
     bootstrap = check_range("--bootstrap", bootstrap, 1, integer=True)
     level = check_level(level)
     seed = None if seed is None else check_range("--seed", seed, 0, integer=True)
@@ -551,10 +609,25 @@ def rate_judged(items: JudgedItems, *, lam=None, bootstrap: int = 1000, by: str 
             "a cluster column was given but the bootstrap resamples single items (--bootstrap-by items): the "
             "intervals treat items as independent and are too narrow if items within a cluster are related; "
             "use --bootstrap-by cluster.")))
+    fit = fit_ppi(len(items.models), items.a, items.b, items.human, items.judge, items.labelled, lam)
+    return items, bootstrap, by, level, seed, fit, caveats
+
+
+def rate_judged(items: JudgedItems, *, lam=None, bootstrap: int = 1000, by: str = "items", level: float = 0.95,
+                seed: int = 0, progress=None) -> JudgeRatings:
+    """Judge-corrected Bradley–Terry ratings (``docs/methods.md`` §5.5.1).
+
+    ``lam``: None for the tuned λ̂ (clipped to [0, 1]), else fixed (0: the labelled
+    human votes alone; 1: plain PPI).  ``by``: ``"items"`` resamples labelled and
+    unlabelled items separately, ``"cluster"`` whole clusters (``votes`` is taken as
+    ``items``).  Each resample re-fits the corrected ratings (λ held at its
+    full-data value), the human-only and the judge-only fits.
+    """
+    items, bootstrap, by, level, seed, fit, caveats = check_judged(items, lam=lam, bootstrap=bootstrap, by=by,
+                                                                   level=level, seed=seed)
     m, a, b = len(items.models), items.a, items.b
     y, f, lab = items.human, items.judge, items.labelled
     n, N = int(lab.sum()), int((~lab).sum())
-    fit = fit_ppi(m, a, b, y, f, lab, lam)
     if N < 2:
         caveats.append(Caveat("all_items_labelled", None, (
             f"{'every item is' if N == 0 else 'all but one item are'} labelled by {items.human_label}: the judge "

@@ -84,13 +84,18 @@ def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_t
         raise InputError("--bootstrap-by items is for a judge-corrected arena (--judge); use votes or cluster.")
     if judged and bayes_flag:
         raise InputError("--bayes is not available with --judge (the correction has no Bayesian fit); drop one.")
+    if judged:
+        from bayeserr.analyses import arena_judge as aj
+        lam = aj._check_lam(lam)  # before the file is read
     fmt = output_format(fmt, output, "ratings.html")
     protect(votes_file)
     if judged:
-        from bayeserr.analyses import arena_judge as aj
         items = aj.load_judged(votes_file, judge_col=judge_col, human=human_value, judge=judge_value,
                                item_col=item_col, model_a_col=model_a_col, model_b_col=model_b_col,
                                winner_col=winner_col, cluster_col=cluster_col, where=where)
+        # every argument, and λ against these items (convexity), before the progress bar and the
+        # bootstrap: a bad value is one error line
+        aj.check_judged(items, lam=lam, bootstrap=bootstrap, by=bootstrap_by, level=level, seed=seed)
         with click.progressbar(length=bootstrap, label="bootstrap", file=sys.stderr) as bar:
             res = aj.rate_judged(items, lam=lam, bootstrap=bootstrap, by=bootstrap_by, level=level, seed=seed,
                                  progress=bar.update)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bayeserr.reporting.arena import _neighbour_items, _ratings_table, ratings_blocks
+from bayeserr.reporting.arena import _ratings_table, neighbour_blocks, ratings_blocks
 
 
 def to_markdown(r) -> str:
@@ -20,26 +20,35 @@ def to_latex(r) -> str:
     if r.rows is not None:
         blocks.append(doc.Para(doc.rows_text(r.rows.to_dict()), "rows"))
     if r.not_separable:
-        blocks.append(doc.Bullets(_neighbour_items(r), "neighbours"))
+        blocks += neighbour_blocks(r, latex=True)
     if r.warnings:
         blocks += doc.warnings_blocks(r.warnings)
     return render_blocks(blocks, f"bayeserr arena: {r.source}")
 
 
+def _open_ratings(page: str) -> str:
+    """``page`` with the ratings table shown open: the HTML renderer folds a table of more than
+    ``COLLAPSE_ROWS`` rows behind "click to show" unless it is a report's main table, and the
+    ratings table is the arena page's main table (the other tables stay folded)."""
+    import re
+    return re.sub(r'<details class="rows"><summary>[^<]*</summary>((?:(?!<details class="rows">).)*?'
+                  r'<table id="t-ratings"[^>]*>.*?</table></div>)</details>', r"\1", page, count=1, flags=re.S)
+
+
 def to_html(r) -> str:
     """The page shows every warning (as the eval report's page does)."""
     from bayeserr.renderers.html import render_blocks
-    return render_blocks(ratings_blocks(r), title=f"Arena ratings: {r.source}",
-                         source=r.source)  # base name in the title and heading
+    return _open_ratings(render_blocks(ratings_blocks(r), title=f"Arena ratings: {r.source}",
+                                       source=r.source))  # base name in the title and heading
 
 
 # ------------------------------------------------------------------ judge-corrected ratings
-def judge_ratings_blocks(j) -> list:
+def judge_ratings_blocks(j, latex: bool = False) -> list:
     """A :class:`~bayeserr.analyses.arena_judge.JudgeRatings` as neutral blocks: the
     corrected ratings with the human-only and judge-only fits beside them, the
     corrected win rates, λ and the items, the neighbours, warnings and rows
     (``docs/methods.md`` §5.5.1).  Model names go in text cells (escaped by every
-    renderer)."""
+    renderer); ``latex``: the neighbours as a comment line, not a list."""
     import numpy as np
 
     from bayeserr.reporting import document as doc
@@ -72,33 +81,82 @@ def judge_ratings_blocks(j) -> list:
              f"estimates the judge's ratings and does not estimate the {j.human_label} ratings.",
              "Votes on one item are averaged (a tie counts half): "
              f"{j.multiple_human_votes} items have several {j.human_label} votes, "
-             f"{j.multiple_judge_votes} several {j.judge_label} verdicts.")
+             f"{j.multiple_judge_votes} several {j.judge_label} verdicts.",
+             f"Labels the judge was worth (first paragraph): n × median over models of (width {j.human_label} "
+             "only / width corrected)², minus n.")
     table = Table("ratings", "Judge-corrected ratings", cols, rows, notes, " ".join(notes))
-    out = [doc.Heading(f"Judge-corrected arena ratings: {j.source}", 1), table]
-    if np.isfinite(j.effective_labels):
-        out.append(doc.Para(f"The corrected intervals are as narrow as the {j.human_label}-only intervals would be "
-                            f"with about {j.effective_labels:.0f} labelled items instead of {j.n_labelled} (median "
-                            f"over models of n × (width {j.human_label} only / width corrected)²): the judge was "
-                            f"worth about {j.effective_labels - j.n_labelled:.0f} labelled items."))
+    out = [doc.Heading(f"Judge-corrected arena ratings: {j.source}", 1),
+           doc.Para(judge_answer(j), "verdict", user_text=True), table]
     wcols = (Column("model", "Model", numeric=False), Column("ppi", "Corrected win rate"),
              Column("ppi_ci", ci, ci.replace("%", r"\%")), Column("human", f"{j.human_label} only"),
              Column("judge", f"{j.judge_label} only"))
     wrows = tuple((text(x["model"]), Cell("pct", x["win_rate"]),
-                   Cell("range", (100 * x["win_rate_low"], 100 * x["win_rate_high"]), digits=1),
+                   Cell("range", tuple(100 * np.clip([x["win_rate_low"], x["win_rate_high"]], 0, 1)), digits=1),
                    Cell("pct", x["win_rate_human_only"]), Cell("pct", x["win_rate_judge_only"]))
                   for _, x in df.iterrows())
     out += [doc.Heading("Win rates"),
             Table("win_rates", "Win rates (share of items won, ties half)", wcols, wrows,
-                  ("Per model, PPI++ for the mean (docs/methods.md §3.14) over its items.",))]
-    out.append(doc.Heading("Neighbours the votes cannot order"))
-    if r.not_separable:
-        out.append(doc.Bullets(_neighbour_items(r), "neighbours"))
-    else:
-        out.append(doc.Para(f"Every neighbour is ordered with probability ≥ {(1 + r.level) / 2:.3f}."))
+                  ("Per model, PPI++ for the mean (docs/methods.md §3.14) over its items; intervals are cut to "
+                   "[0, 100] (a share cannot leave it; the JSON has the uncut bounds).",))]
+    out += [doc.Heading("Neighbours the votes cannot order"), *neighbour_blocks(r, latex=latex)]
     out += [doc.Heading("Warnings"), *doc.warnings_blocks(j.warnings)]
     if j.rows is not None:
         out += [doc.Heading("Rows"), doc.Para(doc.rows_text(j.rows.to_dict()), "rows")]
     return out
+
+
+def _lambda_words(j, s) -> str:
+    """What λ amounted to, in words."""
+    from bayeserr.analyses.arena_judge import NEGLIGIBLE_LAMBDA
+    h = j.human_label
+    if j.n_unlabelled < 2:
+        return (f"λ = 0: fewer than 2 items lack {h} votes, so the judge adds nothing and the corrected ratings "
+                f"are the {h}-only ones.")
+    how = "power-tuned" if j.lam_tuned else "fixed"
+    out = f"λ = {j.lam:.3f} ({how}; 0 uses the {h} votes alone, 1 the judge's verdicts at full weight)"
+    if j.lam < NEGLIGIBLE_LAMBDA:
+        out += (f" is about 0: the judge added nothing, and the corrected ratings are essentially the {h}-only "
+                f"fit on the {j.n_labelled} labelled items.")
+    elif s.labels_worth >= 1:
+        out += (f": the judge was worth about {s.labels_worth:.0f} labelled items (the corrected intervals are as "
+                f"narrow as {h}-only ones would be with about {s.effective_labels:.0f} labelled items instead of "
+                f"{j.n_labelled}).")
+    else:
+        out += (f", but the judge added nothing measurable: the corrected intervals are no narrower than the "
+                f"{h}-only ones on the {j.n_labelled} labelled items.")
+    return out
+
+
+def judge_answer(j) -> str:
+    """The page's answer in one paragraph (:attr:`JudgeRatings.summary`): the leader by the
+    corrected ratings and its interval, the models tied with it (rank interval includes 1), the
+    judge's own leader and its corrected rank, the judge-only ratings' distance from the
+    human-only ones and what λ amounted to."""
+    import numpy as np
+
+    from bayeserr.reporting.document import _some
+    s, r, h = j.summary, j.corrected, j.human_label
+    lo, hi = s.interval
+    group = " (in the largest group of models that met)" if s.n_groups > 1 else ""
+    out = (f"By the judge-corrected {h} ratings, {s.leader} leads{group} at {s.rating:.0f} Elo "
+           f"({r.level:.0%} CI {lo:.0f}–{hi:.0f}).")
+    if s.tied_with_best:
+        k = len(s.tied_with_best)
+        out += (f" The votes do not separate it from {_some(s.tied_with_best, 12)}: {'their' if k > 1 else 'its'} "
+                f"rank interval{'s include' if k > 1 else ' includes'} 1, so {'these are' if k > 1 else 'it is'} "
+                "tied with the best.")
+    elif len(j.models) > 1:
+        out += " No other model's rank interval includes 1: it is the best."
+    if s.judge_leader != s.leader:
+        rl, rh = s.judge_leader_rank_interval
+        out += (f" The {j.judge_label} judge alone would put {s.judge_leader} first; by the corrected ratings it is "
+                f"number {s.judge_leader_rank} (rank interval {rl}–{rh}).")
+    else:
+        out += f" The {j.judge_label} judge alone would put it first too."
+    if np.isfinite(s.judge_vs_human):
+        out += (f" The {j.judge_label}-only ratings are {s.judge_vs_human:.0f} Elo from the {h}-only ones on "
+                f"average (mean absolute difference over {s.n_compared} models).")
+    return out + " " + _lambda_words(j, s)
 
 
 def judge_to_markdown(j) -> str:
@@ -108,10 +166,10 @@ def judge_to_markdown(j) -> str:
 
 def judge_to_latex(j) -> str:
     from bayeserr.renderers.latex import render_blocks
-    return render_blocks(judge_ratings_blocks(j), f"bayeserr arena: {j.source}")
+    return render_blocks(judge_ratings_blocks(j, latex=True), f"bayeserr arena: {j.source}")
 
 
 def judge_to_html(j) -> str:
     from bayeserr.renderers.html import render_blocks
-    return render_blocks(judge_ratings_blocks(j), title=f"Judge-corrected arena ratings: {j.source}",
-                         source=j.source)
+    return _open_ratings(render_blocks(judge_ratings_blocks(j), title=f"Judge-corrected arena ratings: {j.source}",
+                                       source=j.source))

@@ -7,7 +7,6 @@ imports this one to display itself)."""
 from __future__ import annotations
 
 
-
 # ------------------------------------------------------------------ rendering
 def _ratings_table(r):
     from bayeserr.reporting.tables import Cell, Column, Table, text
@@ -43,8 +42,61 @@ def _ratings_table(r):
     return Table("ratings", "Ratings", tuple(cols), tuple(rows), tuple(notes), " ".join(notes))
 
 
-def _neighbour_items(r) -> tuple:
-    return tuple(("not_separable", f"{a} vs {b}: P({a} ahead) = {p:.2f}") for a, b, p in r.not_separable)
+#: lines of neighbours the votes cannot order shown before "… and N more" (the JSON has every pair)
+NEIGHBOUR_LINES = 12
+
+
+def _runs(r) -> list:
+    """``r.not_separable`` as runs of neighbours: a run is a chain A–B, B–C, … of pairs
+    next to each other in the ranking that the resamples do not order."""
+    runs = []
+    for a, b, p in r.not_separable:
+        if runs and runs[-1][-1][1] == a:
+            runs[-1].append((a, b, p))
+        else:
+            runs.append([(a, b, p)])
+    return runs
+
+
+def neighbour_lines(r, limit: int | None = NEIGHBOUR_LINES) -> tuple:
+    """The neighbours the votes cannot order, one line per run of neighbours (a run of one
+    pair: "A vs B: P(A ahead) = 0.60"; longer: the ranks, the first and last model and the
+    range of P), at most ``limit`` lines then a count (``None``: all).  The one way the arena
+    pages (with and without a judge, every format) list them."""
+    frame = r.to_frame().set_index("model")
+    grouped = r.n_groups > 1
+    lines = []
+    for run in _runs(r):
+        if len(run) == 1:
+            a, b, p = run[0]
+            lines.append(f"{a} vs {b}: P({a} ahead) = {p:.2f}")
+            continue
+        first, last = run[0][0], run[-1][1]
+        ps = [p for _, _, p in run]
+        where = f"group {frame.loc[first, 'group']}, " if grouped else ""
+        lines.append(f"{where}ranks {frame.loc[first, 'rank']}–{frame.loc[last, 'rank']}, {first} down to {last} "
+                     f"({len(run) + 1} models): none of the {len(run)} neighbouring pairs is ordered "
+                     f"(P(higher ahead) {min(ps):.2f}–{max(ps):.2f})")
+    if limit is not None and len(lines) > limit:
+        more = len(lines) - limit
+        lines = lines[:limit] + [f"… and {more} more run{'s' if more > 1 else ''} of neighbours (the JSON has "
+                                 f"every pair)"]
+    return tuple(lines)
+
+
+def neighbour_blocks(r, latex: bool = False) -> list:
+    """The "Neighbours the votes cannot order" section's body (:func:`neighbour_lines`); a
+    sentence when every neighbour is ordered.  ``latex``: as comment lines."""
+    from bayeserr.reporting import document as doc
+    if not r.not_separable:
+        return [doc.Para(f"Every neighbour is ordered with probability ≥ {(1 + r.level) / 2:.3f}.", "note")]
+    lines = neighbour_lines(r)
+    if latex:
+        return [doc.Para("Neighbours the votes cannot order: " + "; ".join(lines) + ".", "note", user_text=True)]
+    k = len(r.not_separable)
+    head = (f"{k} pair{'s' if k > 1 else ''} of neighbours in the ranking {'are' if k > 1 else 'is'} ordered by "
+            f"fewer than {(1 + r.level) / 2:.1%} of the bootstrap resamples:")
+    return [doc.Para(head), doc.Bullets(tuple((None, t) for t in lines), "neighbours")]
 
 
 _SHORT = object()
@@ -55,17 +107,9 @@ def ratings_blocks(r, warning_limit=_SHORT) -> list:
     written out by the same renderers as the eval report.  ``warning_limit``:
     warnings shown per code (default: as in the Markdown report; ``None``: all)."""
     from bayeserr.reporting import document as doc
-    from bayeserr.reporting.tables import Cell, Column, Table, text
     limit = doc.MAX_NAMES if warning_limit is _SHORT else warning_limit
     out = [doc.Heading(f"Arena ratings: {r.source}", 1), _ratings_table(r),
-           doc.Heading("Neighbours the votes cannot order")]
-    if r.not_separable:
-        cols = (Column("higher", "Higher", numeric=False), Column("lower", "Lower", numeric=False),
-                Column("p", "P(higher ahead)"))
-        rows = tuple((text(a), text(b), Cell("num", p, digits=2)) for a, b, p in r.not_separable)
-        out.append(Table("neighbours", "Neighbours the votes cannot order", cols, rows))
-    else:
-        out.append(doc.Para(f"Every neighbour is ordered with probability ≥ {(1 + r.level) / 2:.3f}."))
+           doc.Heading("Neighbours the votes cannot order"), *neighbour_blocks(r)]
     out += [doc.Heading("Warnings"), *doc.warnings_blocks(r.warnings, limit)]
     if r.rows is not None:
         out += [doc.Heading("Rows"), doc.Para(doc.rows_text(r.rows.to_dict()), "rows", user_text=True)]
