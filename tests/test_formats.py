@@ -71,9 +71,30 @@ def test_html_needs_output_file(cli):
     assert res.exit_code == 2 and "--output" in res.output
 
 
+def _judged_example(tmp_path) -> str:
+    """The bundled example's scores as the human labels of a third of the questions, and a
+    noisy judge's verdicts as the scores (for the judge figure)."""
+    import numpy as np
+    import pandas as pd
+    df = pd.read_csv(example_path())
+    rng = np.random.default_rng(0)
+    labelled = set(rng.choice(df.question_id.unique(), 70, replace=False))
+    df["human"] = np.where(df.question_id.isin(labelled), df.score, np.nan)
+    df["score"] = np.where(df.score == 1, rng.random(len(df)) < 0.9, rng.random(len(df)) < 0.3).astype(int)
+    path = tmp_path / "judged.csv"
+    df.to_csv(path, index=False)
+    return str(path)
+
+
 @pytest.mark.parametrize("kind", plots.KINDS)
 def test_plot_command_writes_each_figure(kind, tmp_path, cli):
     out = tmp_path / f"{kind}.png"
+    if kind == "judge":  # the example has no human labels: nothing to draw, said so
+        res = cli("plot", example_path(), "--kind", kind, "--output", out)
+        assert res.exit_code == 2 and "no model has a corrected human-scored interval" in res.output
+        res = cli("plot", _judged_example(tmp_path), "--human-col", "human", "--kind", kind, "--output", out)
+        assert res.exit_code == 0 and out.stat().st_size > 5000, res.output
+        return
     res = cli("plot", example_path(), "--kind", kind, "--output", out)
     assert res.exit_code == 0 and out.stat().st_size > 5000
     svg = tmp_path / f"{kind}.svg"

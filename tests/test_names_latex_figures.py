@@ -108,7 +108,11 @@ ORDINARY = "GPT-5 mini (2025-08-07) (medium reasoning)"
 
 @pytest.fixture(scope="module")
 def twin_report():
-    return bayeserr.report(bayeserr.load(frame([*TWINS, ORDINARY], seed=3)))
+    """Twin names; the first 20 questions also carry a human label (the score itself), so the
+    judge figure draws them too."""
+    df = frame([*TWINS, ORDINARY], seed=3)
+    df["human"] = np.where(df.question_id < 20, df.score, np.nan)
+    return bayeserr.report(bayeserr.load(df, human_col="human"))
 
 
 def _labels(fig) -> list[str]:
@@ -153,14 +157,14 @@ def test_every_figure_cuts_twin_names_short_and_distinct(twin_report):
 
 def test_every_figure_cuts_a_name_the_same_way(twin_report):
     """One cut rule (short_names at MAX_LABEL): the ranks figure adds the score
-    after the cut name; the pairs figure, two names a row, may cut shorter but
+    after the cut name, the judge figure the number of labels; the pairs figure, two names a row, may cut shorter but
     tags the twins as every figure does."""
     short = plots.short_names(TWINS, plots.MAX_LABEL)
     tags = {s.rsplit(" ", 1)[-1] for s in short.values()}
     assert len(tags) == 2 and all(t.startswith("#") for t in tags)
     problems = {}
     for kind in plots.KINDS:
-        parts = {re.sub(r" \(\d+\.\d\)$", "", p) for label in _labels(plots.figure(twin_report, kind))
+        parts = {re.sub(r" +\(\d+(\.\d)?\)$", "", p) for label in _labels(plots.figure(twin_report, kind))
                  for p in _name_parts(label) if p.startswith("x")}
         if kind == "pairs":
             if {p.rsplit(" ", 1)[-1] for p in parts} != tags:

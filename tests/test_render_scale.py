@@ -179,6 +179,9 @@ def test_figures_stay_bounded_and_legend_is_off_the_data(rep100):
     for rep in (demo, rep100):
         for kind in plots.KINDS:
             fig = plots.figure(rep, kind)
+            if isinstance(fig, plots.Blank):  # no human labels here: the judge figure has nothing to draw
+                assert kind == "judge"
+                continue
             assert fig.get_figheight() <= plots.MAX_HEIGHT, (kind, fig.get_figheight())
     fig = plots.forest(demo)
     fig.draw_without_rendering()

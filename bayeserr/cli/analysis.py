@@ -309,7 +309,7 @@ def demo(fmt, level, output):
               help="Size of the ranking's top-k confidence set (≥ 1).")
 @click.option("--kind", type=click.Choice(FIGURE_KINDS), default="forest", show_default=True,
               help="forest (per-model intervals), ranks (rank intervals), pairs (pairwise differences), "
-                   "heatmap (P(A > B)) or posterior.")
+                   "heatmap (P(A > B)), posterior or judge (human-scored against judge-only, with labels).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
               help="Figure file: .svg, .png or .pdf.")
 def plot(file, kind, output, level, cluster_correction, on_unpaired, adjust, pairs, top_k, save_posterior, **kw):

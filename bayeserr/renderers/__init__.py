@@ -13,5 +13,5 @@ renders :mod:`bayeserr.reporting.document` blocks, registered in
 
 #: the figures ``bayeserr plot --kind`` draws (:data:`bayeserr.renderers.plots.FIGURES`, same order)
 #: and the files it writes: here, so that the command line lists them without importing matplotlib
-FIGURE_KINDS = ("forest", "ranks", "pairs", "heatmap", "posterior")
+FIGURE_KINDS = ("forest", "ranks", "pairs", "heatmap", "posterior", "judge")
 FIGURE_SUFFIXES = (".svg", ".png", ".pdf")

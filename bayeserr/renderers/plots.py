@@ -706,8 +706,40 @@ def posterior(rep, draws: int = 4000, seed: int = 0):
     return fig
 
 
+def judge(rep):
+    """Judge-scored reports: per model (corrected ranking order) the human-scored PPI++
+    interval, the labelled-only interval beside it and the judge-only mean, so the judge's
+    bias and what the labels bought are seen at once (``docs/methods.md`` §3.14)."""
+    j = getattr(rep, "judge", None)
+    if j is None or not j.models:
+        raise NothingToDraw("no model has a corrected human-scored interval (no human labels, or too few)",
+                            "load human labels with --human-col, --labels or --human-scorer", "judge")
+    models = list(j.models)
+    n = len(models)
+    fig = _figure(7.5, 0.26 * n + 2.2)
+    ax = fig.subplots()
+    off = 0.18 if n <= 40 else 0.0
+    for i, m in enumerate(models):
+        r = m.result
+        ax.plot(100 * np.array([r.ppi.lower, r.ppi.upper]), [i - off / 2] * 2, color="#1f77b4", lw=2.4,
+                solid_capstyle="butt", label="human-scored (PPI++)" if i == 0 else None)
+        ax.plot(100 * r.ppi.estimate, i - off / 2, "o", color="#1f77b4", ms=3.5)
+        ax.plot(100 * np.array([r.classical.lower, r.classical.upper]), [i + off / 2] * 2, color="#9ecae1",
+                lw=1.6, solid_capstyle="butt", label="labelled answers only" if i == 0 else None)
+        ax.plot(100 * r.judge_only.estimate, i, "x", color="#d62728", ms=5, mew=1.5,
+                label="judge only (not the human mean)" if i == 0 else None)
+    _names(ax, "y", [m.model for m in models], after=[f"  ({m.result.n_labelled})" for m in models],
+           fontsize=_label_size(n, fig.get_figheight()))
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlabel(f"score (%) with {j.level:.0%} intervals; (n) human labels per model")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    fig.suptitle("Human-scored means from the judge corrected by the labels", fontsize=11)
+    return fig
+
+
 FIGURES = Registry("figure kind", "--kind", {"forest": forest, "ranks": ranks, "pairs": pairs,
-                                              "heatmap": heatmap, "posterior": posterior})
+                                              "heatmap": heatmap, "posterior": posterior, "judge": judge})
 KINDS = tuple(FIGURES)
 SUFFIXES = FIGURE_SUFFIXES
 if KINDS != FIGURE_KINDS:  # the command line's list (bayeserr.renderers) must name every figure

@@ -224,7 +224,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
     if getattr(rep, "task_groups", None) is not None:
         out += task_group_blocks(rep.task_groups)
     if getattr(rep, "judge", None) is not None:
-        out += judge_blocks(rep.judge)
+        out += judge_blocks(rep.judge, figures)
     sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
     if sens is not None:
         out += [Heading(sens.title, 3), sens]
@@ -380,8 +380,9 @@ def task_group_blocks(gs) -> list:
     return out + [Para(text, "note", user_text=True)] if (out or unscored) else []
 
 
-def judge_blocks(j) -> list:
-    """The Judge section: corrected human-scored means, the pairs, what each column is."""
+def judge_blocks(j, figures: bool = False) -> list:
+    """The Judge section: its answer, corrected human-scored means (and with ``figures`` the
+    figure of them), the pairs, what each column is."""
     from bayeserr.analyses.judge import shown_pairs
     if not j.models:
         return [Heading("Judge"), Para("No model has a corrected interval; the reasons are in the Warnings.",
@@ -400,6 +401,8 @@ def judge_blocks(j) -> list:
                 f"interval's precision ({'; '.join(worth)}). Agreement: Cohen's κ (0/1) or Krippendorff's α "
                 "(interval) on the labelled answers. The labelled answers must be a random sample of the "
                 "answers; intervals are cut to [0, 1] (differences to [−1, 1]).", "note", user_text=True)]
+    if figures:
+        out.append(Figure("judge"))
     rg = [m for m in j.models if m.rogan_gladen is not None and m.rogan_gladen.usable]
     if rg:
         out.append(Para("Rogan–Gladen (0/1 judge, from its sensitivity and specificity on the labelled answers): "
@@ -416,7 +419,8 @@ def judge_blocks(j) -> list:
                 "and the verdict follows it; Judge only: the judge's difference, and in parentheses the judge's "
                 "own verdict (its test, Holm over the same pairs) where the labels change it.")
         if len(shown) < len(j.pairs):
-            note += (f" Showing {len(shown):,} of {len(j.pairs):,} pairs (neighbours in the corrected ranking); "
+            note += (f" Showing {len(shown):,} of {len(j.pairs):,} pairs (neighbours in the corrected ranking "
+                     "and the pairs whose verdict the labels change); "
                      "the JSON holds them all.")
         out += [Heading("Judge-corrected comparisons", 3), tables.judge_pairs_table(j, shown), Para(note, "note")]
     return out  # the warnings are in the report's Warnings section (judge_labels)
