@@ -174,7 +174,7 @@ def _judge_labels(rho, half_width, n, sd, p, n_total, alpha, cluster_size, icc) 
 
 
 def _judge_note(res) -> str:
-    return ("Large-sample (J13): the judge on every other question, the power-tuned λ; the labels must be "
+    return ("Large-sample (J13): the judge scores every question and people label n of them, PPI++ with the power-tuned λ; the labels must be "
             "a random sample of the answers, and below a few dozen labels estimating λ costs a little more.")
 
 

@@ -112,7 +112,8 @@ FOLDABLE = frozenset({"n", "C", "c_eff", "df", "K", "method"})
 #: columns that may be left out (named in the caption) when a table is still too wide, first
 #: to go first, by table key (the per-model table: design effect and CLT SE, then the
 #: intervals of --methods from right to left)
-OPTIONAL = {"pairs": ("rho", "df"), "ranking": ("rank_credible", "rank_expected")}
+OPTIONAL = {"pairs": ("rho", "df"), "ranking": ("rank_credible", "rank_expected"),
+            "judge": ("agreement", "classical_ci", "worth"), "judge_pairs": ("p",)}
 #: shorter LaTeX heads than the table model's, by column key (the caption says which SE)
 HEADS = {"se": "SE"}
 #: what each column means, by table key: (column key, LaTeX source) in caption order
