@@ -12,7 +12,7 @@ import pytest
 import bayeserr
 from bayeserr.base.errors import InputError
 from bayeserr.reporting.build import build_report, stream_report
-from bayeserr.stats.engines.stream import reduce_parquet
+from bayeserr.stats.stream import reduce_parquet
 
 from .conftest import real_file
 

@@ -407,7 +407,7 @@ def _engine_report(source, engine, options, inputs, command, config, kwargs) -> 
 def report_from_sufficient(result, options: Options, *, engine: str = "stream", inputs=(), command=None,
                            config=None) -> Report:
     """The :class:`Report` of an engine's sufficient statistics
-    (:class:`~bayeserr.stats.engines.stream.StreamResult`): every number that is
+    (:class:`~bayeserr.stats.stream.StreamResult`): every number that is
     a function of the sums, through the in-memory report's code
     (:func:`bayeserr.reporting.scale.sufficient_sections`); the sections that
     need per-question data are listed in the warnings as not available."""
@@ -426,11 +426,11 @@ def report_from_sufficient(result, options: Options, *, engine: str = "stream", 
 def stream_report(source, *, options: Options | None = None, inputs=None, command=None, config=None,
                   load=None, tmp_dir=None, progress: bool = True, **kwargs) -> Report:
     """``bayeserr report SOURCE --engine stream``: the statistics of Parquet
-    results in bounded memory (:func:`bayeserr.stats.engines.stream.reduce_parquet`),
+    results in bounded memory (:func:`bayeserr.stats.stream.reduce_parquet`),
     then :func:`report_from_sufficient`.  ``load``: the column options
     (``model_col``, ``question_col``, ``score_col``, ``cluster_col``,
     ``sample_col``, ``task_col``, ``no_cluster``)."""
-    from bayeserr.stats.engines.stream import reduce_parquet
+    from bayeserr.stats.stream import reduce_parquet
     options = Options.coerce(options, **kwargs)
     result = reduce_parquet(source, tmp_dir=tmp_dir, progress=progress, **(load or {}))
     return report_from_sufficient(result, options, engine="stream",

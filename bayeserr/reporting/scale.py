@@ -48,7 +48,7 @@ def not_at_scale(key: str, engine: str) -> _caveats.Caveat:
 
 def sufficient_sections(result, options: Options, *, engine: str = "stream"):
     """The sections of a report from an engine's
-    :class:`~bayeserr.stats.engines.stream.StreamResult`: ``(options, scores,
+    :class:`~bayeserr.stats.stream.StreamResult`: ``(options, scores,
     comparisons, ranking, warnings)``, with the options the numbers were
     computed under (no Bayesian columns).  The decisions, ranks and warnings come
     from the same functions as the in-memory report's;

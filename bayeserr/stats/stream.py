@@ -1,4 +1,4 @@
-"""``--engine stream``: the sufficient statistics of a Parquet results table in
+"""Engines and ``--engine stream``: the sufficient statistics of a Parquet results table in
 bounded memory, on one machine (``docs/guide/scale.md``).
 
 Eval logs are written model by model, but a question's per-question mean and
@@ -21,6 +21,28 @@ partitioning rule of :mod:`bayeserr.stats.sufficient`).  The plan, two passes:
 Memory: one record batch, the write buffers, one partition's cube and the
 M × M (and, when some model skipped questions, M × M × C) sums.  Disk: about
 the input's uncompressed size, in the temporary folder (``tmp_dir``).
+
+Engines: ways to compute the :class:`~bayeserr.stats.sufficient.Sufficient`
+statistics of a results table too large to hold as a cube.
+
+* ``memory`` (the default) — the loaded :class:`~bayeserr.stats.view.DataView`
+  is one partition (:func:`bayeserr.stats.sufficient.sufficient_from_view`).
+* ``stream`` — :func:`reduce_parquet`: Parquet
+  (file, folder, glob, hive-partitioned dataset) read in record batches with
+  pyarrow, hash-partitioned by question to spill files, each partition reduced
+  and the results added (bounded memory).
+
+An engine's contract (what a distributed engine implements, see
+``docs/guide/scale.md``): produce a :class:`StreamResult` — the statistics,
+the row accounting, the columns used and the source label — by
+
+1. ``scan``: the models, clusters and centres (pass 1 of :func:`reduce_parquet`);
+2. ``reduce``: for each partition *of the questions* (all rows of a question
+   together), :func:`reduce_table` → :class:`Sufficient`;
+3. ``combine``: ``sum(parts)`` (:meth:`Sufficient.__add__`, associative).
+
+:func:`bayeserr.reporting.build.report_from_sufficient` turns the result
+into the report.  Nothing here is imported by ``import bayeserr``.
 """
 
 from __future__ import annotations
