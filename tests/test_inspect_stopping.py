@@ -241,6 +241,33 @@ def test_equal_candidate_stops_at_the_budget_not_settled(runs):
     assert meta["baseline"]["source"].endswith("baseline")  # a folder of logs
 
 
+def test_report_of_a_stopped_log_warns_that_its_fixed_n_numbers_ignore_the_stop(runs, cli, tmp_path):
+    """bayeserr report on a log the manager stopped: in every format, a note (and the
+    early_stopped warning) that the fixed-n interval and p ignore the optional stop, quoting
+    the anytime-valid sequence the log records."""
+    from bayeserr.data.readers import EARLY_STOP_NOTE
+    from bayeserr.registries.caveats import early_stopped
+    meta = _log(runs["better"]).results.early_stopping.metadata
+    stop = meta["stop"]
+    quoted = (f"[{100 * stop['lower']:+.1f}, {100 * stop['upper']:+.1f}] at the stop ({stop['t']} questions)"
+              .replace("-", "−"))
+    args = ("report", runs["better"], runs["baseline"], "--on-unpaired", "drop", "--bayes", "off")
+    got = json.loads(cli(*args, "--format", "json").stdout)
+    (note,) = [n for n in got["rows"]["notes"] if EARLY_STOP_NOTE in n]
+    assert f"after {stop['t']} of its 200 planned questions" in note and quoted in note
+    assert "do not account for the data-dependent stop" in note and "optimistic" in note
+    assert [c.code for c in early_stopped(got["rows"])] == ["early_stopped"]
+    warned = [w for w in got["warnings"] if w.get("code") == "early_stopped"]
+    assert all(quoted in w["message"] for w in warned)  # the report's warnings, where build.py adds them
+    for fmt in ("md", "html", "latex"):
+        out = tmp_path / f"report.{fmt}"
+        assert cli(*args, "--format", fmt, "-o", out).exit_code == 0
+        page = " ".join(out.read_text().split())  # md wraps its lines
+        assert EARLY_STOP_NOTE in page and "optimistic" in page, fmt
+    base = json.loads(cli("report", runs["baseline"], "--bayes", "off", "--format", "json").stdout)
+    assert not any(EARLY_STOP_NOTE in n for n in base["rows"].get("notes") or [])
+
+
 def test_a_baseline_of_another_task_is_refused(runs):
     """The baseline's log must share sample ids with the task."""
     from bayeserr.integrations.inspect_stopping import sequential_stopping

@@ -66,7 +66,7 @@ def test_continue_says_what_it_waits_for():
     a, b = _stream(n=40)
     w = watch_scores(a, b, a="A", b="B", rules=Rules(tie=0.02))
     assert w.stop is None and w.exit_code == 1
-    assert w.sentence.startswith("continue: A − B") and "exclude 0 or it inside ±2.0" in w.sentence
+    assert w.sentence.startswith("continue: A − B") and "waiting for it to exclude 0 or to lie inside ±2.0 points." in w.sentence
 
 
 def test_rules_are_checked():

@@ -105,6 +105,8 @@ class Watch:
                           #: "known", "budget" or "" (continue)
     sentence: str
     notes: tuple = ()
+    seed: int | None = None  #: the questions were replayed in a random order with this seed (``shuffle=``)
+    order: tuple = ()        #: why the arrival order looks not random (clauses of the verdict's caution)
 
     @property
     def decision(self) -> str:
@@ -123,6 +125,7 @@ class Watch:
                 "n_questions": int(s.t[-1]), "n_units": int(s.units[-1]),
                 "estimate": float(s.estimate[-1]), "lower": float(s.lower[-1]), "upper": float(s.upper[-1]),
                 "stop": None if self.stop is None else self.stop.to_dict(), "notes": list(self.notes),
+                "shuffle": self.seed, "order_warnings": list(self.order),
                 "sequence": s.to_dict()}
 
     def to_frame(self):
@@ -139,16 +142,31 @@ def _outcome(rules: Rules, stop, pair: bool) -> str:
     return {"tie": "tie", "width": "known", "budget": "budget"}[stop.rule]
 
 
-def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str) -> str:
+def points(x: float, signed: bool = False) -> str:
+    """A score (0.744) in points as watch writes it everywhere (sentence, page, figure):
+    one decimal, a true minus sign, and a + on differences (``signed``): 74.4, +25.1, −0.6."""
+    if x is None or not math.isfinite(x):
+        return "–"
+    return f"{100 * x:{'+' if signed else ''}.1f}".replace("-", "−")
+
+
+def interval(lower: float, upper: float, signed: bool = False) -> str:
+    """``[lower, upper]`` in points (:func:`points`)."""
+    return f"[{points(lower, signed)}, {points(upper, signed)}]"
+
+
+def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str, seed: int | None = None) -> str:
     i = len(s.t) - 1 if stop is None else stop.index
     est, lo, hi, n = s.estimate[i], s.lower[i], s.upper[i], int(s.t[i])
     what = f"{a} − {b}" if b is not None else f"{a}'s mean score"
-    fmt = ((lambda x: f"{100 * x:+.1f}".replace("-", "−")) if b is not None
-           else (lambda x: f"{100 * x:.1f}".replace("-", "−")))
+
+    def fmt(x):
+        return points(x, b is not None)
     k = int(s.units[i])
     unit = "" if s.unit == "question" else f" in {k:,} complete cluster{'s' if k != 1 else ''}"
+    shuffled = "" if seed is None else f" taken in a random order (seed {seed})"
     cs = (f"{what} = {fmt(est)} points, {s.level:.0%} confidence sequence [{fmt(lo)}, {fmt(hi)}] "
-          f"after {n:,} question{'s' if n != 1 else ''}{unit}")
+          f"after {n:,} question{'s' if n != 1 else ''}{unit}{shuffled}")
     valid = ("valid at every look" if s.method == "betting" else
              "valid at every look as the number of " + ("clusters" if s.unit == "cluster" else "answers")
              + " grows")
@@ -159,7 +177,7 @@ def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str)
         elif b is not None and rules.settle:
             wanted.append("it to exclude 0")
         if rules.tie is not None:
-            wanted.append(f"it inside ±{100 * rules.tie:.1f}")
+            wanted.append(f"{'to lie' if wanted else 'it to lie'} inside ±{100 * rules.tie:.1f} points")
         if rules.width is not None:
             wanted.append(f"a width of ±{100 * rules.width:.1f} points")
         if rules.budget is not None:
@@ -212,15 +230,99 @@ def _drift(s) -> int | None:
     return int(s.t[int(np.argmax(far))]) if far.any() else None
 
 
+def _outside(s) -> tuple | None:
+    """``(first, last, looks)``: the questions seen at the first and last look (after
+    :data:`DRIFT_AFTER` questions) where the running estimate lay outside its own sequence,
+    and how many such looks; None if it never did.  The sequence is the running intersection
+    of the per-look intervals, so an estimate that wanders out of it says the answers did not
+    arrive in random order (sorted or grouped questions, a drifting model or grader); with a
+    random order it happens in a few percent of runs (seeded check: 1–4% of exchangeable
+    streams of 500 answers), those whose sequence had missed by chance."""
+    t = np.asarray(s.t)
+    out = (np.maximum(s.lower - s.estimate, s.estimate - s.upper) > 1e-9) & (t >= DRIFT_AFTER)
+    if not out.any():
+        return None
+    hit = np.flatnonzero(out)
+    return int(t[hit[0]]), int(t[hit[-1]]), int(hit.size)
+
+
+#: the order checks look at no fewer units than this (sorted by chance: 2/8! = 0.005%)
+ORDER_MIN = 8
+#: a share of consecutive labels in ascending (or descending) order this high says "sorted"
+#: (random order: a half, with a standard deviation of about 0.3/√n)
+ORDER_SORTED = 0.9
+
+
+def _natural_key(label) -> tuple:
+    """A label's sort key with its digits as numbers ("q2" before "q10", "task/9" before "task/10")."""
+    import re
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(label)) if p)
+
+
+def sorted_share(labels) -> float:
+    """The share of consecutive labels in ascending natural order (NaN below two labels)."""
+    keys = [_natural_key(x) for x in labels]
+    if len(keys) < 2:
+        return float("nan")
+    return sum(x < y for x, y in zip(keys, keys[1:])) / (len(keys) - 1)
+
+
+def order_findings(questions, clusters=None, cluster_units: bool = False) -> list[tuple[str, str]]:
+    """What says the questions (or clusters) did not arrive in random order, as
+    ``(clause, detail)`` pairs (the clause for the verdict, the detail for the note):
+    question ids sorted (ascending or descending) in a sequence of questions, each
+    cluster's questions arriving together in a sequence of questions, or the clusters
+    sorted by name in a sequence of clusters (whose questions' order within a cluster
+    does not matter).  Sorted ids are a random order only when the ids were drawn at
+    random (hashes), so this is a warning, not a refusal (§3.13)."""
+    def is_sorted(labels) -> bool:
+        share = sorted_share(labels) if len(labels) >= ORDER_MIN else 0.5
+        return share >= ORDER_SORTED or share <= 1 - ORDER_SORTED
+
+    def example(labels) -> str:
+        return f"{labels[0]}, {labels[1]}, … {labels[-1]}"
+    found = []
+    questions = [str(q) for q in questions]
+    labels = None if clusters is None else [str(c) for c in clusters]
+    if cluster_units and labels is not None:
+        first = list(dict.fromkeys(labels))
+        if is_sorted(first):
+            found.append(("the clusters arrived sorted by name", f"the clusters arrived sorted by name "
+                          f"({example(first)})"))
+        return found
+    if is_sorted(questions):
+        found.append(("the questions arrived sorted by id", f"the questions arrived sorted by id "
+                      f"({example(questions)})"))
+    if labels:
+        k = len(set(labels))
+        runs = 1 + sum(x != y for x, y in zip(labels, labels[1:]))
+        if k >= 2 and len(labels) >= max(ORDER_MIN, 2 * k) and runs <= 1.1 * k:
+            found.append(("the questions arrived cluster by cluster", f"the questions arrived cluster by "
+                          f"cluster ({k:,} clusters in {runs:,} runs)"))
+    return found
+
+
+def _caution(findings) -> str:
+    """The verdict's closing sentence when the order looks not random."""
+    if not findings:
+        return ""
+    said = findings[0] if len(findings) == 1 else ", ".join(findings[:-1]) + " and " + findings[-1]
+    return (f" Caution: {said}: not a random order, so the sequence's guarantee may not hold (a finished "
+            "file: --shuffle SEED replays it in a random order).")
+
+
 def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str | None = None,
                  rules: Rules = Rules(), level: float = 0.95, method: str = "auto",
-                 expected_sizes=None, max_size=None) -> Watch:
+                 expected_sizes=None, max_size=None, order=(), seed: int | None = None) -> Watch:
     """The watch of scores in arrival order: ``a_scores`` alone (one model) or
     with ``b_scores`` (A − B on the same questions), per question or per
     cluster (``clusters``: each question's cluster; ``expected_sizes``: each
     cluster's number of questions, so that an unfinished cluster waits;
     ``max_size``: the largest cluster's size for the betting sequence, fixed
-    before the run — default the largest expected size)."""
+    before the run — default the largest expected size).  ``order``: clauses
+    saying the arrival order looks not random (:func:`order_findings`), which
+    the verdict repeats; ``seed``: the scores were put in a random order with
+    this seed (the verdict says so)."""
     pair = b_scores is not None
     if pair and b is None:
         b = "B"
@@ -243,13 +345,25 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
                           budget=rules.budget)
     notes = []
     drift = _drift(s)
+    outside = _outside(s)
     if drift is not None:  # the assumption failed: no stop can be trusted
         stop = None
         notes.append(f"The running estimate left its own confidence sequence after {drift:,} questions: the "
                      "answers are not in random order (easy questions first, a drifting model or grader), so "
                      "the sequence's guarantee does not hold and no stop is called. Shuffle the questions "
                      "(by cluster, with clusters) before the run.")
+    elif outside is not None:
+        first, last, looks = outside
+        notes.append(f"The running estimate lay outside its own confidence sequence at {looks:,} look"
+                     f"{'s' if looks != 1 else ''} (after {first:,}" + (f" to {last:,}" if last != first else "")
+                     + " questions). With answers in random order that happens in a few percent of runs; "
+                     "more often it says the order is not random (sorted or grouped questions, a drifting "
+                     "model or grader). Shuffle the questions (by cluster, with clusters) before the run.")
     outcome = _outcome(rules, stop, pair)
+    findings = list(order)
+    if outside is not None:
+        findings.append(f"the running estimate left its own sequence after {outside[0]:,} questions"
+                        + (" (so no stop is called)" if drift is not None else ""))
     if s.unit == "cluster":
         notes.append("Clusters are the sampling units: the sequence assumes they arrive in random order "
                      "(shuffle the dataset by cluster when you control the run).")
@@ -266,7 +380,27 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
             notes.append(f"Only {int(s.units[-1])} complete clusters: the asymptotic sequence rests on the "
                          "number of clusters growing; read it as approximate.")
     return Watch(a, b if pair else None, s, rules, stop, outcome,
-                 _sentence(a, b if pair else None, s, rules, stop, outcome), tuple(notes))
+                 _sentence(a, b if pair else None, s, rules, stop, outcome, seed) + _caution(findings),
+                 tuple(notes), seed, tuple(findings))
+
+
+def _seed(value) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InputError(f"shuffle must be a whole number ≥ 0 (the seed of the random order); "
+                         f"got {describe(value)}.")
+    return int(value)
+
+
+def _shuffled(n: int, clusters, seed: int) -> np.ndarray:
+    """A random order of ``n`` questions drawn with ``seed``: with ``clusters``, the clusters
+    in random order and each cluster's questions together, in random order."""
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    if clusters is None:
+        return perm
+    names, inverse = np.unique(np.asarray(clusters)[perm], return_inverse=True)
+    rank = rng.permutation(len(names))[inverse]  # each cluster's place in the new order
+    return perm[np.argsort(rank, kind="stable")]
 
 
 #: how a question answered several times (Inspect epochs, repeated samples) enters the sequence
@@ -308,7 +442,8 @@ def _in_progress_notes(ds) -> tuple:
 
 def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: float | None = None,
           margin: float | None = None, budget: int | None = None, rules: Rules | None = None,
-          level: float = 0.95, method: str = "auto", clusters: bool = True, samples: str = "first") -> Watch:
+          level: float = 0.95, method: str = "auto", clusters: bool = True, samples: str = "first",
+          shuffle: int | None = None) -> Watch:
     """Is a running eval settled yet? (``bayeserr.sequential``; ``docs/methods.md`` §3.13.)
 
     The anytime-valid confidence sequence of ``a``'s mean score, or of A − B
@@ -329,6 +464,15 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
     ±width), ``budget`` (questions); or all of them as ``rules``.
     ``method``: ``auto`` (betting per question, asymptotic per cluster), ``betting``
     (valid at every sample size) or ``asymptotic`` (valid as the units grow).
+
+    The sequence assumes the answers arrive in random order.  Question ids
+    that arrive sorted, clusters that arrive one after another (a sequence of
+    questions) or sorted by name (a sequence of clusters), and a running
+    estimate that leaves its own sequence are said in a note and in the
+    verdict.  ``shuffle=SEED`` replays a *finished* file in a random order
+    drawn with that seed (clusters shuffled, each cluster's questions together
+    and shuffled, when the sequence is per cluster): a simulation of watching
+    the run, not a look at a live one (a growing file is read in its order).
 
     Example::
 
@@ -380,15 +524,40 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
     if not keep.any():
         raise InputError(f"no question answered by {'both ' + a + ' and ' + b if b else a} yet.")
     labels = expected = None
-    if clusters and "cluster" in ds.coords:
-        every = np.asarray(ds["cluster"].values).astype(str)
+    questions = np.asarray(ds["question"].values).astype(str)
+    every = np.asarray(ds["cluster"].values).astype(str) if "cluster" in ds.coords else None
+    by_cluster = bool(clusters) and every is not None
+    if shuffle is not None:
+        seed = _seed(shuffle)
+        perm = _shuffled(len(questions), every if by_cluster else None, seed)
+        ya, keep, questions = ya[perm], keep[perm], questions[perm]
+        yb = None if yb is None else yb[perm]
+        every = None if every is None else every[perm]
+        order = ()
+    else:
+        seed = None
+        found = order_findings(questions[keep], None if every is None else every[keep], by_cluster)
+        order, details = tuple(c for c, _ in found), [d for _, d in found]
+    if by_cluster:
         labels = every[keep]
         # a cluster is complete once the watched model(s) answered every question the data hold of it
         # (any model's): with a complete baseline, the cluster's full size
         names_, counts = np.unique(every, return_counts=True)
         expected = dict(zip(names_.tolist(), counts.tolist()))
     w = watch_scores(ya[keep], None if yb is None else yb[keep], labels, a=a, b=b, rules=rules,
-                     level=level, method=method, expected_sizes=expected)
+                     level=level, method=method, expected_sizes=expected, order=order, seed=seed)
+    if order:
+        w = dataclasses.replace(w, notes=(
+            f"The order looks not random: {'; '.join(details)}. The sequence's guarantee needs the answers "
+            "in random order (exchangeable); a results file sorted by id (by repository, by topic) is "
+            "not. A live run: shuffle the dataset before it starts. A finished file: --shuffle SEED "
+            "(shuffle=SEED) replays it in a random order, a simulation of watching it.",) + w.notes)
+    if seed is not None:
+        w = dataclasses.replace(w, notes=w.notes + (
+            f"Questions replayed in a random order (seed {seed}"
+            + (", clusters shuffled, each cluster's questions together" if by_cluster else "")
+            + "): a simulation of watching the finished run; another seed takes another path and may "
+              "stop elsewhere.",))
     w = dataclasses.replace(w, notes=_in_progress_notes(ds) + w.notes)
     if repeated:
         how = ("its first sample (Inspect: its first epoch; later ones would change questions already in "

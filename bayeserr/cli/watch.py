@@ -50,6 +50,10 @@ UNREADABLE_LOOKS = 5
               help="A question answered several times (Inspect epochs): its first sample's score enters the "
                    "sequence (later epochs would change questions already in it), or the mean (finished "
                    "data, or samples written together). The baseline (B of --pair) enters with its mean.")
+@click.option("--shuffle", type=click.IntRange(0), default=None, metavar="SEED",
+              help="A finished file: take its questions in a random order drawn with SEED (clusters "
+                   "shuffled, each cluster's questions together, with clusters), a simulation of watching "
+                   "the run. Without it, the order of the file (a live log: the order of arrival).")
 @click.option("--follow", is_flag=True, help="Keep re-reading the inputs until a rule holds.")
 @click.option("--interval", type=click.FloatRange(0.1), default=30.0, show_default=True,
               help="--follow: seconds between reads.")
@@ -61,15 +65,20 @@ UNREADABLE_LOOKS = 5
 @load_options
 @where_option
 @click.pass_context
-def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, samples, follow, interval, timeout,
-          fmt, html_out, where, **kw):
+def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, samples, shuffle, follow, interval,
+          timeout, fmt, html_out, where, **kw):
     """Is a running eval settled yet? An anytime-valid confidence sequence for
     A − B (--pair) or one model's mean (--model), checked against stopping
     rules; exit 0 when one holds (stop), 1 when not (continue), 2 on bad input.
 
     Questions are taken in the order they first appear in the inputs (a
     growing results file, or an Inspect log: the order they were answered);
-    list the candidate's first. With clusters, a cluster counts once the
+    list the candidate's first. The sequence assumes that order is random:
+    question ids that arrive sorted, clusters that arrive one after another,
+    or a running estimate that leaves its own sequence are said in the
+    verdict. A finished results file sorted by id is not a random order:
+    --shuffle SEED replays it in one (a simulation of watching the run).
+    With clusters, a cluster counts once the
     watched models answered all its questions in the data. An Inspect .eval
     log of a run in progress is read from Inspect's journal: the samples
     written so far (Inspect writes them in batches). Interrupted or cancelled
@@ -98,6 +107,10 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, sa
         kw["partial_runs"] = "include"  # a running eval's log is not finished yet
     if html_out:
         check_writable(html_out)
+    if shuffle is not None and follow:
+        raise InputError("--shuffle replays a finished file in a random order; --follow watches a growing one "
+                         "in the order its answers arrive (a new random order at every read would not be one "
+                         "sequence). Give one of them.")
     a, b = (pair if pair is not None else (model, None))
     rules = Rules(settle=margin is None, tie=tie, margin=margin, width=width, budget=budget)
     rules.check(b is not None)
@@ -107,7 +120,7 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, sa
     unreadable = 0
     while True:
         try:
-            w = _read_retrying(files, a, b, rules, level, method, samples, where, kw)
+            w = _read_retrying(files, a, b, rules, level, method, samples, shuffle, where, kw)
             unreadable = 0
         except InputError as exc:
             if not follow:
@@ -137,27 +150,28 @@ def _late(start: float, timeout, interval: float) -> bool:
     return timeout is not None and time.monotonic() - start + interval > timeout
 
 
-def _read_retrying(files, a, b, rules, level, method, samples, where, kw):
+def _read_retrying(files, a, b, rules, level, method, samples, shuffle, where, kw):
     """:func:`_watch_once`, read again (:data:`QUICK_TRIES`) when an archive is caught mid-write."""
     import time
 
     from bayeserr.data.readers import DamagedArchive
     for attempt in range(QUICK_TRIES):
         try:
-            return _watch_once(files, a, b, rules, level, method, samples, where, kw)
+            return _watch_once(files, a, b, rules, level, method, samples, shuffle, where, kw)
         except DamagedArchive:
             if attempt == QUICK_TRIES - 1:
                 raise
             time.sleep(QUICK_PAUSE)
 
 
-def _watch_once(files, a, b, rules, level, method, samples, where, kw):
+def _watch_once(files, a, b, rules, level, method, samples, shuffle, where, kw):
     from bayeserr.analyses.sequential import watch
     opts = dict(kw)
     no_cluster = opts.get("no_cluster", False)
     ds = load(files, models=[a] + ([b] if b is not None else []), where=where, in_progress="read",
               **pop_load(opts))
-    return watch(ds, a, b, rules=rules, level=level, method=method, clusters=not no_cluster, samples=samples)
+    return watch(ds, a, b, rules=rules, level=level, method=method, clusters=not no_cluster, samples=samples,
+                 shuffle=shuffle)
 
 
 def _output(w, fmt, html_out, files) -> None:

@@ -580,6 +580,57 @@ def _manager_order(header: dict, samples: list) -> list:
     return [samples[i] for _, i in sorted(keyed)]
 
 
+#: the words every reader note on a run stopped early by a sequential rule holds
+#: (:func:`bayeserr.registries.caveats.early_stopped` turns such notes into warnings)
+EARLY_STOP_NOTE = "was stopped early by a sequential rule"
+
+
+def _early_stop_text(header: dict, path: Path, task: str, model: str) -> str | None:
+    """A note on a run that Inspect's early stopping ended before its last sample
+    (``results.early_stopping`` with skipped samples, or bayeserr's manager's verdict
+    ``stop``), or None: its fixed-n intervals and p-values ignore the optional stop, and
+    the anytime-valid sequence the manager recorded (quoted) is the valid one."""
+    stopping = _field(header, "results.early_stopping")
+    if not isinstance(stopping, dict):
+        return None
+    meta = stopping.get("metadata") if isinstance(stopping.get("metadata"), dict) else {}
+    skipped = stopping.get("early_stops")
+    skipped = len(skipped) if isinstance(skipped, list) else 0
+    ours = stopping.get("manager") == STOPPING_MANAGER
+    if not skipped and not (ours and meta.get("decision") == "stop"):
+        return None  # a manager that let the run finish
+    manager = _text(stopping.get("manager"), "an early-stopping manager")
+    stop = meta.get("stop") if isinstance(meta.get("stop"), dict) else {}
+    planned = _field(meta, "samples.planned") or _field(header, "results.total_samples")
+    ran = _field(header, "results.completed_samples")
+    k = stop.get("t") if ours else ran
+    when = (f"after {k:,} of its {planned:,} planned questions" if isinstance(k, int) and isinstance(planned, int)
+            else f"after {k:,} questions" if isinstance(k, int) else "before its last question")
+    extra = f" ({skipped:,} samples skipped)" if skipped else ""
+    text = (f"{path.name} (task {task} with {model}) {EARLY_STOP_NOTE} ({manager}) {when}{extra}: the "
+            "fixed-n intervals and p-values computed from it do not account for the data-dependent stop, so "
+            "they are optimistic (a run stopped because a gap looked settled overstates it).")
+    quoted = []
+    level = meta.get("level")
+    what = ("A − B" if meta.get("b") else "the mean score") if ours else None
+    if ours and all(isinstance(stop.get(x), (int, float)) for x in ("lower", "upper", "t")):
+        from bayeserr.analyses.sequential import points  # watch's number format, as the log's sentence
+
+        def fmt(x):
+            return points(x, bool(meta.get("b")))
+        quoted.append(f"[{fmt(stop['lower'])}, {fmt(stop['upper'])}] at the stop ({stop['t']:,} questions)")
+        if all(isinstance(meta.get(x), (int, float)) for x in ("lower", "upper", "n_questions")):
+            quoted.append(f"[{fmt(meta['lower'])}, {fmt(meta['upper'])}] over all {meta['n_questions']:,} "
+                          "answers received")
+    if quoted:
+        lv = f"{level:.0%} " if isinstance(level, (int, float)) else ""
+        text += (f" The anytime-valid {lv}confidence sequence the log records for {what} is the valid one: "
+                 f"{' and '.join(quoted)} (results.early_stopping.metadata).")
+    else:
+        text += " The manager's own record (results.early_stopping) is the one to read for the stop."
+    return text
+
+
 def _in_progress_text(run) -> str:
     """``FILE (task T with M: k of n samples written so far)`` of a run in progress."""
     written, planned = run.in_progress["written"], run.in_progress["planned"]
@@ -883,6 +934,7 @@ class _Run:
     scorers: list = field(default_factory=list)  #: Inspect: the scorers of the samples, in order
     labelled: int = 0  #: Inspect, with ``human_scorer``: rows with a human label
     in_progress: dict | None = None  #: Inspect, a run in progress read: {"written", "planned"}
+    stopped: str | None = None  #: Inspect: the note on a run stopped early by a sequential rule
 
     def keys(self) -> set:
         return {(r["question_id"], r.get("sample", 0)) for r in self.rows}
@@ -947,7 +999,8 @@ def _inspect_run(path: Path, label: str, scorer, cluster_field, fields=None, aut
     run = _Run(path, task, model, _created(header["eval"].get("created"), path),
                n_read=len(samples) + sum(c for _, c in dropped), dropped=dropped,
                declared=_cluster_metrics(header, name), status=status, planned=_planned(header),
-               scored=len(scored), scorers=names, in_progress=running)
+               scored=len(scored), scorers=names, in_progress=running,
+               stopped=_early_stop_text(header, path, task, model))
     unscored = 0
     for s in samples:
         if not s.scores and status not in (None, "success"):
@@ -1393,6 +1446,7 @@ def read_inspect(path, scorer: str | None = None, cluster_field: str | None = No
                         "answers are unlabelled.")
     for run in runs:
         dropped += run.dropped
+    more += [run.stopped for run in runs if run.stopped]
     return _frame(runs, wanted, notes + more, cluster), dropped + older
 
 

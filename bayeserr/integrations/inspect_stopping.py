@@ -71,6 +71,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 try:
     from inspect_ai.util import EarlyStop
@@ -364,15 +365,94 @@ class SequentialStopping:
             self._notes.append(f"{len(ids) - len(self._base)} of the task's {len(ids)} samples are not in "
                                "the baseline: they run but do not enter the comparison.")
 
+    def _baseline_file(self, task: str) -> str:
+        """The baseline log to read: the file given, or, for a folder, its one finished,
+        scored run of ``task`` (the task this manager watches), read from the logs' headers.
+        None of them, or several, is an error saying which runs the folder holds and the fix;
+        a folder whose every usable log is one run of another task is that run (the same
+        questions under another task name: compared on the ids they share, with a note)."""
+        from pathlib import Path
+
+        from inspect_ai.log import read_eval_log
+
+        from bayeserr.data.readers import _json_kind, _log_files
+        root = Path(self._path)
+        if not root.is_dir():
+            return self._path
+        runs = []  # (file, task, model, status, scored, samples, created)
+        unreadable = []
+        for f in _log_files(root, ("*.eval", "*.json")):
+            if f.suffix == ".json" and _json_kind(f) is not None:
+                continue  # a manifest, bayeserr's own output: not a log
+            try:
+                h = read_eval_log(str(f), header_only=True)
+            except Exception:  # noqa: BLE001 - not a log, or a damaged one: named below if nothing else fits
+                unreadable.append(f.relative_to(root).as_posix())
+                continue
+            results = h.results
+            scored = results is not None and any(getattr(x, "name", None) for x in (results.scores or []))
+            runs.append(_BaselineRun(f.relative_to(root).as_posix(), str(h.eval.task), str(h.eval.model),
+                                  str(h.status), scored, int(results.completed_samples) if results else 0,
+                                  str(h.eval.created)))
+        mine = [r for r in runs if r.task == task]
+        usable = [r for r in mine if r.status == "success" and r.scored]
+        left = [r for r in mine if r not in usable]
+        where = f"the baseline folder {self._path}"
+        fix = (f"Give baseline= the log of the run to compare with (a file), or a folder holding that one "
+               f"finished, scored run of task '{task}'.")
+        if self.baseline_model is not None and usable:
+            models = sorted({r.model for r in usable})
+            usable = [r for r in usable if r.model == self.baseline_model]
+            if not usable:
+                raise InputError(f"sequential_stopping: {where} has no run of task '{task}' by "
+                                 f"baseline_model='{self.baseline_model}'.{suggest(self.baseline_model, models)} "
+                                 f"Its runs of the task are by: {', '.join(models)}.")
+        if len(usable) == 1:
+            (run,) = usable
+            others = [r for r in runs if r is not run]
+            if others or unreadable:
+                out = [_run_text(r) for r in others] + [f"{u} (not an Inspect log)" for u in unreadable]
+                self._notes.append(f"The baseline folder {self._path} holds {len(runs) + len(unreadable)} logs: "
+                                   f"the run of task '{task}' used is {run.file} ({run.model}, {run.samples} "
+                                   f"samples); left out: {_listed(out)}.")
+            return str(root / run.file)
+        if len(usable) > 1:
+            models = sorted({r.model for r in usable})
+            if len(models) > 1:
+                raise InputError(f"sequential_stopping: {where} holds runs of task '{task}' by {len(models)} "
+                                 f"models ({', '.join(models)}); give one log file, or name the baseline with "
+                                 "baseline_model=.")
+            latest = max(usable, key=lambda r: r.created)
+            raise InputError(f"sequential_stopping: {where} holds {len(usable)} finished, scored runs of task "
+                             f"'{task}' by {models[0]}: {_listed([_run_text(r) for r in usable])}. Which one is "
+                             f"the baseline is yours to say: give its log as baseline= (the latest is "
+                             f"{root / latest.file}), or move the others out of the folder.")
+        if mine:
+            raise InputError(f"sequential_stopping: {where} has no finished, scored run of task '{task}': "
+                             f"{_listed([_run_text(r) for r in left])}. Score it (inspect score), or run the "
+                             f"baseline to the end. {fix}")
+        tasks = sorted({r.task for r in runs if r.status == "success" and r.scored})
+        if len(tasks) == 1 and sum(r.task == tasks[0] and r.status == "success" and r.scored for r in runs) == 1:
+            return str(root / next(r.file for r in runs if r.task == tasks[0] and r.status == "success"
+                                   and r.scored))  # one run of another task: its ids are compared (a note)
+        found = sorted({r.task for r in runs})
+        counts = [f"'{t}' ({sum(r.task == t for r in runs)} log{'s' if sum(r.task == t for r in runs) != 1 else ''})"
+                  for t in found]
+        held = f"its logs are runs of {', '.join(counts)}" if found else "it holds no Inspect log it can read"
+        raise InputError(f"sequential_stopping: {where} holds no run of task '{task}', the task this manager "
+                         f"watches: {held}.{suggest(task, found)} {fix}")
+
     def _baseline_frame(self, task: str):
         from bayeserr.data.readers import read_inspect
         wanted = self.baseline_scorer or self._scorer
+        path = self._baseline_file(task)
+        self._base_info["file"] = path
         try:
-            frame, _ = read_inspect(self._path, scorer=wanted, cluster_from_log=False)
+            frame, _ = read_inspect(path, scorer=wanted, cluster_from_log=False)
         except InputError as exc:
             if wanted is None or "has no score from scorer" not in str(exc):
                 raise
-            self._no_baseline_scorer(wanted, exc)
+            self._no_baseline_scorer(wanted, exc, path)
         scorers = frame.attrs.get("scorers") or [None]
         self._base_info["scorer"] = wanted or scorers[0]
         if wanted is not None and wanted != self._scorer:
@@ -400,22 +480,22 @@ class SequentialStopping:
                              "baseline with baseline_model=.")
         return frame
 
-    def _no_baseline_scorer(self, wanted: str, exc: InputError):
-        """Raise: the baseline's log has no score from ``wanted`` (or not on every sample),
-        naming the scorers it has and the fix."""
+    def _no_baseline_scorer(self, wanted: str, exc: InputError, path: str):
+        """Raise: the baseline's log (``path``) has no score from ``wanted`` (or not on every
+        sample), naming the scorers it has and the fix."""
         from bayeserr.data.readers import read_inspect
         try:
-            seen = read_inspect(self._path, cluster_from_log=False)[0].attrs.get("scorers", [])
+            seen = read_inspect(path, cluster_from_log=False)[0].attrs.get("scorers", [])
         except InputError:
             seen = []
         has = f" Its scorers: {', '.join(seen)}." if seen else ""
         if self.baseline_scorer is not None:
-            raise InputError(f"sequential_stopping: the baseline {self._path} has no score from "
+            raise InputError(f"sequential_stopping: the baseline {path} has no score from "
                              f"baseline_scorer='{wanted}' on every sample.{suggest(wanted, seen)}{has} Name "
                              "one of its scorers with baseline_scorer=.") from None
         which = ("name the one to compare with baseline_scorer=" if len(seen) != 1 else
                  f"if '{seen[0]}' scores the same thing, give baseline_scorer='{seen[0]}'")
-        raise InputError(f"sequential_stopping: the baseline {self._path} has no score from '{wanted}', the "
+        raise InputError(f"sequential_stopping: the baseline {path} has no score from '{wanted}', the "
                          f"scorer this run watches.{has} The two logs were scored differently: {which} "
                          "(or watch another of this run's scorers with scorer=). "
                          f"[{str(exc)[:300]}]") from None
@@ -572,6 +652,31 @@ class SequentialStopping:
             if key in out and not math.isfinite(out[key]):
                 out[key] = None
         return out
+
+
+@dataclass(frozen=True)
+class _BaselineRun:
+    """One log of a baseline folder, from its header."""
+
+    file: str
+    task: str
+    model: str
+    status: str
+    scored: bool
+    samples: int
+    created: str
+
+
+def _run_text(r: _BaselineRun) -> str:
+    why = ("" if r.status == "success" and r.scored else
+           f", {r.status}" if r.status != "success" else ", unscored: no scorer's results")
+    return f"{r.file} (task '{r.task}', {r.model}, {r.samples} sample{'s' if r.samples != 1 else ''}{why})"
+
+
+def _listed(items, limit: int = 8) -> str:
+    shown = list(items)[:limit]
+    more = len(items) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
 
 
 def sequential_stopping(*, baseline=None, scorer: str | None = None, cluster: str | None = None,

@@ -64,6 +64,16 @@ def for_model(score) -> list[Caveat]:
     return out
 
 
+def early_stopped(rows) -> list[Caveat]:
+    """A warning for each input log that Inspect's early stopping ended before its last
+    sample (the reader's note, :data:`bayeserr.data.readers.EARLY_STOP_NOTE`): its fixed-n
+    intervals and p-values ignore the data-dependent stop; the log's anytime-valid
+    sequence (quoted) is the valid one (``docs/guide/early-stopping.md``)."""
+    from bayeserr.data.readers import EARLY_STOP_NOTE
+    notes = rows.get("notes") if isinstance(rows, dict) else None
+    return [Caveat("early_stopped", None, n) for n in notes or () if isinstance(n, str) and EARLY_STOP_NOTE in n]
+
+
 def look_alike_names(names) -> list[Caveat]:
     """One warning naming the models whose names differ only in invisible characters
     or Unicode normalisation (shown identically in every table), written out so they differ."""

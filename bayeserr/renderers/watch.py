@@ -16,6 +16,7 @@ TABLE_LOOKS = 20
 def figure(w):
     """The sequence (band), the running estimate (line), the value the rule
     tests (dashed), the tie zone or margin (shaded) and the stop (a marker)."""
+    from bayeserr.analyses.sequential import points
     from bayeserr.renderers.plots import _figure, short_names
     s = w.sequence
     fig = _figure(7.5, 3.8)
@@ -27,9 +28,9 @@ def figure(w):
     r = w.rules
     if w.b is not None:
         if r.tie is not None:
-            ax.axhspan(-100 * r.tie, 100 * r.tie, color="#fdd0a2", alpha=0.5, label=f"tie zone ±{100 * r.tie:g}")
+            ax.axhspan(-100 * r.tie, 100 * r.tie, color="#fdd0a2", alpha=0.5, label=f"tie zone ±{points(r.tie)}")
         if r.margin is not None:
-            ax.axhline(-100 * r.margin, color="#d94801", ls="--", lw=1, label=f"margin −{100 * r.margin:g}")
+            ax.axhline(-100 * r.margin, color="#d94801", ls="--", lw=1, label=f"margin −{points(r.margin)}")
         elif r.settle:
             ax.axhline(0, color="#525252", ls="--", lw=1, label="no difference (0)")
     if w.stop is not None:
@@ -48,8 +49,17 @@ def figure(w):
     pad = 0.05 * max(hi - lo, 0.02)
     ax.set_ylim(100 * (lo - pad), 100 * (hi + pad))  # the first looks are as wide as the scale: not drawn to it
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper right", frameon=False)
+    legend = ax.legend(fontsize=8, loc="upper right", frameon=False)
+    _literal(ax, legend)
     return fig
+
+
+def _literal(ax, legend) -> None:
+    """Every text the figure draws is shown as written: model names are user text, and
+    matplotlib would read ``$…$`` in them as mathtext (the $ signs vanish, the rest turns
+    to math), as the other figures' tick labels do (``parse_math=False``)."""
+    for t in [ax.title, ax.xaxis.label, ax.yaxis.label, *(legend.get_texts() if legend else ())]:
+        t.set_parse_math(False)
 
 
 def _looks(w) -> list[int]:
@@ -62,16 +72,19 @@ def _looks(w) -> list[int]:
 
 def looks_table(w) -> Table:
     """Selected looks: questions seen (and clusters), estimate, interval, width."""
+    from bayeserr.analyses.sequential import interval, points
     s = w.sequence
     cluster = s.unit == "cluster"
+    signed = w.b is not None
     cols = [Column("t", "Questions"), *( [Column("units", "Clusters")] if cluster else []),
             Column("estimate", "Estimate"), Column("ci", f"{s.level:.0%} sequence"), Column("width", "Width"),
             Column("note", "", numeric=False)]
     rows = []
     for i in _looks(w):
         row = [Cell("int", int(s.t[i]))] + ([Cell("int", int(s.units[i]))] if cluster else [])
-        row += [Cell("pct", float(s.estimate[i])), Cell("interval", (float(s.lower[i]), float(s.upper[i]))),
-                Cell("pct", float(s.upper[i] - s.lower[i])),
+        # the sentence's format (points, a true minus, + on differences): one number, one look
+        row += [text(points(s.estimate[i], signed)), text(interval(s.lower[i], s.upper[i], signed)),
+                text(points(s.upper[i] - s.lower[i])),
                 text("stop" if w.stop is not None and i == w.stop.index else "")]
         rows.append(tuple(row))
     return Table("looks", "Looks", tuple(cols), tuple(rows),
