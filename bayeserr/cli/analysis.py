@@ -135,7 +135,7 @@ def _with_posteriors(write, fits, folder, seed):
 @engine_option
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
-           task_weights_text=None, engine="memory", **kw):
+           task_weights_text=None, engine="memory", scheduler=None, workers=None, worker_memory="4GiB", **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -156,11 +156,18 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k,
                       task_weights=task_weights(task_weights_text))
     config = click.get_current_context().find_root().meta.get("bayeserr.data.config")
-    if engine == "stream":
-        from bayeserr.reporting.build import stream_report
+    if engine != "dask" and (scheduler or workers):
+        raise InputError("--scheduler and --workers are options of --engine dask; add --engine dask or drop them.")
+    if engine != "memory":
+        from bayeserr.reporting.build import dask_report, stream_report
         from bayeserr.reporting.scale import stream_options
         load_kw = stream_options(pop_load(kw), where=where, models=models_text, save_posterior=save_posterior)
-        rep = stream_report(list(files), options=options, command=command_line(), config=config, load=load_kw)
+        if engine == "dask":
+            rep = dask_report(list(files), options=options, command=command_line(), config=config, load=load_kw,
+                              scheduler=scheduler, workers=workers, worker_memory=worker_memory)
+        else:
+            rep = stream_report(list(files), options=options, command=command_line(), config=config,
+                                load=load_kw)
         _write_report(rep, fmt, output, None, bayes.seed)
         return
     ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))

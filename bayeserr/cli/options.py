@@ -183,13 +183,22 @@ def adjust_option(f):
                              "or none. Every view (pair table, ranks, groups, figures) uses it.")(f)
 
 
-ENGINES = ("memory", "stream")
+ENGINES = ("memory", "stream", "dask")
 
 
 def engine_option(f):
-    """``--engine memory|stream`` (``docs/guide/scale.md``)."""
+    """``--engine memory|stream|dask`` and the dask cluster's options (``docs/guide/scale.md``)."""
+    f = click.option("--worker-memory", "worker_memory", default="4GiB", show_default=True,
+                     help="--engine dask without --scheduler: the memory limit of each local worker.")(f)
+    f = click.option("--workers", "workers", type=int, default=None, callback=ranged(1, integer=True),
+                     help="--engine dask without --scheduler: local worker processes "
+                          "[default: the cores, at most 4].")(f)
+    f = click.option("--scheduler", "scheduler", default=None, metavar="ADDRESS",
+                     help="--engine dask: the address of a running dask scheduler (tcp://host:8786); "
+                          "without it a local cluster is started and closed.")(f)
     return click.option("--engine", type=click.Choice(ENGINES), default="memory", show_default=True,
                         help="memory: load the whole table (every section of the report). stream: Parquet "
                              "read in record batches in bounded memory, the report from sufficient "
                              "statistics (the headline numbers; Bayesian, pass@k and suite sections are "
-                             "listed as not available). See docs/guide/scale.md.")(f)
+                             "listed as not available). dask: the same statistics on a dask.distributed "
+                             "cluster (pip install 'bayeserr[dask]'). See docs/guide/scale.md.")(f)

@@ -288,6 +288,7 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
         sensitivity = tuple(prior_sensitivity(scores, level=options.level))
     warnings = _caveats.look_alike_names(view.models) + [w for m in scores for w in m.caveats]
     warnings += pair_caveats(comps, view.clustered) + notes
+    warnings += _caveats.early_stopped(view.rows)  # a log stopped by a sequential rule
     if view.clustered and any(m.binary for m in scores):
         warnings.append(_caveats.Caveat(
             "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull (in the "
@@ -353,10 +354,10 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     of ``config`` (a :class:`~bayeserr.data.config.Config`, as the command
     line reads them).
 
-    ``engine="stream"`` takes the path of Parquet results (a file, folder,
+    ``engine="stream"`` (or ``"dask"``) takes the path of Parquet results (a file, folder,
     glob pattern or hive-partitioned dataset) instead of a dataset and builds
     the report from sufficient statistics in bounded memory
-    (:func:`bayeserr.reporting.scale.stream_report`; ``docs/guide/scale.md``).
+    (:func:`bayeserr.reporting.build.stream_report`; ``docs/guide/scale.md``).
     """
     from bayeserr.base.errors import InputError, describe
     if engine != "memory":
@@ -391,17 +392,41 @@ def _engine_report(source, engine, options, inputs, command, config, kwargs) -> 
 
     from bayeserr.base.errors import InputError, describe
     from bayeserr.reporting.scale import STREAM_LOAD
-    if engine != "stream":
-        raise InputError(f"engine must be 'memory' or 'stream'; got {engine!r}.")
+    if engine not in ("stream", "dask"):
+        raise InputError(f"engine must be 'memory', 'stream' or 'dask'; got {engine!r}.")
     ok = isinstance(source, (str, os.PathLike)) or (
         isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source))
     if not ok:
-        raise InputError(f"engine='stream' reads Parquet files: give a path (a file, folder, glob pattern or "
+        raise InputError(f"engine='{engine}' reads Parquet files: give a path (a file, folder, glob pattern or "
                          f"hive-partitioned dataset) or a list of them; got {describe(source)}. A loaded "
                          "dataset is already in memory: use the default engine.")
     load = {k: kwargs.pop(k) for k in list(kwargs) if k in STREAM_LOAD}
+    if engine == "dask":
+        cluster = {k: kwargs.pop(k) for k in list(kwargs) if k in DASK_CLUSTER}
+        return dask_report(source, options=Options.coerce(options, **kwargs), inputs=inputs, command=command,
+                           config=config, load=load, **cluster)
     return stream_report(source, options=Options.coerce(options, **kwargs), inputs=inputs, command=command,
                          config=config, load=load)
+
+
+#: the dask engine's cluster options (``build_report(path, engine="dask", workers=2)``)
+DASK_CLUSTER = ("scheduler", "workers", "worker_memory", "progress", "tmp_dir")
+
+
+def dask_report(source, *, options: Options | None = None, inputs=None, command=None, config=None,
+                load=None, scheduler=None, workers=None, worker_memory="4GiB", tmp_dir=None,
+                progress: bool = True, **kwargs) -> Report:
+    """``bayeserr report SOURCE --engine dask``: the statistics of Parquet
+    results on a dask.distributed cluster (:func:`bayeserr.stats.dask_engine.reduce_dask`:
+    ``scheduler`` an address or a ``distributed.Client``, else a LocalCluster of
+    ``workers`` × ``worker_memory``), then :func:`report_from_sufficient`."""
+    from bayeserr.stats.dask_engine import reduce_dask
+    options = Options.coerce(options, **kwargs)
+    result = reduce_dask(source, scheduler=scheduler, workers=workers, worker_memory=worker_memory,
+                         tmp_dir=tmp_dir, progress=progress, **(load or {}))
+    return report_from_sufficient(result, options, engine="dask",
+                                  inputs=result.inputs if inputs is None else inputs, command=command,
+                                  config=config)
 
 
 def report_from_sufficient(result, options: Options, *, engine: str = "stream", inputs=(), command=None,
@@ -508,6 +533,7 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, conf
     c = comps[0]
     scores, _ = score_view(view, Options.coerce(options, bayes="off"))
     warnings = [w for m in scores for w in m.caveats] + pair_caveats(comps, view.clustered)
+    warnings += _caveats.early_stopped(view.rows)
     post = None
     if options.bayes.on:
         from dataclasses import replace

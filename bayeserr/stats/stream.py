@@ -85,8 +85,8 @@ class StreamResult:
 class Progress:
     """Lines on stderr for long runs: nothing in the first 2 s, then one line every 5 s."""
 
-    def __init__(self, enabled: bool = True, stream=None):
-        self.enabled = enabled
+    def __init__(self, enabled: bool = True, stream=None, name: str = "stream"):
+        self.enabled, self.name = enabled, name
         self.stream = stream or sys.stderr
         self.t0 = time.perf_counter()
         self.last = self.t0
@@ -96,7 +96,7 @@ class Progress:
         if not self.enabled or now - self.t0 < 2 or (now - self.last < 5 and not force):
             return
         self.last = now
-        print(f"bayeserr stream [{now - self.t0:6.0f} s] {text}", file=self.stream, flush=True)
+        print(f"bayeserr {self.name} [{now - self.t0:6.0f} s] {text}", file=self.stream, flush=True)
 
 
 # ------------------------------------------------------------------ inputs
@@ -147,8 +147,9 @@ def _schema_names(files) -> list[str]:
         raise InputError(f"{path}: not a readable Parquet file ({exc}).") from None
 
 
-def _batches(path, frag, columns):
-    """Record batches of one file (a malformed file is an error naming it)."""
+def _batches(path, frag, columns, row_groups=None):
+    """Record batches of one file, or of its ``row_groups`` (a malformed file is
+    an error naming it)."""
     import pyarrow.parquet as pq
     try:
         if frag is not None:
@@ -160,7 +161,7 @@ def _batches(path, frag, columns):
         if missing:
             raise InputError(f"{path}: no column {', '.join(repr(c) for c in missing)} (the other parts of "
                              "the input have it). Every part of a dataset needs the same columns.")
-        yield from pf.iter_batches(batch_size=BATCH_ROWS, columns=columns)
+        yield from pf.iter_batches(batch_size=BATCH_ROWS, columns=columns, row_groups=row_groups)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a truncated or foreign file: say which
@@ -205,6 +206,18 @@ def _question_hash(column) -> np.ndarray:
     return pd.util.hash_array(values.astype(object), categorize=True)
 
 
+def check_batch(batch, cols, path) -> np.ndarray:
+    """The loader's rules for one record batch of ``path`` (ids present, scores
+    numbers in [0, 1]; the error names the file); the scores as float64."""
+    for key in ("model", "question", "cluster", "sample", "task"):
+        name = getattr(cols, key)
+        if name is not None and batch.column(name).null_count:
+            raise InputError(f"{path}: the {key} column '{name}' is empty in "
+                             f"{batch.column(name).null_count} row(s). Fill in the {key} for "
+                             "those rows or remove them.")
+    return _scores(batch.column(cols.score), path, cols.score)
+
+
 def _scores(column, path, score_col) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -239,21 +252,15 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
     """The :class:`~bayeserr.stats.sufficient.Sufficient` statistics of a Parquet
     source in two passes (module docstring).  ``partitions``: the number of
     spill files (default: about :data:`ROWS_PER_PARTITION` rows each)."""
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
-    from bayeserr.data.dataset import resolve_columns
     from bayeserr.stats.sufficient import Sufficient, centre_of
 
     files, label = parquet_files(source)
-    if not files:
-        raise InputError(f"{label}: no Parquet files to read.")
-    cols = resolve_columns(pd.DataFrame(columns=_schema_names(files)), label, model_col=model_col,
-                           question_col=question_col, score_col=score_col, cluster_col=cluster_col,
-                           sample_col=sample_col, task_col=task_col, no_cluster=no_cluster)
-    wanted = [c for c in (cols.model, cols.question, cols.cluster, cols.sample, cols.task) if c]
-    wanted.append(cols.score)
+    cols, wanted = source_columns(files, label, model_col=model_col, question_col=question_col,
+                                  score_col=score_col, cluster_col=cluster_col, sample_col=sample_col,
+                                  task_col=task_col, no_cluster=no_cluster)
     total = _count_rows(files)
     n_parts = partitions or max(1, math.ceil(total / ROWS_PER_PARTITION))
     show = Progress(progress)
@@ -270,13 +277,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
                 n = batch.num_rows
                 if n == 0:
                     continue
-                for key in ("model", "question", "cluster", "sample", "task"):
-                    name = getattr(cols, key)
-                    if name is not None and batch.column(name).null_count:
-                        raise InputError(f"{path}: the {key} column '{name}' is empty in "
-                                         f"{batch.column(name).null_count} row(s). Fill in the {key} for "
-                                         "those rows or remove them.")
-                score = _scores(batch.column(cols.score), path, cols.score)
+                score = check_batch(batch, cols, path)
                 m = models.encode(batch.column(cols.model))
                 if len(models.index) > len(sums):
                     grow = len(models.index) - len(sums)
@@ -323,11 +324,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
         cluster_labels = None
         remap = None
         if cols.cluster:
-            raw = np.array(clusters.labels, dtype=object)
-            order = np.argsort(raw.astype(str), kind="stable")
-            cluster_labels = tuple(raw[order])
-            remap = np.empty(len(raw), np.int64)
-            remap[order] = np.arange(len(raw))
+            cluster_labels, remap = cluster_order(clusters.labels)
         total_stats = Sufficient.empty(names, centre, cluster_labels)
         if track_questions:
             total_stats.questions = frozenset()
@@ -349,6 +346,30 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
     return StreamResult(total_stats, {"read": read, "used": read, "dropped": []}, cols.to_dict(), label,
                         [p for p, _ in files], samples=len(sample_seen) > 1, tasks=cols.task is not None,
                         partitions=n_parts, seconds={"scan": t1 - t0, "reduce": t2 - t1})
+
+
+def source_columns(files, label, **options):
+    """The resolved columns (the loader's rules, ``model_col`` … ``no_cluster``)
+    of a Parquet source's first file, and the column names to read."""
+    import pandas as pd
+
+    from bayeserr.data.dataset import resolve_columns
+    if not files:
+        raise InputError(f"{label}: no Parquet files to read.")
+    cols = resolve_columns(pd.DataFrame(columns=_schema_names(files)), label, **options)
+    wanted = [c for c in (cols.model, cols.question, cols.cluster, cols.sample, cols.task) if c]
+    wanted.append(cols.score)
+    return cols, wanted
+
+
+def cluster_order(labels):
+    """The report's cluster labels (sorted as text) and the map from codes in
+    first-seen order to their sorted positions."""
+    raw = np.array(labels, dtype=object)
+    order = np.argsort(raw.astype(str), kind="stable")
+    remap = np.empty(len(raw), np.int64)
+    remap[order] = np.arange(len(raw))
+    return tuple(raw[order]), remap
 
 
 def _count_rows(files) -> int:

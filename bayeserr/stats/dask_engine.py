@@ -1,0 +1,360 @@
+"""``--engine dask``: the sufficient statistics of Parquet results on a
+dask.distributed cluster (``docs/guide/scale.md``).
+
+The same contract as :mod:`bayeserr.stats.stream` (scan, reduce by question,
+combine with ``+``), the work spread over the workers of a cluster:
+
+1. **Scan** (one task per input part: a file, a hive fragment, or a run of a
+   large file's row groups): :func:`bayeserr.stats.stream.check_batch` on
+   every record batch (the loader's rules, the error naming the file), the
+   part's models in first-seen order with their sums and counts, its cluster
+   labels, the sample labels seen and whether every score is 0 or 1.  The
+   client combines these small summaries in input order: the models (in the
+   order the stream engine gives), the clusters, the centres.
+2. **Shuffle** by question: each part is read again, coded (model and cluster
+   codes from step 1) and ``dask.dataframe.shuffle(on="q")`` (peer-to-peer
+   where available) moves every row of a question to one output partition —
+   the rows never pass through the client.
+3. **Reduce**: :func:`bayeserr.stats.stream.reduce_table` on each output
+   partition → :class:`~bayeserr.stats.sufficient.Sufficient`, summed in a
+   tree on the workers as the partitions finish; the client receives one
+   :class:`Sufficient`.
+
+A worker that dies is replaced and its tasks rerun (dask's retries); the
+numbers do not depend on which worker computed what.  Nothing here is
+imported by ``import bayeserr``; dask and distributed come with
+``pip install 'bayeserr[dask]'``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import uuid
+
+import numpy as np
+
+from bayeserr.base.errors import InputError
+from bayeserr.stats.stream import (
+    ROWS_PER_PARTITION,
+    Progress,
+    StreamResult,
+    _batches,
+    _Codes,
+    check_batch,
+    cluster_order,
+    parquet_files,
+    source_columns,
+)
+
+#: rows per input part (a run of a file's row groups)
+ROWS_PER_INPUT = 4_000_000
+INSTALL = "pip install 'bayeserr[dask]'"
+
+
+def _require():
+    try:
+        import dask  # noqa: F401
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise InputError(f"--engine dask needs dask and distributed ({exc.name} is not installed): "
+                         f"{INSTALL}") from None
+
+
+# ------------------------------------------------------------------ inputs
+def input_parts(files) -> list[tuple]:
+    """``(path, fragment, row_groups)`` parts of about :data:`ROWS_PER_INPUT`
+    rows: a hive fragment whole, a plain file split at row-group boundaries."""
+    import pyarrow.parquet as pq
+    parts = []
+    for path, frag in files:
+        if frag is not None:
+            parts.append((path, frag, None))
+            continue
+        try:
+            meta = pq.ParquetFile(path).metadata
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc}). Replace or "
+                             "remove that part of the input.") from None
+        run, rows = [], 0
+        for g in range(meta.num_row_groups):
+            run.append(g)
+            rows += meta.row_group(g).num_rows
+            if rows >= ROWS_PER_INPUT:
+                parts.append((path, None, run))
+                run, rows = [], 0
+        if run or not parts or parts[-1][0] != path:
+            parts.append((path, None, run or None))
+    return parts
+
+
+def _part_batches(part, wanted):
+    path, frag, groups = part
+    for batch in _batches(path, frag, wanted, row_groups=groups):
+        if batch.num_rows:
+            yield path, batch
+
+
+# ------------------------------------------------------------------ pass 1
+def scan_part(part, cols, wanted) -> dict:
+    """One part's summary: models (first-seen order) with sums and counts,
+    cluster labels, up to two sample labels, rows, all scores 0/1."""
+    models, clusters = _Codes(), _Codes()
+    sums, counts = np.zeros(0), np.zeros(0)
+    samples: set = set()
+    rows, binary = 0, True
+    for path, batch in _part_batches(part, wanted):
+        score = check_batch(batch, cols, path)
+        m = models.encode(batch.column(cols.model))
+        size = len(models.index)
+        sums = np.r_[sums, np.zeros(size - len(sums))] + np.bincount(m, weights=score, minlength=size)
+        counts = np.r_[counts, np.zeros(size - len(counts))] + np.bincount(m, minlength=size)
+        if cols.cluster:
+            clusters.encode(batch.column(cols.cluster))
+        if cols.sample and len(samples) < 2:
+            samples.update(str(v) for v in batch.column(cols.sample).unique().to_pylist()[:2])
+        binary = binary and bool(((score == 0) | (score == 1)).all())
+        rows += batch.num_rows
+    return {"models": models.labels, "sums": sums, "counts": counts, "clusters": clusters.labels,
+            "samples": samples, "rows": rows, "binary": binary}
+
+
+def combine_scans(scans) -> dict:
+    """The parts' summaries in input order → the source's models (first-seen
+    order, as the stream engine), sums, counts, clusters (first-seen), samples."""
+    index: dict[str, int] = {}
+    cl: dict[str, None] = {}
+    sums, counts = [], []
+    samples: set = set()
+    rows, binary = 0, True
+    for s in scans:
+        for name, x, n in zip(s["models"], s["sums"], s["counts"]):
+            j = index.setdefault(name, len(index))
+            if j == len(sums):
+                sums.append(0.0)
+                counts.append(0.0)
+            sums[j] += x
+            counts[j] += n
+        cl.update(dict.fromkeys(s["clusters"]))
+        samples |= s["samples"]
+        rows += s["rows"]
+        binary = binary and s["binary"]
+    return {"models": list(index), "sums": np.array(sums), "counts": np.array(counts),
+            "clusters": list(cl), "samples": samples, "rows": rows, "binary": binary}
+
+
+# ------------------------------------------------------------------ pass 2
+def read_coded(part, cols, wanted, models, clusters, binary):
+    """One part as a pandas frame of codes: ``m`` (model code), ``q``
+    (question id), ``c`` (cluster position in the report's order), ``k``
+    (sample, as text), ``s`` (score; int8 when every score is 0/1)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    model_index = pd.Index(models)
+    cluster_index = pd.Index(clusters) if clusters is not None else None
+    frames = []
+    for path, batch in _part_batches(part, wanted):
+        score = check_batch(batch, cols, path)
+        frame = {"m": model_index.get_indexer(_text(batch.column(cols.model))).astype(np.int32)}
+        q = batch.column(cols.question)
+        if pa.types.is_dictionary(q.type):
+            q = q.cast(q.type.value_type)
+        frame["q"] = q.to_numpy(zero_copy_only=False).astype(np.int64) if pa.types.is_integer(q.type) else \
+            pc.cast(q, pa.string()).to_numpy(zero_copy_only=False).astype(object)
+        if cluster_index is not None:
+            frame["c"] = cluster_index.get_indexer(_text(batch.column(cols.cluster))).astype(np.int32)
+        if cols.sample:
+            frame["k"] = _text(batch.column(cols.sample))
+        frame["s"] = score.astype(np.int8) if binary else score
+        frames.append(pd.DataFrame(frame))
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def _text(column) -> np.ndarray:
+    """A column's values as text labels (as :class:`~bayeserr.stats.stream._Codes` names them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return column.to_numpy(zero_copy_only=False).astype(object)
+    encoded = pc.dictionary_encode(column)
+    labels = np.array([str(v) for v in encoded.dictionary.to_pylist()], dtype=object)
+    return labels[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def reduce_frame(frame, models, centre, clusters, label, cols):
+    """:func:`~bayeserr.stats.stream.reduce_table` of one shuffled partition (a
+    pandas frame holding every row of its questions)."""
+    import pyarrow as pa
+
+    from bayeserr.stats.stream import reduce_table
+    from bayeserr.stats.sufficient import Sufficient
+    if frame is None or len(frame) == 0:
+        return Sufficient.empty(tuple(models), centre, clusters)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if "s" in table.column_names and not pa.types.is_floating(table.schema.field("s").type):
+        table = table.set_column(table.column_names.index("s"), "s", table.column("s").cast(pa.float64()))
+    remap = np.arange(len(clusters)) if clusters is not None else None
+    return reduce_table(table, tuple(models), centre, clusters, remap, label, cols)
+
+
+def _add(a, b):
+    return a + b
+
+
+# ------------------------------------------------------------------ cluster
+class _Cluster:
+    """A client on ``scheduler`` (an address), or on a LocalCluster of
+    ``workers`` processes with ``worker_memory`` each, closed at the end."""
+
+    def __init__(self, scheduler=None, workers=None, worker_memory="4GiB", tmp_dir=None, timeout="10s"):
+        self.scheduler, self.workers, self.memory, self.tmp = scheduler, workers, worker_memory, tmp_dir
+        self.timeout = timeout
+        self.cluster = self.client = None
+
+    def __enter__(self):
+        import logging
+
+        from distributed import Client, LocalCluster
+        if self.scheduler is not None and not isinstance(self.scheduler, str):
+            self.client = self.scheduler  # a Client given from Python: used, not closed
+            self.owned = False
+            return self.client
+        self.owned = True
+        if self.scheduler:
+            try:
+                self.client = Client(self.scheduler, timeout=self.timeout)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise InputError(f"--scheduler {self.scheduler}: no dask scheduler answers there "
+                                 f"({type(exc).__name__}: {exc}). Start one (dask scheduler) or drop "
+                                 "--scheduler to run a local cluster.") from None
+            return self.client
+        n = self.workers or max(1, min(4, os.cpu_count() or 1))
+        try:
+            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                        memory_limit=self.memory, dashboard_address=None,
+                                        silence_logs=logging.ERROR, local_directory=self.tmp)
+        except ValueError as exc:
+            raise InputError(f"--workers {n} --worker-memory {self.memory}: {exc}") from None
+        self.client = Client(self.cluster)
+        return self.client
+
+    def __exit__(self, *exc):
+        if self.owned:
+            if self.client is not None:
+                self.client.close()
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+def _gather_all(client, futures, show, what):
+    """Results of ``futures`` in order, with progress lines (a task's error raised as it is)."""
+    from distributed import as_completed
+    for i, fut in enumerate(as_completed(futures), 1):
+        if fut.status == "error":
+            fut.result()
+        show(f"{what}: {i} of {len(futures)} parts")
+    return client.gather(futures)
+
+
+def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
+                sample_col=None, task_col=None, no_cluster: bool = False, scheduler=None, workers=None,
+                worker_memory="4GiB", partitions: int | None = None, tmp_dir=None,
+                progress: bool = True, shuffle_method: str | None = None,
+                connect_timeout: str = "10s") -> StreamResult:
+    """The :class:`~bayeserr.stats.sufficient.Sufficient` statistics of a
+    Parquet source on a dask.distributed cluster (module docstring).
+    ``scheduler``: an address (``tcp://host:8786``) or a ``distributed.Client``;
+    without it a LocalCluster of ``workers`` processes × ``worker_memory``
+    is started and closed.  ``partitions``: the shuffle's output partitions
+    (default: about :data:`~bayeserr.stats.stream.ROWS_PER_PARTITION` rows each)."""
+    _require()
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import as_completed
+
+    from bayeserr.stats.sufficient import Sufficient, centre_of
+
+    files, label = parquet_files(source)
+    cols, wanted = source_columns(files, label, model_col=model_col, question_col=question_col,
+                                  score_col=score_col, cluster_col=cluster_col, sample_col=sample_col,
+                                  task_col=task_col, no_cluster=no_cluster)
+    parts = input_parts(files)
+    show = Progress(progress, name="dask")
+    t0 = time.perf_counter()
+    run = uuid.uuid4().hex[:12]  # task keys unique to this run (results of another run never reused)
+    with _Cluster(scheduler, workers, worker_memory, tmp_dir, connect_timeout) as client:
+        # pass 1: scan every part on the workers, combine the small summaries here
+        scan_futures = [client.submit(scan_part, p, cols, wanted, key=f"bayeserr-scan-{run}-{i}", pure=False)
+                        for i, p in enumerate(parts)]
+        scan = combine_scans(_gather_all(client, scan_futures, show, "pass 1 (scan)"))
+        del scan_futures
+        if scan["rows"] == 0:
+            raise InputError(f"{label}: no data rows. A results table needs one row per graded answer.")
+        names = tuple(scan["models"])
+        centre = centre_of(scan["sums"] / np.maximum(scan["counts"], 1))
+        cluster_labels = cluster_order(scan["clusters"])[0] if cols.cluster else None
+        t1 = time.perf_counter()
+        show(f"pass 1 done: {scan['rows']:,} rows, {len(names)} models", force=True)
+
+        # pass 2: read again as codes, shuffle by question, reduce each partition, add in a tree
+        meta = {"m": np.int32(0), "q": pd.Series(dtype=_question_dtype(files, cols))}
+        if cols.cluster:
+            meta["c"] = np.int32(0)
+        if cols.sample:
+            meta["k"] = pd.Series(dtype=object)
+        meta["s"] = np.int8(0) if scan["binary"] else np.float64(0)
+        meta = pd.DataFrame({k: pd.Series([], dtype=getattr(v, "dtype", None)) for k, v in meta.items()})
+        frame = dd.from_map(read_coded, parts, args=(cols, wanted, list(names),
+                                                     list(cluster_labels) if cluster_labels else None,
+                                                     scan["binary"]),
+                            meta=meta, enforce_metadata=False, label="bayeserr-read")
+        n_out = partitions or max(1, math.ceil(scan["rows"] / ROWS_PER_PARTITION))
+        method = shuffle_method or dask.config.get("dataframe.shuffle.method", None) or "p2p"
+        shuffled = frame.shuffle(on="q", npartitions=n_out, shuffle_method=method)
+        pieces = shuffled.to_delayed()
+        reduce = dask.delayed(reduce_frame, pure=True)
+        tasks = [reduce(p, names, centre, cluster_labels, label, cols,
+                        dask_key_name=f"bayeserr-reduce-{run}-{i}") for i, p in enumerate(pieces)]
+        futures = client.compute(tasks)
+        total = Sufficient.empty(names, centre, cluster_labels)
+        queue = as_completed(futures)
+        waiting, finished, merged = None, 0, 0
+        for fut in queue:
+            if fut.status == "error":
+                fut.result()  # raises the task's error (an InputError naming the file or the rows)
+            if str(fut.key).startswith("bayeserr-reduce"):
+                finished += 1
+                show(f"pass 2 (shuffle by question and reduce): {finished} of {len(futures)} partitions")
+            if waiting is None:
+                waiting = fut
+            else:
+                merged += 1
+                queue.add(client.submit(_add, waiting, fut, key=f"bayeserr-add-{run}-{merged}", pure=False))
+                waiting = None
+        total = total + waiting.result()
+        t2 = time.perf_counter()
+    from bayeserr.data.dataset import _check_min_questions
+    _check_min_questions(label, names, total.n, cols.model)
+    show(f"done: {scan['rows']:,} rows in {t2 - t0:.0f} s", force=True)
+    return StreamResult(total, {"read": scan["rows"], "used": scan["rows"], "dropped": []}, cols.to_dict(),
+                        label, [p for p, _ in files], samples=len(scan["samples"]) > 1,
+                        tasks=cols.task is not None, partitions=n_out,
+                        seconds={"scan": t1 - t0, "reduce": t2 - t1})
+
+
+def _question_dtype(files, cols):
+    """int64 for integer question ids, else text (object)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path, frag = files[0]
+    schema = frag[0].schema if frag is not None else pq.read_schema(path)
+    t = schema.field(cols.question).type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return np.int64 if pa.types.is_integer(t) else object

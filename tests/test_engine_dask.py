@@ -1,0 +1,157 @@
+"""--engine dask: the report from sufficient statistics computed on a
+dask.distributed LocalCluster (2 worker processes, started here) equals the
+in-memory report, number for number, with the same row accounting."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import bayeserr
+from bayeserr.base.errors import InputError
+from bayeserr.reporting.build import build_report
+
+from .conftest import real_file
+from .test_engine_stream import _differences
+
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("dask.dataframe")
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    import logging
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit="2GiB", dashboard_address=None,
+                                       silence_logs=logging.ERROR,
+                                       local_directory=str(tmp_path_factory.mktemp("dask")))
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    from bayeserr.examples import example_path
+    path = tmp_path_factory.mktemp("ex") / "internal_eval.parquet"
+    pd.read_csv(example_path()).to_parquet(path)
+    return path
+
+
+def _same_report(path, client, **kw):
+    mem = build_report(bayeserr.load(path), bayes="off", **kw).to_dict()
+    got = build_report(str(path), engine="dask", scheduler=client, progress=False, bayes="off", **kw).to_dict()
+    assert mem["rows"] == got["rows"]
+    assert _differences(mem, got) == []
+    return got
+
+
+def test_example_equals_memory(example, client):
+    rep = _same_report(example, client)
+    assert rep["models"][0]["variance"] is not None  # K = 3: the within/between split
+
+
+@pytest.mark.parametrize("name,kw", [("swebench_verified_bashonly_per_instance.csv.gz", {}),
+                                     ("livebench_20250113_per_question.csv.gz", {"on_unpaired": "drop"})])
+def test_real_files_equal_memory(name, kw, client, tmp_path):
+    path = tmp_path / "real.parquet"
+    pd.read_csv(real_file(name)).to_parquet(path)
+    _same_report(path, client, **kw)
+
+
+def test_many_parts_and_partitions_equal_stream(example, client, tmp_path):
+    """A hive folder (one part per model) shuffled into 5 partitions: the stream engine's statistics."""
+    from bayeserr.stats.dask_engine import reduce_dask
+    from bayeserr.stats.stream import reduce_parquet
+    df = pd.read_parquet(example)
+    for m, part in df.groupby("model"):
+        (tmp_path / f"model={m}").mkdir()
+        part.drop(columns="model").to_parquet(tmp_path / f"model={m}" / "part.parquet")
+    ref = reduce_parquet(tmp_path, progress=False)
+    got = reduce_dask(tmp_path, scheduler=client, partitions=5, progress=False)
+    assert got.rows == ref.rows and got.stats.models == ref.stats.models and got.partitions == 5
+    assert got.stats.equal(ref.stats, 1e-12)
+
+
+def test_worker_killed_mid_computation(example, client, tmp_path):
+    """A worker process dies as it starts a reduce task; dask reruns the work: the same numbers."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    from bayeserr.stats.dask_engine import reduce_dask
+    flag = tmp_path / "kill-once"
+    flag.write_text("")
+
+    class KillOnce(WorkerPlugin):
+        name = "bayeserr-kill-once"
+
+        def __init__(self, flag):
+            self.flag = flag
+
+        def transition(self, key, start, finish, **kw):
+            import os
+            if finish == "executing" and str(key).startswith("bayeserr-reduce") and os.path.exists(self.flag):
+                os.remove(self.flag)
+                os._exit(1)
+
+    ref = reduce_dask(example, scheduler=client, progress=False)
+    client.register_plugin(KillOnce(str(flag)))
+    try:
+        got = reduce_dask(example, scheduler=client, partitions=4, progress=False)
+    finally:
+        client.unregister_worker_plugin("bayeserr-kill-once")
+    assert not flag.exists()  # a worker was killed
+    assert got.rows == ref.rows and got.stats.equal(ref.stats, 1e-12)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_malformed_and_missing_parts(example, client, tmp_path):
+    from bayeserr.stats.dask_engine import reduce_dask
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    df = pd.read_parquet(example)
+    df.to_parquet(folder / "a.parquet")
+    (folder / "b.parquet").write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(InputError, match="b.parquet"):
+        reduce_dask([folder / "a.parquet", folder / "b.parquet"], scheduler=client, progress=False)
+    with pytest.raises(InputError, match="missing.parquet"):
+        reduce_dask(folder / "missing.parquet", scheduler=client, progress=False)
+    bad = df.copy()
+    bad["score"] = bad["score"].astype(float)
+    bad.loc[3, "score"] = 1.5  # a bad row found by a worker: the error names the file
+    bad.to_parquet(folder / "c.parquet")
+    with pytest.raises(InputError, match="c.parquet.*outside"):
+        reduce_dask([folder / "a.parquet", folder / "c.parquet"], scheduler=client, progress=False)
+    with pytest.raises(InputError, match="duplicate"):
+        reduce_dask([folder / "a.parquet", folder / "a.parquet"], scheduler=client, progress=False)
+
+
+def test_cli_with_scheduler_address(example, client, cli, tmp_path):
+    out = tmp_path / "r.json"
+    res = cli("report", example, "--engine", "dask", "--scheduler", client.scheduler.address,
+              "--format", "json", "-o", out)
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    mem = build_report(bayeserr.load(example), bayes="off").to_dict()
+    assert data["rows"] == mem["rows"] and data["models"][0]["mean"] == pytest.approx(mem["models"][0]["mean"])
+    res = cli("report", example, "--engine", "stream", "--workers", "2")
+    assert res.exit_code == 2 and "--engine dask" in res.output
+
+
+def test_unreachable_scheduler_and_missing_dask(example, monkeypatch):
+    from bayeserr.stats import dask_engine
+    with pytest.raises(InputError, match="no dask scheduler answers"):
+        dask_engine.reduce_dask(example, scheduler="tcp://127.0.0.1:9", progress=False, connect_timeout="2s")
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(InputError, match=r"pip install 'bayeserr\[dask\]'"):
+        bayeserr.report(str(example), engine="dask")
+
+
+def test_import_bayeserr_does_not_import_dask():
+    code = "import sys, bayeserr; print(any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
