@@ -476,12 +476,17 @@ class JudgeRatings:
         d = j.rating[both] - h.rating[both]
         gap = float(np.mean(np.abs(d - d.mean()))) if both.any() else math.nan  # ratings: up to a constant
         worth = self.effective_labels - self.n_labelled
-        nothing = self.n_unlabelled < 2 or self.lam < NEGLIGIBLE_LAMBDA or not worth >= 1
+        nothing = self.n_unlabelled < 2 or self.lam_negligible or not worth >= 1
         return ArenaJudgeSummary(self.models[lead], float(r.rating[lead]), tuple(map(float, r.interval[lead])),
                                  tuple(self.models[i] for i in tied), jl, int(frame.loc[jl, "rank"]),
                                  (int(frame.loc[jl, "rank_low"]), int(frame.loc[jl, "rank_high"])), gap,
                                  int(both.sum()), self.lam, self.lam_tuned, self.effective_labels, worth, nothing,
                                  r.n_groups)
+
+    @property
+    def lam_negligible(self) -> bool:
+        """λ below :data:`NEGLIGIBLE_LAMBDA`: the judge's verdicts carry (almost) no weight."""
+        return self.lam < NEGLIGIBLE_LAMBDA
 
     def __repr__(self) -> str:
         return (f"JudgeRatings({self.source!r}: {len(self.models)} models, judge {self.judge_label!r} "

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError, describe
+from bayeserr.base.formats import interval, points  # noqa: F401 (also this module's API)
 from bayeserr.stats import sequential as seq
 
 #: fewer clusters than this and a cluster-level sequence rests on few units (§3.13)
@@ -140,19 +141,6 @@ def _outcome(rules: Rules, stop, pair: bool) -> str:
             return "not worse" if stop.lower > -rules.margin else "worse than margin"
         return "better" if stop.lower > 0 else "worse"
     return {"tie": "tie", "width": "known", "budget": "budget"}[stop.rule]
-
-
-def points(x: float, signed: bool = False) -> str:
-    """A score (0.744) in points as watch writes it everywhere (sentence, page, figure):
-    one decimal, a true minus sign, and a + on differences (``signed``): 74.4, +25.1, −0.6."""
-    if x is None or not math.isfinite(x):
-        return "–"
-    return f"{100 * x:{'+' if signed else ''}.1f}".replace("-", "−")
-
-
-def interval(lower: float, upper: float, signed: bool = False) -> str:
-    """``[lower, upper]`` in points (:func:`points`)."""
-    return f"[{points(lower, signed)}, {points(upper, signed)}]"
 
 
 def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str, seed: int | None = None) -> str:

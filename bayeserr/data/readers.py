@@ -614,7 +614,7 @@ def _early_stop_text(header: dict, path: Path, task: str, model: str) -> str | N
     level = meta.get("level")
     what = ("A − B" if meta.get("b") else "the mean score") if ours else None
     if ours and all(isinstance(stop.get(x), (int, float)) for x in ("lower", "upper", "t")):
-        from bayeserr.analyses.sequential import points  # watch's number format, as the log's sentence
+        from bayeserr.base.formats import points  # watch's number format, as the log's sentence
 
         def fmt(x):
             return points(x, bool(meta.get("b")))

@@ -107,14 +107,13 @@ def judge_ratings_blocks(j, latex: bool = False) -> list:
 
 def _lambda_words(j, s) -> str:
     """What λ amounted to, in words."""
-    from bayeserr.analyses.arena_judge import NEGLIGIBLE_LAMBDA
     h = j.human_label
     if j.n_unlabelled < 2:
         return (f"λ = 0: fewer than 2 items lack {h} votes, so the judge adds nothing and the corrected ratings "
                 f"are the {h}-only ones.")
     how = "power-tuned" if j.lam_tuned else "fixed"
     out = f"λ = {j.lam:.3f} ({how}; 0 uses the {h} votes alone, 1 the judge's verdicts at full weight)"
-    if j.lam < NEGLIGIBLE_LAMBDA:
+    if j.lam_negligible:
         out += (f" is about 0: the judge added nothing, and the corrected ratings are essentially the {h}-only "
                 f"fit on the {j.n_labelled} labelled items.")
     elif s.labels_worth >= 1:

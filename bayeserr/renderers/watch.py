@@ -16,7 +16,7 @@ TABLE_LOOKS = 20
 def figure(w):
     """The sequence (band), the running estimate (line), the value the rule
     tests (dashed), the tie zone or margin (shaded) and the stop (a marker)."""
-    from bayeserr.analyses.sequential import points
+    from bayeserr.base.formats import points
     from bayeserr.renderers.plots import _figure, short_names
     s = w.sequence
     fig = _figure(7.5, 3.8)
@@ -72,7 +72,7 @@ def _looks(w) -> list[int]:
 
 def looks_table(w) -> Table:
     """Selected looks: questions seen (and clusters), estimate, interval, width."""
-    from bayeserr.analyses.sequential import interval, points
+    from bayeserr.base.formats import interval, points
     s = w.sequence
     cluster = s.unit == "cluster"
     signed = w.b is not None

@@ -93,7 +93,7 @@ _DEFAULTS = {"input_format": ("auto", "parquet"), "duplicate_runs": ("error",), 
 
 
 def stream_options(load: dict, *, where=(), models=None, save_posterior=None) -> dict:
-    """The column options of ``load`` for the stream engine; an :class:`InputError`
+    """The column options of ``load`` for the stream engine; an :class:`~bayeserr.base.errors.InputError`
     for an option it does not support (filters, model selection, logs, labels)."""
     from bayeserr.base.errors import InputError
     unsupported = [f"--{k.replace('_', '-')}" for k, v in load.items()

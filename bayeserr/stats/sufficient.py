@@ -1,5 +1,5 @@
 """Sufficient statistics of a report: sums over questions that any engine can
-compute partition by partition and combine by addition (``docs/methods.md``,
+compute partition by partition and combine by addition (``docs/methods.md`` §7.3,
 "Sufficient statistics and engines").
 
 Every headline number of a report — per model the mean, the CLT, Bernoulli,
@@ -8,13 +8,13 @@ effect, the exact intervals on n and n_eff, the K > 1 variance split; per pair
 the difference, the unpaired, paired (M7), (M8) and CR2 standard errors, df,
 t, p, ρ and McNemar — is a function of the sums below.  Each is a sum over
 questions, so the statistics of a partition of the questions are the sum of
-the statistics of its parts (:meth:`Sufficient.__add__`).
+the statistics of its parts (``Sufficient.__add__``).
 
 **Partitioning rule.** A question's rows (every model, every sample) must lie
 in one partition: the per-question mean ``s_i`` averages a question's K
 samples, and a pair's sums run over the questions *both* models answered.
 Partition by question (e.g. a hash of the question id), never by model or by
-row.  :meth:`Sufficient.__add__` refuses two parts that both hold a question
+row.  ``Sufficient.__add__`` refuses two parts that both hold a question
 when question ids are tracked (``track_questions=True``, the tests).
 
 Notation: model ``a`` answers question ``i`` with ``K_i ≥ 1`` samples; ``s_i``
@@ -31,8 +31,7 @@ Per model × cluster (``M × C``):
     ``nc = Σ_{i∈c} w``, ``sxc = Σ_{i∈c} x``.
 Per pair (``M × M``, over the questions both answered):
     ``N = Σ w_a w_b``, ``SA = Σ x_a w_b``, ``QA = Σ x_a² w_b``, ``XX = Σ x_a x_b``.
-Per pair × cluster (``M × M × C``; only when some model skipped a question
-of a partition — otherwise they are ``nc`` and ``sxc`` of each model):
+Per pair × cluster (``M × M × C``; only when some model skipped a question of a partition, otherwise ``nc`` and ``sxc`` of each model):
     ``Nc = Σ_{i∈c} w_a w_b``, ``SAc = Σ_{i∈c} x_a w_b``.
 
 For an intercept-only model the CR2 adjustment of cluster c is
