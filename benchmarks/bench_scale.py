@@ -80,9 +80,10 @@ def machine() -> str:
 
 # ------------------------------------------------------------------ the file
 def write_parquet(path: Path, n_models: int, n_questions: int, *, ids: str = "int", clusters: int = 0,
-                  seed: int = 0) -> float:
+                  seed: int = 0, samples: int = 1) -> float:
     """Binary results with question difficulty (and cluster effects), one row
-    group per model; returns the seconds taken."""
+    group per model (per model and sample with ``samples`` > 1: a ``sample``
+    column); written group by group, never whole in memory; returns the seconds taken."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -104,6 +105,8 @@ def write_parquet(path: Path, n_models: int, n_questions: int, *, ids: str = "in
         labels = pa.array([f"c{c:0{width}d}" for c in range(clusters)], pa.string())
         ccol = pa.DictionaryArray.from_arrays(pa.array(code.astype(np.int32)), labels)
         fields.append(pa.field("cluster_id", pa.dictionary(pa.int32(), pa.string())))
+    if samples > 1:
+        fields.append(pa.field("sample", pa.int8()))
     fields.append(pa.field("score", pa.int8()))
     schema = pa.schema(fields)
     width = len(str(n_models - 1))
@@ -112,10 +115,12 @@ def write_parquet(path: Path, n_models: int, n_questions: int, *, ids: str = "in
     with pq.ParquetWriter(path, schema, compression="snappy") as writer:
         for m in range(n_models):
             p = 1 / (1 + np.exp(-(ability[m] - difficulty)))
-            score = (rng.random(n_questions) < p).astype(np.int8)
             model = pa.DictionaryArray.from_arrays(pa.array(np.full(n_questions, m, np.int32)), names)
-            cols = [model, qcol] + ([ccol] if ccol is not None else []) + [pa.array(score)]
-            writer.write_table(pa.Table.from_arrays(cols, schema=schema), row_group_size=n_questions)
+            for k in range(samples):
+                score = (rng.random(n_questions) < p).astype(np.int8)
+                cols = [model, qcol] + ([ccol] if ccol is not None else [])
+                cols += ([pa.array(np.full(n_questions, k, np.int8))] if samples > 1 else []) + [pa.array(score)]
+                writer.write_table(pa.Table.from_arrays(cols, schema=schema), row_group_size=n_questions)
     return time.perf_counter() - t0
 
 
@@ -131,7 +136,15 @@ def _rss_sampler(pid: int, out: dict, stop: threading.Event, every: float = 0.2)
                     m = re.search(r"VmRSS:\s+(\d+)", fh.read())
                 total += int(m.group(1)) * 1024 if m else 0
             except OSError:
-                pass
+                continue
+            per = out.setdefault("per_pid", {})
+            if p not in per:
+                try:
+                    with open(f"/proc/{p}/cmdline") as fh:  # dask's worker processes are spawned
+                        out.setdefault("spawned", set()).update([p] if "spawn_main" in fh.read() else [])
+                except OSError:
+                    pass
+            per[p] = max(per.get(p, 0), int(m.group(1)) * 1024 if m else 0)
         if total > out.get("peak", 0):
             out["peak"], out["at"] = total, time.perf_counter() - t0
         out.setdefault("trace", []).append((round(time.perf_counter() - t0, 1), total))
@@ -139,11 +152,13 @@ def _rss_sampler(pid: int, out: dict, stop: threading.Event, every: float = 0.2)
 
 
 def _children(pid: int) -> list[int]:
+    kids = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            kids = [int(x) for x in fh.read().split()]
+        for task in os.listdir(f"/proc/{pid}/task"):  # children of every thread (dask spawns from its loop's)
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                kids += [int(x) for x in fh.read().split()]
     except OSError:
-        return []
+        return kids
     return kids + [g for k in kids for g in _children(k)]
 
 
@@ -175,6 +190,9 @@ def run_report(path: Path, out: Path, extra=()) -> dict:
     return {"returncode": proc.returncode, "wall": wall, "peak_rss": peak_time or maxrss,
             "ru_maxrss": maxrss if maxrss > before * 1024 else None, "sampled_peak": sampled.get("peak"),
             "sampled_peak_at": sampled.get("at"), "error": error, "stderr": stderr[-2000:],
+            "worker_peaks": [v for k, v in sampled.get("per_pid", {}).items() if k in sampled.get("spawned", ())],
+            "main_peak": max((v for k, v in sampled.get("per_pid", {}).items()
+                              if k not in sampled.get("spawned", ())), default=0),
             "trace": sampled.get("trace", [])}
 
 
@@ -212,6 +230,30 @@ def run_phases(path: Path) -> list:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def _bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]?)(i?)B?\s*", text, re.I)
+    if not m:
+        return int(float(text))
+    base = 1024 if m.group(3) else 1000
+    return int(float(m.group(1)) * base ** " KMGT".index(m.group(2).upper() or " "))
+
+
+def _differences(a, b, path=""):
+    """JSON numbers that differ by more than 1e-12 relative (provenance aside)."""
+    import math
+    if isinstance(a, dict):
+        return [d for k in set(a) | set(b) if k != "provenance"
+                for d in (_differences(a[k], b[k], f"{path}/{k}") if k in a and k in b else [(f"{path}/{k}",)])]
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return [(path, "length")]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
+    if isinstance(a, float) or isinstance(b, float):
+        ok = a is not None and b is not None and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+        return [] if ok else [(path, a, b)]
+    return [] if a == b else [(path, a, b)]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", type=int, default=100)
@@ -226,12 +268,18 @@ def main(argv=None):
                     help="GiB of available memory needed to start (the run may use up to --limit-gib)")
     ap.add_argument("--phases", action="store_true", help="also measure load / report / JSON peaks separately")
     ap.add_argument("--trace", action="store_true", help="print the sampled RSS trace")
-    ap.add_argument("--engine", choices=("memory", "stream"), default="memory",
-                    help="bayeserr report --engine (stream: bounded memory, the report from sufficient statistics)")
+    ap.add_argument("--engine", choices=("memory", "stream", "dask"), default="memory",
+                    help="bayeserr report --engine (stream: bounded memory, the report from sufficient statistics; "
+                         "dask: the same on a LocalCluster)")
+    ap.add_argument("--samples", type=int, default=1, help="samples per model and question (a sample column)")
+    ap.add_argument("--workers", type=int, default=2, help="--engine dask: local worker processes")
+    ap.add_argument("--worker-memory", default="4GiB", help="--engine dask: each worker's memory limit")
+    ap.add_argument("--compare-memory", action="store_true",
+                    help="also run --engine memory on the file and check every JSON number is equal to 1e-12")
     ap.add_argument("report_args", nargs="*", help="extra arguments for bayeserr report (after --)")
     args = ap.parse_args(argv)
 
-    rows = args.models * args.questions
+    rows = args.models * args.questions * args.samples
     print(f"machine: {machine()}, Python {sys.version.split()[0]}")
     tmp = None
     folder = args.dir
@@ -242,14 +290,16 @@ def main(argv=None):
         tmp = tempfile.TemporaryDirectory(prefix="bench_scale_")
         folder = Path(tmp.name)
     folder.mkdir(parents=True, exist_ok=True)
-    name = f"scale_{args.models}x{args.questions}_{args.ids}_c{args.clusters}.parquet"
+    name = f"scale_{args.models}x{args.questions}x{args.samples}_{args.ids}_c{args.clusters}.parquet"
     path, out = folder / name, folder / (name + ".report.json")
     try:
         if args.reuse and path.exists():
             print(f"file: {path} (reused, {path.stat().st_size / GiB:.2f} GiB)")
         else:
-            t_gen = write_parquet(path, args.models, args.questions, ids=args.ids, clusters=args.clusters)
-            print(f"file: {path}: {rows:,} rows ({args.models} models x {args.questions:,} questions, "
+            t_gen = write_parquet(path, args.models, args.questions, ids=args.ids, clusters=args.clusters,
+                                  samples=args.samples)
+            print(f"file: {path}: {rows:,} rows ({args.models} models x {args.questions:,} questions x "
+                  f"{args.samples} sample(s), "
                   f"{args.ids} ids, {args.clusters or 'no'} clusters), {path.stat().st_size / GiB:.2f} GiB, "
                   f"written in {t_gen:.1f} s")
         avail = meminfo()
@@ -258,7 +308,11 @@ def main(argv=None):
                   "try a smaller --questions")
             return 3
         print(f"at start: {machine()}")
+        if args.compare_memory and "--bayes" not in args.report_args:
+            args.report_args += ["--bayes", "off"]  # the columns the other engines do not compute
         extra = list(args.report_args) + (["--engine", args.engine] if args.engine != "memory" else [])
+        if args.engine == "dask":
+            extra += ["--workers", str(args.workers), "--worker-memory", args.worker_memory]
         res = run_report(path, out, extra)
         peak = res["peak_rss"]
         if res["returncode"] == 0:
@@ -272,6 +326,21 @@ def main(argv=None):
         print(f"bayeserr report {rows:,} rows --engine {args.engine} --format json: wall {res['wall']:.1f} s, "
               f"peak RSS {peak / GiB:.2f} GiB (sampled peak {(res['sampled_peak'] or 0) / GiB:.2f} GiB "
               f"at {res['sampled_peak_at'] or 0:.0f} s) -> {outcome}")
+        if args.engine == "dask":
+            limit = _bytes(args.worker_memory)
+            peaks = res["worker_peaks"]
+            print(f"  {rows / res['wall']:,.0f} rows/s; worker peaks (sampled VmRSS): "
+                  f"{', '.join(f'{w / GiB:.2f}' for w in sorted(peaks, reverse=True)[:8]) or '?'} GiB "
+                  f"(limit {limit / GiB:.2f} GiB each: {'all under' if peaks and max(peaks) < limit else 'NOT all under'})"
+                  f"; client process {res['main_peak'] / GiB:.2f} GiB")
+            peak = res["main_peak"]
+        if args.compare_memory and res["returncode"] == 0:
+            ref = folder / (name + ".memory.json")
+            mres = run_report(path, ref, list(args.report_args))
+            diffs = _differences(json.loads(ref.read_text()), json.loads(out.read_text()))
+            print(f"  --engine memory: wall {mres['wall']:.1f} s, peak {mres['peak_rss'] / GiB:.2f} GiB; "
+                  f"every JSON number equal to 1e-12 with --engine {args.engine}: "
+                  f"{'yes' if not diffs else f'NO ({len(diffs)} differ, e.g. {diffs[:3]})'}")
         ok = peak <= args.limit_gib * GiB and (res["returncode"] == 0 or outcome.startswith("refused"))
         quick = outcome.startswith("refused") and res["wall"] < 60
         print(f"done-criterion ({args.limit_gib:g} GiB peak, or an immediate clear memory error): "

@@ -104,7 +104,7 @@ def scan_part(part, cols, wanted) -> dict:
     models, clusters = _Codes(), _Codes()
     sums, counts = np.zeros(0), np.zeros(0)
     samples: set = set()
-    rows, binary = 0, True
+    rows, binary, ranges = 0, True, {}
     for path, batch in _part_batches(part, wanted):
         score = check_batch(batch, cols, path)
         m = models.encode(batch.column(cols.model))
@@ -117,8 +117,32 @@ def scan_part(part, cols, wanted) -> dict:
             samples.update(str(v) for v in batch.column(cols.sample).unique().to_pylist()[:2])
         binary = binary and bool(((score == 0) | (score == 1)).all())
         rows += batch.num_rows
+        for key, name in (("q", cols.question), ("k", cols.sample)):
+            ranges[key] = _range(batch.column(name), ranges.get(key, (0, 0))) if name else None
     return {"models": models.labels, "sums": sums, "counts": counts, "clusters": clusters.labels,
-            "samples": samples, "rows": rows, "binary": binary}
+            "samples": samples, "rows": rows, "binary": binary, "ranges": ranges}
+
+
+def _range(column, seen):
+    """The (min, max) of an integer column with ``seen``; None for other types."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if seen is None:
+        return None
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if not pa.types.is_integer(column.type):
+        return None
+    mm = pc.min_max(column).as_py()
+    return (min(seen[0], mm["min"]), max(seen[1], mm["max"]))
+
+
+def _int_type(low, high):
+    """The smallest signed integer dtype holding [low, high]."""
+    for t in (np.int8, np.int16, np.int32):
+        if np.iinfo(t).min <= low and high <= np.iinfo(t).max:
+            return np.dtype(t)
+    return np.dtype(np.int64)
 
 
 def combine_scans(scans) -> dict:
@@ -128,7 +152,7 @@ def combine_scans(scans) -> dict:
     cl: dict[str, None] = {}
     sums, counts = [], []
     samples: set = set()
-    rows, binary = 0, True
+    rows, binary, ranges = 0, True, {}
     for s in scans:
         for name, x, n in zip(s["models"], s["sums"], s["counts"]):
             j = index.setdefault(name, len(index))
@@ -141,15 +165,20 @@ def combine_scans(scans) -> dict:
         samples |= s["samples"]
         rows += s["rows"]
         binary = binary and s["binary"]
+        for key, r in s["ranges"].items():
+            have = ranges.get(key, r)
+            ranges[key] = None if r is None or have is None else (min(have[0], r[0]), max(have[1], r[1]))
+    dtypes = {key: (_int_type(*r) if r is not None else np.dtype(object)) for key, r in ranges.items()}
     return {"models": list(index), "sums": np.array(sums), "counts": np.array(counts),
-            "clusters": list(cl), "samples": samples, "rows": rows, "binary": binary}
+            "clusters": list(cl), "samples": samples, "rows": rows, "binary": binary, "dtypes": dtypes}
 
 
 # ------------------------------------------------------------------ pass 2
-def read_coded(part, cols, wanted, models, clusters, binary):
-    """One part as a pandas frame of codes: ``m`` (model code), ``q``
-    (question id), ``c`` (cluster position in the report's order), ``k``
-    (sample, as text), ``s`` (score; int8 when every score is 0/1)."""
+def read_coded(part, cols, wanted, models, clusters, binary, dtypes):
+    """One part as a pandas frame of codes (the smallest integer types, to
+    shuffle fewer bytes): ``m`` (model code), ``q`` (question id: integers, or
+    text), ``c`` (cluster position in the report's order), ``k`` (sample),
+    ``s`` (score; int8 when every score is 0/1)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -158,16 +187,17 @@ def read_coded(part, cols, wanted, models, clusters, binary):
     frames = []
     for path, batch in _part_batches(part, wanted):
         score = check_batch(batch, cols, path)
-        frame = {"m": model_index.get_indexer(_text(batch.column(cols.model))).astype(np.int32)}
-        q = batch.column(cols.question)
-        if pa.types.is_dictionary(q.type):
-            q = q.cast(q.type.value_type)
-        frame["q"] = q.to_numpy(zero_copy_only=False).astype(np.int64) if pa.types.is_integer(q.type) else \
-            pc.cast(q, pa.string()).to_numpy(zero_copy_only=False).astype(object)
+        frame = {"m": model_index.get_indexer(_text(batch.column(cols.model))).astype(dtypes["m"])}
+        for key, name in (("q", cols.question), ("k", cols.sample)):
+            if name is None:
+                continue
+            v = batch.column(name)
+            if pa.types.is_dictionary(v.type):
+                v = v.cast(v.type.value_type)
+            frame[key] = v.to_numpy(zero_copy_only=False).astype(dtypes[key]) if dtypes[key] != object else \
+                pc.cast(v, pa.string()).to_numpy(zero_copy_only=False).astype(object)
         if cluster_index is not None:
-            frame["c"] = cluster_index.get_indexer(_text(batch.column(cols.cluster))).astype(np.int32)
-        if cols.sample:
-            frame["k"] = _text(batch.column(cols.sample))
+            frame["c"] = cluster_index.get_indexer(_text(batch.column(cols.cluster))).astype(dtypes["c"])
         frame["s"] = score.astype(np.int8) if binary else score
         frames.append(pd.DataFrame(frame))
     return pd.concat(frames, ignore_index=True) if frames else None
@@ -303,16 +333,14 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
         show(f"pass 1 done: {scan['rows']:,} rows, {len(names)} models", force=True)
 
         # pass 2: read again as codes, shuffle by question, reduce each partition, add in a tree
-        meta = {"m": np.int32(0), "q": pd.Series(dtype=_question_dtype(files, cols))}
-        if cols.cluster:
-            meta["c"] = np.int32(0)
-        if cols.sample:
-            meta["k"] = pd.Series(dtype=object)
-        meta["s"] = np.int8(0) if scan["binary"] else np.float64(0)
-        meta = pd.DataFrame({k: pd.Series([], dtype=getattr(v, "dtype", None)) for k, v in meta.items()})
+        dtypes = dict(scan["dtypes"], m=_int_type(0, len(names)),
+                      c=_int_type(0, len(cluster_labels) if cluster_labels else 0))
+        meta = pd.DataFrame({k: pd.Series([], dtype=dtypes[k] if k != "s" else
+                                          (np.int8 if scan["binary"] else np.float64))
+                             for k in ["m", "q"] + ["c"] * bool(cols.cluster) + ["k"] * bool(cols.sample) + ["s"]})
         frame = dd.from_map(read_coded, parts, args=(cols, wanted, list(names),
                                                      list(cluster_labels) if cluster_labels else None,
-                                                     scan["binary"]),
+                                                     scan["binary"], dtypes),
                             meta=meta, enforce_metadata=False, label="bayeserr-read")
         n_out = partitions or max(1, math.ceil(scan["rows"] / ROWS_PER_PARTITION))
         method = shuffle_method or dask.config.get("dataframe.shuffle.method", None) or "p2p"
@@ -346,15 +374,3 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
                         label, [p for p, _ in files], samples=len(scan["samples"]) > 1,
                         tasks=cols.task is not None, partitions=n_out,
                         seconds={"scan": t1 - t0, "reduce": t2 - t1})
-
-
-def _question_dtype(files, cols):
-    """int64 for integer question ids, else text (object)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    path, frag = files[0]
-    schema = frag[0].schema if frag is not None else pq.read_schema(path)
-    t = schema.field(cols.question).type
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    return np.int64 if pa.types.is_integer(t) else object
