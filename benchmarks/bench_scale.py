@@ -238,20 +238,32 @@ def _bytes(text: str) -> int:
     return int(float(m.group(1)) * base ** " KMGT".index(m.group(2).upper() or " "))
 
 
-def _differences(a, b, path=""):
-    """JSON numbers that differ by more than 1e-12 relative (provenance aside)."""
+def _flat(doc, path="", out=None) -> dict:
+    """A JSON document as {path: leaf value} (provenance aside)."""
+    out = {} if out is None else out
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else None
+    if items is None:
+        out[path] = doc
+        return out
+    for key, value in items:
+        if key != "provenance":
+            _flat(value, f"{path}/{key}", out)
+    return out
+
+
+def _differences(a, b) -> list:
+    """The leaves of two reports that differ (numbers: by more than 1e-12 relative)."""
     import math
-    if isinstance(a, dict):
-        return [d for k in set(a) | set(b) if k != "provenance"
-                for d in (_differences(a[k], b[k], f"{path}/{k}") if k in a and k in b else [(f"{path}/{k}",)])]
-    if isinstance(a, list):
-        if not isinstance(b, list) or len(a) != len(b):
-            return [(path, "length")]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
-    if isinstance(a, float) or isinstance(b, float):
-        ok = a is not None and b is not None and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
-        return [] if ok else [(path, a, b)]
-    return [] if a == b else [(path, a, b)]
+    fa, fb = _flat(a), _flat(b)
+    out = [(k,) for k in set(fa) ^ set(fb)]
+    for k in set(fa) & set(fb):
+        x, y = fa[k], fb[k]
+        if isinstance(x, float) or isinstance(y, float):
+            if x is None or y is None or not math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15):
+                out.append((k, x, y))
+        elif x != y:
+            out.append((k, x, y))
+    return out
 
 
 def main(argv=None):
