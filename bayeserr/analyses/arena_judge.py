@@ -400,7 +400,7 @@ class ArenaJudgeSummary:
     judge_leader: str             #: the judge-only fit's leader
     judge_leader_rank: int        #: its rank by the corrected ratings (within its group)
     judge_leader_rank_interval: tuple
-    judge_vs_human: float         #: mean |judge-only − human-only| (Elo), aligned on the models both rate
+    judge_vs_human: float         #: mean absolute judge-only minus human-only rating (Elo), aligned on the models both rate
     n_compared: int               #: models in that mean
     lam: float
     lam_tuned: bool

@@ -127,7 +127,7 @@ def _lambda_words(j, s) -> str:
 
 
 def judge_answer(j) -> str:
-    """The page's answer in one paragraph (:attr:`JudgeRatings.summary`): the leader by the
+    """The page's answer in one paragraph (:attr:`~bayeserr.analyses.arena_judge.JudgeRatings.summary`): the leader by the
     corrected ratings and its interval, the models tied with it (rank interval includes 1), the
     judge's own leader and its corrected rank, the judge-only ratings' distance from the
     human-only ones and what λ amounted to."""

@@ -18,7 +18,7 @@ combine with ``+``), the work spread over the workers of a cluster:
 3. **Reduce**: :func:`bayeserr.stats.stream.reduce_table` on each output
    partition → :class:`~bayeserr.stats.sufficient.Sufficient`, summed in a
    tree on the workers as the partitions finish; the client receives one
-   :class:`Sufficient`.
+   :class:`~bayeserr.stats.sufficient.Sufficient`.
 
 A worker that dies is replaced and its tasks rerun (dask's retries); the
 numbers do not depend on which worker computed what.  Nothing here is

@@ -38,8 +38,8 @@ the row accounting, the columns used and the source label — by
 
 1. ``scan``: the models, clusters and centres (pass 1 of :func:`reduce_parquet`);
 2. ``reduce``: for each partition *of the questions* (all rows of a question
-   together), :func:`reduce_table` → :class:`Sufficient`;
-3. ``combine``: ``sum(parts)`` (:meth:`Sufficient.__add__`, associative).
+   together), :func:`reduce_table` → :class:`~bayeserr.stats.sufficient.Sufficient`;
+3. ``combine``: ``sum(parts)`` (``Sufficient.__add__``, associative).
 
 :func:`bayeserr.reporting.build.report_from_sufficient` turns the result
 into the report.  Nothing here is imported by ``import bayeserr``.
