@@ -75,6 +75,7 @@ class Decisions:
     critical: float  #: c
     draws: JointDraws
     level: float
+    holm_floor: bool = False  #: some pairs in one cluster: Romano–Wolf p at least Holm's, Holm's intervals
 
     @property
     def p_adjusted(self) -> np.ndarray:
@@ -90,7 +91,8 @@ class Decisions:
     def to_dict(self) -> dict:
         return {"pairs": self.family, "size": int(len(self.rows)), "adjust": self.adjust,
                 "level": self.level, "critical_value": self.critical,
-                "n_different": int(self.different.sum()), "joint": self.draws.to_dict()}
+                "n_different": int(self.different.sum()), "joint": self.draws.to_dict(),
+                "holm_floor": self.holm_floor}
 
 
 @dataclass(frozen=True)
@@ -108,12 +110,15 @@ NO_DRAWS = _NoDraws()
 
 def _draws(arr, options, order=None):
     """The joint draws of every pair: the wild cluster bootstrap with clusters,
-    the parametric (normal) bootstrap without."""
+    the parametric (normal) bootstrap without — and when no pair's questions span
+    two clusters (every question in one cluster): then each pair's test is the
+    paired z (M7) and the wild bootstrap has nothing to resample."""
     if arr.totals is not None:
         D = np.concatenate(arr.totals["D"]) if arr.totals["D"] else np.zeros((0, 1))
         sizes = np.concatenate(arr.totals["sizes"]) if arr.totals["sizes"] else np.zeros((0, 1))
         sizes = np.broadcast_to(sizes, D.shape)
-        return wild_draws(D, sizes, level=options.level, seed=options.seed)
+        if ((sizes > 0).sum(axis=1) >= 2).any():
+            return wild_draws(D, sizes, level=options.level, seed=options.seed)
     pm = arr.pm
     with np.errstate(invalid="ignore", divide="ignore"):
         cov = np.where(pm.n > 0, pm.cov / pm.n, 0.0)
@@ -139,6 +144,10 @@ def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None, *,
             out.append(Decisions(label, rows, options.adjust, p, ci, float("nan"), NO_DRAWS, options.level))
         return out
     blocks, info = _draws(arr, options, None if names is None else np.argsort(np.asarray(names, dtype=object)))
+    # some pairs' questions in one cluster (tested by the paired z, no wild draws) beside pairs with
+    # wild draws: Romano–Wolf's maximum would leave them out, so its p is raised to Holm's at least
+    # (valid under any dependence) and the intervals are Holm's (docs/methods.md §3.9)
+    partial = info.method == "wild_cluster" and _some_single_cluster(arr)
     # the families after the first (one per model, for the rank intervals) only decide
     joint = joint_inference(arr.statistic, arr.df, blocks, info.draws, [rows for _, rows in families],
                             options.level, decide_only=range(1, len(families)))
@@ -147,9 +156,24 @@ def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None, *,
         p = {m: _stepwise(arr.p, rows, m) for m in ("holm", "bh", "none")}
         p["romano-wolf"] = np.full(len(arr.p), np.nan)
         p["romano-wolf"][res.rows] = res.p_adjusted
-        ci = adjusted_intervals(arr, rows, options.adjust, options.level, res.critical_t, p["bh"])
-        out.append(Decisions(label, rows, options.adjust, p, ci, res.critical, info, options.level))
+        if partial:
+            p["romano-wolf"] = np.fmax(p["romano-wolf"], p["holm"])
+        holm_ci = partial and options.adjust == "romano-wolf"
+        ci = adjusted_intervals(arr, rows, "holm" if holm_ci else options.adjust, options.level,
+                                None if holm_ci else res.critical_t, p["bh"])
+        out.append(Decisions(label, rows, options.adjust, p, ci, float("nan") if holm_ci else res.critical,
+                             info, options.level, partial))
     return out
+
+
+def _some_single_cluster(arr) -> bool:
+    """Whether some pair's common questions lie in fewer than two clusters."""
+    sizes = arr.totals["sizes"] if arr.totals is not None else []
+    if not sizes:
+        return False
+    D = np.concatenate(arr.totals["D"])
+    sizes = np.broadcast_to(np.concatenate(sizes), D.shape)
+    return bool(((sizes > 0).sum(axis=1) < 2).any())
 
 
 def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -> np.ndarray:

@@ -155,8 +155,11 @@ def family_text(fam: dict) -> str:
         drawn = f"{j['draws']:,} joint normal draws of the pair statistics"
     rw = ("simultaneous intervals and p-values" if fam["adjust"] == "romano-wolf" else
           f"{INTERVAL_NAMES[fam['adjust']]}; the Romano–Wolf p (JSON)")
+    floor = (" Some pairs' questions lie in one cluster (tested by the paired z, with no wild draws): "
+             "the Romano–Wolf p of every pair is raised to Holm's at least, and the intervals are Holm's."
+             if fam.get("holm_floor") else "")
     return (f"{ADJUST_NAMES[fam['adjust']]} over {family} at {fam['level']:.0%} "
-            f"({fam['n_different']:,} declared different); {rw} from {drawn}.")
+            f"({fam['n_different']:,} declared different); {rw} from {drawn}.{floor}")
 
 
 def _tie_zone_text(tz, level) -> str:

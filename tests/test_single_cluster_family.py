@@ -1,0 +1,51 @@
+"""The family adjustment when pairs' questions lie in one cluster (found by a reviewer: every
+pair was declared different with Romano–Wolf p = 0 and inverted simultaneous intervals).
+All pairs in one cluster: each pair's test is the paired z (M7) and the joint draws are the
+normal ones; some pairs in one cluster beside clustered pairs: the Romano–Wolf p is at least
+Holm's (statsmodels) and the intervals are Holm's (docs/methods.md §3.9)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+import bayeserr
+
+
+def _frame(models, one_cluster_model=None, all_one=False, n=300, seed=1):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m, p in models.items():
+        for i in range(n):
+            c = "c0" if all_one else f"c{i % 6}"
+            if m == one_cluster_model and c != "c0":
+                continue
+            rows.append((m, f"q{i}", c, int(rng.random() < p)))
+    return pd.DataFrame(rows, columns=["model", "question_id", "cluster_id", "score"])
+
+
+def test_every_question_in_one_cluster_uses_the_normal_joint_draws():
+    rep = bayeserr.report(bayeserr.load(_frame({"A": 0.6, "B": 0.62, "C": 0.65}, all_one=True)), bayes="off")
+    fam = rep.comparisons.family.to_dict()
+    assert fam["joint"]["method"] == "gaussian" and not fam["holm_floor"]
+    for c in rep.comparisons:
+        assert c.test == "z_paired"
+        assert c.p_romano_wolf >= c.p_value - 1e-12          # an adjusted p is never below the raw one
+        assert c.ci_adjusted[0] < c.diff < c.ci_adjusted[1]  # not inverted
+        assert not c.different                                # gaps of 2–5 points on 300 questions
+
+
+def test_some_pairs_in_one_cluster_floor_romano_wolf_at_holm():
+    ds = bayeserr.load(_frame({"A": 0.6, "B": 0.62, "C": 0.7}, one_cluster_model="A"))
+    rep = bayeserr.report(ds, bayes="off", on_unpaired="drop")
+    fam = rep.comparisons.family.to_dict()
+    assert fam["joint"]["method"] == "wild_cluster" and fam["holm_floor"]
+    comps = list(rep.comparisons)
+    holm = multipletests([c.p_value for c in comps], method="holm")[1]
+    for c, h in zip(comps, holm):
+        assert c.p_romano_wolf >= h - 1e-12 and c.p_romano_wolf >= c.p_value - 1e-12
+        assert c.p_holm == pytest.approx(h, rel=1e-12)
+        lo, hi = c.ci_adjusted
+        assert lo < c.diff < hi and (lo > 0 or hi < 0) == c.different
+    assert {c.test for c in comps} == {"z_paired", "t_cr2_bm"}
+    assert "raised to Holm's at least" in " ".join(rep.to_markdown().split())  # Markdown wraps
