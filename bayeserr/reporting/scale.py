@@ -39,11 +39,13 @@ class _Means:
         self.answered = np.ones(self.s.shape, bool)
 
 
-def not_at_scale(key: str, engine: str) -> _caveats.Caveat:
+def not_at_scale(key: str, engine: str, advice: bool = True) -> _caveats.Caveat:
+    """Why a section is missing from a report from sufficient statistics; ``advice`` adds what to
+    run instead (once, on the last of them, so the Warnings section does not repeat it)."""
     what, why = NOT_AT_SCALE[key]
-    return _caveats.Caveat("not_at_scale", None, f"Not available with --engine {engine}: {what}; {why}. "
-                           "Run the default engine (memory) on the data, or on a sample of its questions, "
-                           "for them.")
+    return _caveats.Caveat("not_at_scale", None, f"Not available with --engine {engine}: {what}; {why}."
+                           + (" Run the default engine (memory) on the data, or on a sample of its questions, "
+                              "for them." if advice else ""))
 
 
 def sufficient_sections(result, options: Options, *, engine: str = "stream"):
@@ -78,12 +80,9 @@ def sufficient_sections(result, options: Options, *, engine: str = "stream"):
             "their 'n_eff' versions."))
     if comps.family is not None and comps.family.draws.min_p >= 1 - options.level:
         warnings.append(_caveats.family_cannot_decide(comps.family.to_dict()))
-    if wanted_bayes:
-        warnings.append(not_at_scale("bayes", engine))
-    if options.pass_k:
-        warnings.append(not_at_scale("pass_at_k", engine))
-    if result.tasks:
-        warnings.append(not_at_scale("suite", engine))
+    missing = [k for k, on in (("bayes", wanted_bayes), ("pass_at_k", bool(options.pass_k)),
+                               ("suite", bool(result.tasks))) if on]
+    warnings += [not_at_scale(k, engine, advice=i == len(missing) - 1) for i, k in enumerate(missing)]
     return options, scores, comps, ranking, warnings
 
 
