@@ -155,3 +155,18 @@ def test_import_bayeserr_does_not_import_dask():
     code = "import sys, bayeserr; print(any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"
+
+
+def test_urls(example, client):
+    """A URL: pyarrow's file systems (file://) on the workers, fsspec's (memory://) in the stream engine."""
+    fsspec = pytest.importorskip("fsspec")
+    from bayeserr.stats.dask_engine import reduce_dask
+    from bayeserr.stats.stream import reduce_parquet
+    ref = reduce_parquet(example, progress=False)
+    got = reduce_dask(example.resolve().as_uri(), scheduler=client, progress=False)
+    assert got.rows == ref.rows and got.stats.equal(ref.stats, 1e-12)
+    with fsspec.open("memory://bayeserr-test/ex.parquet", "wb") as fh:
+        fh.write(example.read_bytes())
+    assert reduce_parquet("memory://bayeserr-test/ex.parquet", progress=False).stats.equal(ref.stats, 1e-12)
+    with pytest.raises(InputError, match="no such file"):
+        reduce_parquet("memory://bayeserr-test/missing.parquet", progress=False)

@@ -109,7 +109,9 @@ def parquet_files(source) -> tuple[list[tuple[str, object]], str]:
     for item in items:
         text = os.fspath(item)
         path = Path(text).expanduser()
-        if path.is_dir():
+        if "://" in text:
+            out += _remote_files(text)
+        elif path.is_dir():
             import pyarrow.dataset as pads
             try:
                 dataset = pads.dataset(str(path), format="parquet", partitioning="hive",
@@ -134,6 +136,38 @@ def parquet_files(source) -> tuple[list[tuple[str, object]], str]:
     label = " + ".join(os.fspath(i) for i in items) if len(items) <= 3 else \
         f"{os.fspath(items[0])} + … ({len(items)} inputs)"
     return out, label
+
+
+def _remote_files(url: str) -> list:
+    """A URL's Parquet files (``s3://``, ``gs://``, ``file://``, …) as dataset
+    fragments: pyarrow's own file systems, else fsspec's where installed."""
+    import pyarrow.dataset as pads
+    import pyarrow.fs as pafs
+    try:
+        fs, path = pafs.FileSystem.from_uri(url)
+    except Exception:  # noqa: BLE001 - a scheme pyarrow does not know: fsspec, if present
+        try:
+            from fsspec.core import url_to_fs
+            fsspec_fs, path = url_to_fs(url)
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"{url}: cannot open this URL ({type(exc).__name__}: {exc}). Install the file "
+                             "system's package (for example s3fs or gcsfs), or copy the files locally.") from None
+        fs = pafs.PyFileSystem(pafs.FSSpecHandler(fsspec_fs))
+    try:
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.NotFound:
+            raise InputError(f"{url}: no such file or folder.")
+        dataset = pads.dataset(path, filesystem=fs, format="parquet",
+                               partitioning="hive" if info.type == pafs.FileType.Directory else None,
+                               exclude_invalid_files=False)
+        frags = sorted(dataset.get_fragments(), key=lambda f: f.path)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise InputError(f"{url}: not a readable Parquet dataset ({exc}).") from None
+    if not frags:
+        raise InputError(f"{url}: the folder holds no Parquet files.")
+    return [(f.path, (dataset, f)) for f in frags]
 
 
 def _schema_names(files) -> list[str]:
