@@ -26,7 +26,7 @@ pytest.importorskip("dask.dataframe")
 def client(tmp_path_factory):
     import logging
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       memory_limit="2GiB", dashboard_address=None,
+                                       memory_limit="2GiB", dashboard_address=":0",
                                        silence_logs=logging.ERROR,
                                        local_directory=str(tmp_path_factory.mktemp("dask")))
     client = distributed.Client(cluster)
@@ -138,6 +138,11 @@ def test_cli_with_scheduler_address(example, client, cli, tmp_path):
     data = json.loads(out.read_text())
     mem = build_report(bayeserr.load(example), bayes="off").to_dict()
     assert data["rows"] == mem["rows"] and data["models"][0]["mean"] == pytest.approx(mem["models"][0]["mean"])
+    local = tmp_path / "local.json"  # no --scheduler: a LocalCluster started and closed by bayeserr
+    res = cli("report", example, "--engine", "dask", "--workers", "1", "--worker-memory", "1GiB",
+              "--format", "json", "-o", local)
+    assert res.exit_code == 0, res.output
+    assert _differences(data, json.loads(local.read_text())) == []
     res = cli("report", example, "--engine", "stream", "--workers", "2")
     assert res.exit_code == 2 and "--engine dask" in res.output
 

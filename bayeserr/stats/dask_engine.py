@@ -266,7 +266,7 @@ class _Cluster:
         n = self.workers or max(1, min(4, os.cpu_count() or 1))
         try:
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                        memory_limit=self.memory, dashboard_address=None,
+                                        memory_limit=self.memory, dashboard_address=":0",
                                         silence_logs=logging.ERROR, local_directory=self.tmp)
         except ValueError as exc:
             raise InputError(f"--workers {n} --worker-memory {self.memory}: {exc}") from None
