@@ -322,7 +322,11 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
         # pass 1: scan every part on the workers, combine the small summaries here
         scan_futures = [client.submit(scan_part, p, cols, wanted, key=f"bayeserr-scan-{run}-{i}", pure=False)
                         for i, p in enumerate(parts)]
-        scan = combine_scans(_gather_all(client, scan_futures, show, "pass 1 (scan)"))
+        try:
+            scan = combine_scans(_gather_all(client, scan_futures, show, "pass 1 (scan)"))
+        except BaseException:
+            client.cancel(scan_futures)
+            raise
         del scan_futures
         if scan["rows"] == 0:
             raise InputError(f"{label}: no data rows. A results table needs one row per graded answer.")
@@ -355,7 +359,10 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
         waiting, finished, merged = None, 0, 0
         for fut in queue:
             if fut.status == "error":
-                fut.result()  # raises the task's error (an InputError naming the file or the rows)
+                try:
+                    fut.result()  # raises the task's error (an InputError naming the file or the rows)
+                finally:
+                    client.cancel(futures)  # on a shared cluster, stop the rest of this run
             if str(fut.key).startswith("bayeserr-reduce"):
                 finished += 1
                 show(f"pass 2 (shuffle by question and reduce): {finished} of {len(futures)} partitions")
