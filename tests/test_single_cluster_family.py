@@ -1,8 +1,9 @@
 """The family adjustment when pairs' questions lie in one cluster (found by a reviewer: every
 pair was declared different with Romano–Wolf p = 0 and inverted simultaneous intervals).
 All pairs in one cluster: each pair's test is the paired z (M7) and the joint draws are the
-normal ones; some pairs in one cluster beside clustered pairs: the Romano–Wolf p is at least
-Holm's (statsmodels) and the intervals are Holm's (docs/methods.md §3.9)."""
+normal ones; some pairs in one cluster beside clustered pairs: the level is split, Holm
+(statsmodels) over the one-cluster pairs at α·m0/m, Romano–Wolf over the others at α·m1/m
+(docs/methods.md §3.9)."""
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ def _frame(models, one_cluster_model=None, all_one=False, n=300, seed=1):
 def test_every_question_in_one_cluster_uses_the_normal_joint_draws():
     rep = bayeserr.report(bayeserr.load(_frame({"A": 0.6, "B": 0.62, "C": 0.65}, all_one=True)), bayes="off")
     fam = rep.comparisons.family.to_dict()
-    assert fam["joint"]["method"] == "gaussian" and not fam["holm_floor"]
+    assert fam["joint"]["method"] == "gaussian" and fam["one_cluster_pairs"] == 0
     for c in rep.comparisons:
         assert c.test == "z_paired"
         assert c.p_romano_wolf >= c.p_value - 1e-12          # an adjusted p is never below the raw one
@@ -35,17 +36,22 @@ def test_every_question_in_one_cluster_uses_the_normal_joint_draws():
         assert not c.different                                # gaps of 2–5 points on 300 questions
 
 
-def test_some_pairs_in_one_cluster_floor_romano_wolf_at_holm():
+def test_some_pairs_in_one_cluster_split_the_level():
     ds = bayeserr.load(_frame({"A": 0.6, "B": 0.62, "C": 0.7}, one_cluster_model="A"))
     rep = bayeserr.report(ds, bayes="off", on_unpaired="drop")
     fam = rep.comparisons.family.to_dict()
-    assert fam["joint"]["method"] == "wild_cluster" and fam["holm_floor"]
     comps = list(rep.comparisons)
-    holm = multipletests([c.p_value for c in comps], method="holm")[1]
-    for c, h in zip(comps, holm):
-        assert c.p_romano_wolf >= h - 1e-12 and c.p_romano_wolf >= c.p_value - 1e-12
-        assert c.p_holm == pytest.approx(h, rel=1e-12)
+    ones = [c for c in comps if c.test == "z_paired"]
+    multi = [c for c in comps if c.test == "t_cr2_bm"]
+    assert fam["joint"]["method"] == "wild_cluster" and fam["one_cluster_pairs"] == len(ones) == 2
+    m = len(comps)
+    holm = multipletests([c.p_value for c in ones], method="holm")[1]
+    for c, h in zip(ones, holm):
+        assert c.p_romano_wolf == pytest.approx(min(1.0, h * m / len(ones)), rel=1e-12)
+    for c in comps:
+        assert c.p_romano_wolf >= c.p_value - 1e-12  # never below the raw p
         lo, hi = c.ci_adjusted
         assert lo < c.diff < hi and (lo > 0 or hi < 0) == c.different
-    assert {c.test for c in comps} == {"z_paired", "t_cr2_bm"}
-    assert "raised to Holm's at least" in " ".join(rep.to_markdown().split())  # Markdown wraps
+    # the clustered pair: its Romano–Wolf p (a family of one: its own wild bootstrap p) times m/m1
+    assert multi[0].p_romano_wolf <= 1.0 and multi[0].p_romano_wolf >= multi[0].p_value
+    assert "the level is split" in " ".join(rep.to_markdown().split())  # Markdown wraps

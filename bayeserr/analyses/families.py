@@ -75,7 +75,7 @@ class Decisions:
     critical: float  #: c
     draws: JointDraws
     level: float
-    holm_floor: bool = False  #: some pairs in one cluster: Romano–Wolf p at least Holm's, Holm's intervals
+    one_cluster: int = 0  #: pairs in one cluster: Holm at α·m0/m for them, Romano–Wolf at α·m1/m for the rest
 
     @property
     def p_adjusted(self) -> np.ndarray:
@@ -92,7 +92,7 @@ class Decisions:
         return {"pairs": self.family, "size": int(len(self.rows)), "adjust": self.adjust,
                 "level": self.level, "critical_value": self.critical,
                 "n_different": int(self.different.sum()), "joint": self.draws.to_dict(),
-                "holm_floor": self.holm_floor}
+                "one_cluster_pairs": int(self.one_cluster)}
 
 
 @dataclass(frozen=True)
@@ -144,36 +144,58 @@ def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None, *,
             out.append(Decisions(label, rows, options.adjust, p, ci, float("nan"), NO_DRAWS, options.level))
         return out
     blocks, info = _draws(arr, options, None if names is None else np.argsort(np.asarray(names, dtype=object)))
-    # some pairs' questions in one cluster (tested by the paired z, no wild draws) beside pairs with
-    # wild draws: Romano–Wolf's maximum would leave them out, so its p is raised to Holm's at least
-    # (valid under any dependence) and the intervals are Holm's (docs/methods.md §3.9)
-    partial = info.method == "wild_cluster" and _some_single_cluster(arr)
-    # the families after the first (one per model, for the rank intervals) only decide
-    joint = joint_inference(arr.statistic, arr.df, blocks, info.draws, [rows for _, rows in families],
-                            options.level, decide_only=range(1, len(families)))
+    # pairs whose questions lie in one cluster (tested by the paired z, no wild draws) beside pairs with
+    # wild draws: Romano–Wolf over the clustered ones at α·m1/m, Holm over the others at α·m0/m — a
+    # Bonferroni split of α, valid whatever the dependence (docs/methods.md §3.9)
+    single = _single_cluster_rows(arr) if info.method == "wild_cluster" else np.zeros(len(arr.p), bool)
+    subs = [rows[~single[rows]] for _, rows in families]
+    joint = joint_inference(arr.statistic, arr.df, blocks, info.draws, subs, options.level,
+                            decide_only=range(1, len(families)))
     out = []
-    for (label, rows), res in zip(families, joint):
+    for k, ((label, rows), res) in enumerate(zip(families, joint)):
         p = {m: _stepwise(arr.p, rows, m) for m in ("holm", "bh", "none")}
         p["romano-wolf"] = np.full(len(arr.p), np.nan)
-        p["romano-wolf"][res.rows] = res.p_adjusted
-        if partial:
-            p["romano-wolf"] = np.fmax(p["romano-wolf"], p["holm"])
-        holm_ci = partial and options.adjust == "romano-wolf"
-        ci = adjusted_intervals(arr, rows, "holm" if holm_ci else options.adjust, options.level,
-                                None if holm_ci else res.critical_t, p["bh"])
-        out.append(Decisions(label, rows, options.adjust, p, ci, float("nan") if holm_ci else res.critical,
-                             info, options.level, partial))
+        ones = rows[single[rows] & np.isfinite(arr.p[rows])]
+        m1, m0 = len(res.rows), len(ones)
+        scale = (m1 + m0) / m1 if m1 else 1.0
+        p["romano-wolf"][res.rows] = np.minimum(res.p_adjusted * scale, 1.0)
+        crit, critical = res.critical_t, res.critical
+        if m0:
+            p["romano-wolf"][ones] = np.minimum(_STEPWISE["holm"](arr.p[ones]) * (m1 + m0) / m0, 1.0)
+            if k == 0 and options.adjust == "romano-wolf":  # the intervals at the split levels
+                crit, critical = _split_critical(arr, blocks, info, res.rows, ones, options.level)
+        ci = adjusted_intervals(arr, rows, options.adjust, options.level, crit, p["bh"])
+        out.append(Decisions(label, rows, options.adjust, p, ci, critical, info, options.level, m0))
     return out
 
 
-def _some_single_cluster(arr) -> bool:
-    """Whether some pair's common questions lie in fewer than two clusters."""
-    sizes = arr.totals["sizes"] if arr.totals is not None else []
-    if not sizes:
-        return False
+def _split_critical(arr, blocks, info, multi, ones, level):
+    """Per-row critical values when a family is split: the clustered pairs' simultaneous
+    critical value at level 1 − α·m1/m (from the joint draws), the one-cluster pairs'
+    Bonferroni value at α/m (Holm's first step over the whole family)."""
+    from bayeserr.stats.distributions import norm_isf, t_isf
+    alpha, m = 1 - level, len(multi) + len(ones)
+    crit = np.full(len(arr.p), np.nan)
+    critical = float("nan")
+    if len(multi):
+        res = joint_inference(arr.statistic, arr.df, blocks, info.draws, [multi], 1 - alpha * len(multi) / m)[0]
+        crit[multi] = res.critical_t[multi]
+        critical = res.critical
+    df = arr.df[ones]
+    crit[ones] = np.where(np.isfinite(df), t_isf(alpha / m / 2, np.where(np.isfinite(df), df, 1.0)),
+                          norm_isf(alpha / m / 2))
+    return crit, critical
+
+
+def _single_cluster_rows(arr) -> np.ndarray:
+    """Per pair: its common questions lie in fewer than two clusters (no wild draws)."""
+    out = np.zeros(len(arr.p), bool)
+    if arr.totals is None or not arr.totals["sizes"]:
+        return out
     D = np.concatenate(arr.totals["D"])
-    sizes = np.broadcast_to(np.concatenate(sizes), D.shape)
-    return bool(((sizes > 0).sum(axis=1) < 2).any())
+    sizes = np.broadcast_to(np.concatenate(arr.totals["sizes"]), D.shape)
+    out[:] = (sizes > 0).sum(axis=1) < 2
+    return out
 
 
 def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -> np.ndarray:

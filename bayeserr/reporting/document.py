@@ -155,9 +155,10 @@ def family_text(fam: dict) -> str:
         drawn = f"{j['draws']:,} joint normal draws of the pair statistics"
     rw = ("simultaneous intervals and p-values" if fam["adjust"] == "romano-wolf" else
           f"{INTERVAL_NAMES[fam['adjust']]}; the Romano–Wolf p (JSON)")
-    floor = (" Some pairs' questions lie in one cluster (tested by the paired z, with no wild draws): "
-             "the Romano–Wolf p of every pair is raised to Holm's at least, and the intervals are Holm's."
-             if fam.get("holm_floor") else "")
+    m0 = fam.get("one_cluster_pairs") or 0
+    floor = (f" {plural(m0, 'pair')}' questions lie in one cluster (tested by the paired z, with no wild "
+             f"draws): the level is split, Holm over those at {m0}/{fam['size']} of α and Romano–Wolf over "
+             f"the others at the rest." if m0 else "")
     return (f"{ADJUST_NAMES[fam['adjust']]} over {family} at {fam['level']:.0%} "
             f"({fam['n_different']:,} declared different); {rw} from {drawn}.{floor}")
 
