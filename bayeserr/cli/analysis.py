@@ -161,7 +161,8 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     if engine != "memory":
         from bayeserr.reporting.build import dask_report, stream_report
         from bayeserr.reporting.scale import stream_options
-        load_kw = stream_options(pop_load(kw), where=where, models=models_text, save_posterior=save_posterior)
+        load_kw = stream_options(pop_load(kw), where=where, models=models_text, save_posterior=save_posterior,
+                                 engine=engine)
         if engine == "dask":
             rep = dask_report(list(files), options=options, command=command_line(), config=config, load=load_kw,
                               scheduler=scheduler, workers=workers, worker_memory=worker_memory)

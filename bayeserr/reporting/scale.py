@@ -91,7 +91,7 @@ STREAM_LOAD = ("model_col", "question_col", "score_col", "cluster_col", "sample_
 _DEFAULTS = {"input_format": ("auto", "parquet"), "duplicate_runs": ("error",), "partial_runs": ("exclude",)}
 
 
-def stream_options(load: dict, *, where=(), models=None, save_posterior=None) -> dict:
+def stream_options(load: dict, *, where=(), models=None, save_posterior=None, engine: str = "stream") -> dict:
     """The column options of ``load`` for the stream engine; an :class:`~bayeserr.base.errors.InputError`
     for an option it does not support (filters, model selection, logs, labels)."""
     from bayeserr.base.errors import InputError
@@ -101,7 +101,7 @@ def stream_options(load: dict, *, where=(), models=None, save_posterior=None) ->
     unsupported += ["--models"] if models else []
     unsupported += ["--save-posterior"] if save_posterior else []
     if unsupported:
-        raise InputError(f"--engine stream reads Parquet results tables with the column options only; "
+        raise InputError(f"--engine {engine} reads Parquet results tables with the column options only; "
                          f"{', '.join(unsupported)} need{'s' if len(unsupported) == 1 else ''} the default engine "
                          "(memory). Filter or select models when writing the Parquet files (e.g. one "
                          "hive partition per model), or drop the option.")

@@ -267,7 +267,7 @@ class _Cluster:
         try:
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                         memory_limit=self.memory, dashboard_address=":0",
-                                        silence_logs=logging.ERROR, local_directory=self.tmp)
+                                        silence_logs=logging.CRITICAL, local_directory=self.tmp)
         except ValueError as exc:
             raise InputError(f"--workers {n} --worker-memory {self.memory}: {exc}") from None
         self.client = Client(self.cluster)
