@@ -677,7 +677,6 @@ def check_bootstrap(votes: Votes, by: str):
         labels, codes = np.unique(votes.cluster, return_inverse=True)
         votes = Votes(votes.models, votes.a, votes.b, votes.win_a, codes.astype(np.int64), votes.rows,
                       votes.source, tuple(str(c) for c in labels))
-    caveats = []
     if by == "cluster":
         if votes.cluster is None:
             raise InputError("--bootstrap-by cluster needs a cluster column (--cluster-col).")
@@ -686,16 +685,23 @@ def check_bootstrap(votes: Votes, by: str):
             raise InputError(f"{votes.source}: every vote is in one cluster ('{votes.clusters[0]}'), so "
                              "a cluster bootstrap cannot vary; use --bootstrap-by votes or a finer "
                              "cluster column.")
-        if k < MIN_CLUSTERS:
-            caveats.append(Caveat("few_clusters", None, (
-                f"only {k} clusters: a percentile bootstrap over so few clusters tends to give intervals "
-                "that are too narrow; treat them as a lower bound on the uncertainty.")))
-    elif votes.cluster is not None:
-        caveats.append(Caveat("clusters_ignored", None, (
-            "a cluster column was given but the bootstrap resamples single votes (--bootstrap-by votes): "
-            "the intervals treat votes as independent and are too narrow if votes within a cluster are "
-            "related; use --bootstrap-by cluster.")))
-    return votes, caveats
+    return votes, cluster_caveats(len(votes.clusters) if by == "cluster" else None, votes.cluster is not None,
+                                  "votes")
+
+
+def cluster_caveats(k: int | None, has_clusters: bool, unit: str) -> list[Caveat]:
+    """What a bootstrap's clusters mean for its intervals: ``k`` clusters resampled (None: single
+    ``unit`` resampled although ``has_clusters``) — few clusters, or clusters ignored."""
+    if k is not None:
+        return [] if k >= MIN_CLUSTERS else [Caveat("few_clusters", None, (
+            f"only {k} clusters: a percentile bootstrap over so few clusters tends to give intervals "
+            "that are too narrow; treat them as a lower bound on the uncertainty."))]
+    if not has_clusters:
+        return []
+    return [Caveat("clusters_ignored", None, (
+        f"a cluster column was given but the bootstrap resamples single {unit} (--bootstrap-by {unit}): "
+        f"the intervals treat {unit} as independent and are too narrow if {unit} within a cluster are "
+        "related; use --bootstrap-by cluster."))]
 
 
 def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float = 0.95, seed: int = 0,

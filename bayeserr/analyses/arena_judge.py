@@ -605,15 +605,8 @@ def check_judged(items: JudgedItems, *, lam=None, bootstrap: int = 1000, by: str
         if len(items.clusters) < 2:
             raise InputError(f"{items.source}: every item is in one cluster, so a cluster bootstrap cannot vary; "
                              "use --bootstrap-by items or a finer cluster column.")
-        if len(items.clusters) < ar.MIN_CLUSTERS:
-            caveats.append(Caveat("few_clusters", None, (
-                f"only {len(items.clusters)} clusters: a percentile bootstrap over so few clusters tends to give "
-                "intervals that are too narrow; treat them as a lower bound on the uncertainty.")))
-    elif items.cluster is not None:
-        caveats.append(Caveat("clusters_ignored", None, (
-            "a cluster column was given but the bootstrap resamples single items (--bootstrap-by items): the "
-            "intervals treat items as independent and are too narrow if items within a cluster are related; "
-            "use --bootstrap-by cluster.")))
+    caveats += ar.cluster_caveats(len(items.clusters) if by == "cluster" else None, items.cluster is not None,
+                                  "items")
     fit = fit_ppi(len(items.models), items.a, items.b, items.human, items.judge, items.labelled, lam)
     return items, bootstrap, by, level, seed, fit, caveats
 
