@@ -177,8 +177,12 @@ def test_compare_takes_several_inputs_and_the_old_form(tmp_path, cli):
     old = compare(tmp_path / "all.csv", "A", "B")
     new = compare(tmp_path / "a.csv", tmp_path / "bc.csv", "A", "B")
     assert new[:2] == old[:2]
-    assert old[2] == {"read": 180, "used": 120, "dropped": [{"reason": "model not selected", "count": 60}]}
-    assert [(i["read"], i["used"]) for i in new[2]["inputs"]] == [(60, 60), (120, 60)]
+    # every row enters: C's rows give the report's verdict on the pair (its family of three pairs)
+    assert old[2] == {"read": 180, "used": 180, "dropped": []}
+    pair = compare(tmp_path / "all.csv", "A", "B", "--family", "pair")
+    assert pair[:2] == old[:2]
+    assert pair[2] == {"read": 180, "used": 120, "dropped": [{"reason": "model not selected", "count": 60}]}
+    assert [(i["read"], i["used"]) for i in new[2]["inputs"]] == [(60, 60), (120, 120)]
     fails(cli("compare", tmp_path / "a.csv", "A"), "FILE... A B")
 
 

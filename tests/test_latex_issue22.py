@@ -43,14 +43,22 @@ DOCUMENT = r"""\documentclass{article}
 
 
 def tables_of(tex: str) -> list[str]:
-    """The source of each table (float or longtable) of a LaTeX report."""
-    return re.findall(r"\\begin\{(?:table\*?|longtable)\}.*?\\end\{(?:table\*?|longtable)\}", tex, re.DOTALL)
+    """The source of each table (float or longtable) of a LaTeX report, with the note a
+    longtable has right after it."""
+    return re.findall(r"\\begin\{(?:table\*?|longtable)\}.*?\\end\{(?:table\*?|longtable)\}"
+                      r"(?:\n\\nopagebreak\{\\footnotesize.*?\\par\})?", tex, re.DOTALL)
 
 
 def caption_of(src: str) -> str:
-    m = re.search(r"\\caption\{(.*)\}(?:\\label|\n\\label)", src, re.DOTALL)
+    """The caption and the note under the table (what the reader reads about it)."""
+    m = re.search(r"\\caption\{(.*?)\}(?:\\label|\n\\label)", src, re.DOTALL)
     assert m, src[:500]
-    return m.group(1)
+    note = re.search(r"\{\\footnotesize\\raggedright (.*?)\\par\}", src, re.DOTALL)
+    return m.group(1) + (" " + note.group(1) if note else "")
+
+
+def caption_only(src: str) -> str:
+    return re.search(r"\\caption\{(.*?)\}(?:\\label|\n\\label)", src, re.DOTALL).group(1)
 
 
 def compile_pdf(tex: str, tmp_path, name: str):
@@ -103,7 +111,7 @@ def test_real_reports_compile_in_one_piece_with_explained_captions(name, extra, 
                   "Method: the method of the interval column", "Clustered (CR2, t): "):
         assert words in cap, words
     cap = caption_of(ranking)
-    for words in ("Ranks (all): ", "Ranks (own): ", "Tied with best: "):
+    for words in ("Rank interval, Ranks (own): ", "Tied with best: "):
         assert words in cap, words
     cap = caption_of(pairs)
     for words in ("Verdict: ", "n.s.: not declared different", "$p$: two-sided"):
@@ -111,6 +119,21 @@ def test_real_reports_compile_in_one_piece_with_explained_captions(name, extra, 
     # a pair label never leaves "−" alone on a line (in the source: no break before it; on the page)
     assert not re.search(r"\\allowbreak\{\}~\$-\$", tex)
     assert "−" in text and not [line for line in text.splitlines() if line.strip() in ("−", "-")]
+    # paper-ready: captions of at most three lines, no line starting with a comma, no name broken
+    # after the dot of a version number ("4." / "5") or at its hyphen ("GPT-" / "5")
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if re.match(r"\s*Table \d+: ", line):
+            length = next(k for k, rest in enumerate(lines[i:] + [""]) if not rest.strip())
+            assert length <= 3, lines[i:i + length]
+    assert not [line for line in lines if line.lstrip().startswith(",")]
+    # (a word too wide for the names column — over 20 characters without a space — may break
+    # after a hyphen)
+    long_runs = [w for m in bayeserr.load(path).coords["model"].values for w in str(m).split() if len(w) > 20]
+    broken = [(a, b) for a, b in zip(lines, lines[1:])
+              if re.search(r"\d\.$|[A-Za-z0-9]-$", a.rstrip()) and re.match(r"\s*[A-Za-z0-9]", b)]
+    assert not [(a, b) for a, b in broken
+                if not any(a.split()[-1] in w for w in long_runs)], broken
 
 
 # ------------------------------------------------------------------ layout without TeX
@@ -177,7 +200,9 @@ def test_captions_say_what_each_column_means():
     assert "$K$: answers per question" in cap and "Method: the method of the interval column" in cap
     assert "Clustered (CR2, t): Mean over a population of clusters" in cap
     cap = caption_of(ranking)
-    assert "Ranks (all): rank interval holding for every model at once" in cap
+    assert "Rank interval, Ranks (own): the model's own rank interval" in cap
+    assert "Tied with best: in the confidence set for the best model" in cap
+    assert "Ranks (all)" not in cap  # the simultaneous intervals: --rank-intervals simultaneous or both
     assert r"$P(\mathrm{best})$: posterior probability of being the best" in cap
     cap = caption_of(pairs)
     assert r"Diff.: $A - B$ in points" in cap and "Verdict: the model declared higher" in cap
@@ -220,7 +245,8 @@ def test_render_table_keeps_a_given_caption_and_explains_on_request():
     cols = (Column("model", "Model", numeric=False), Column("K", "K", "$K$"))
     table = Table("models", "Models", cols, ((Cell("text", "a"), Cell("num", 1.0, digits=0)),), caption="Plain.")
     assert r"\caption{Plain.}" in latex_renderer.render_table(table)[0]
-    assert r"\caption{Plain. $K$: answers per question" in latex_renderer.render_table(table, explain=True)[0]
+    src = latex_renderer.render_table(table, explain=True)[0]
+    assert r"\caption{Plain.}" in src and r"\footnotesize\raggedright $K$: answers per question" in src
 
 
 # ------------------------------------------------------------------ names outside Latin-1 (issue 30 item 17)

@@ -168,7 +168,7 @@ def test_html_glossary_explains_every_column(rep25, pages):
         assert html_renderer.esc(m.applies) in text[html_renderer.esc(m.label)]
         assert m.reference in text[html_renderer.esc(m.label)]
     for symbol in ("n", "C", "C_eff", "df", "K", "deff", "ρ", "p", "RW p", "P(A &gt; B)", "P(tie)",
-                   "Ranks, all models", "Verdict", "Simultaneous CI"):
+                   "Rank interval", "Tied with best", "Verdict", "Simultaneous CI"):
         assert symbol in defined, symbol
     # the same text is the tooltip of each column head
     assert 'data-key="c_eff" data-type="num" title="Effective number of clusters' in page

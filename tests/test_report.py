@@ -126,9 +126,16 @@ def test_compare_command(cli, cli_json):
     out = cli_json("compare", example_path(), "ckpt-0426", "baseline-v1")
     c = out["comparison"]
     assert c["a"] == "ckpt-0426" and c["diff"] > 0
-    assert out["rows"]["dropped"] == [{"reason": "model not selected", "count": 1200}]
+    assert out["rows"] == {"read": 2400, "used": 2400, "dropped": []}  # the others: the report's verdict
+    rep = bayeserr.report(bayeserr.load(example_path()), bayes="off")
+    pair = next(p for p in rep.comparisons if {p.a, p.b} == {"ckpt-0426", "baseline-v1"})
+    assert out["report_verdict"]["different"] == pair.different
+    assert out["report_verdict"]["p_adjusted"] == pytest.approx(pair.p_adjusted, abs=1e-12)
     md = cli("compare", example_path(), "ckpt-0426", "baseline-v1").output
-    assert "Clustered paired (M8" in md and "Rows read: 2400; used: 1200" in md
+    assert "Clustered paired (M8" in md and "Rows read: 2400; used: 2400" in md
+    assert "Verdict in the report of all 4 models: " in md
+    md = cli("compare", example_path(), "ckpt-0426", "baseline-v1", "--family", "pair").output
+    assert "Rows read: 2400; used: 1200" in md and "Verdict in the report" not in md
 
 
 def test_api_results_have_frames_and_dicts():

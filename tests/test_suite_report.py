@@ -270,3 +270,28 @@ def test_review_mends_of_the_gate(tmp_path, cli):
     assert "suite t (macro weights)" in summary.read_text() and "(suite macro)" in summary.read_text()
     assert assert_not_worse(full, "C", "B", margin=0.1, suite="macro").scope == "suite macro"
     assert assert_not_worse(full, "C", "B", margin=0.1, task="code").scope == "task code"
+
+
+def test_suite_ranking_answers_first_under_the_users_weights(tmp_path, cli, cli_json):
+    """The user's weighting gets its own ranking (own rank intervals, the set tied with the
+    best), first in the report; two models: the set is the one-sided suite t-test."""
+    from scipy import stats
+    df = _table(clusters=False)
+    df = df[df.model != "C"]
+    path = tmp_path / "suite.csv"
+    df.to_csv(path, index=False)
+    rep = cli_json("report", path, "--bayes", "off", "--task-weights", "math=2,code=1,qa=1")
+    ranking = rep["suite"]["ranking"]
+    assert ranking["weighting"] == "user" and [m["model"] for m in ranking["models"]][0] in ("A", "B")
+    pair = next(p for p in rep["suite"]["pairs"] if p["weighting"] == "user")
+    lower = pair["b"] if pair["diff"] > 0 else pair["a"]
+    t = abs(pair["diff"]) / pair["se"]
+    want = stats.t.sf(t, pair["df"])  # P(a t this large | the lower model is the best)
+    got = next(m for m in ranking["models"] if m["model"] == lower)["p_is_best"]
+    assert abs(got - want) < 4 * np.sqrt(max(want * (1 - want), 1e-4) / 4999)
+    assert (lower in ranking["tied_with_best"]) == (got > 0.05)
+    md = cli("report", path, "--bayes", "off", "--task-weights", "math=2,code=1,qa=1").output
+    assert md.index("## Suite") < md.index("## Ranking")  # the user's weighting first
+    assert "Under your weights: tied with the best at 95%" in md
+    md = cli("report", path, "--bayes", "off").output  # macro: the pooled ranking first
+    assert md.index("## Ranking") < md.index("## Suite") and "Under macro weights (tasks equal): tied with" in md

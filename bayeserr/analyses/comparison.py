@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayeserr.analyses.families import decide, family_rows, model_families
+from bayeserr.analyses.families import decide, family_rows
 from bayeserr.base.errors import InputError
 from bayeserr.base.results import ResultList, finite_or_none, frame_value
 from bayeserr.registries import caveats
@@ -310,7 +310,7 @@ def _wild(totals, df, options) -> dict:
 
 
 @dataclass(frozen=True)
-class _PairArrays:
+class PairArrays:
     """Every statistic of the pairs ``(ia[k], ib[k])`` as arrays."""
 
     ia: np.ndarray
@@ -356,7 +356,7 @@ def check_pair_memory(n_models: int) -> None:
             "(--models A,B,...), or score them without pairs (bayeserr.score).")
 
 
-def _pair_arrays(view, options: Options, second_opinion: bool = True) -> _PairArrays:
+def pair_arrays(view, options: Options, second_opinion: bool = True) -> PairArrays:
     """Every statistic of every pair of a view's models, or of the models of
     :class:`SufficientPairs` (one code path for every engine)."""
     from bayeserr.stats.fewclusters import t_test
@@ -393,14 +393,14 @@ def _pair_arrays(view, options: Options, second_opinion: bool = True) -> _PairAr
         b[~both], c[~both] = np.nan, np.nan
         tables = (b, c, pm.n[ia, ib] - b - c)
         mc_p = mcnemar_pvalues(np.nan_to_num(b).astype(np.int64), np.nan_to_num(c).astype(np.int64))
-    return _PairArrays(ia, ib, pm, diff, se_un[ia, ib], se_pa[ia, ib], se_paper, se_head, clustered,
+    return PairArrays(ia, ib, pm, diff, se_un[ia, ib], se_pa[ia, ib], se_paper, se_head, clustered,
                        np.isfinite(df), head.statistic, df, head.p_value,
                        np.clip(head.ci, -1.0, 1.0),  # a difference of two means of [0, 1] scores
                        corr[ia, ib], tables,
                        mc_p, skipped, wild, totals)
 
 
-def _mcnemar(arr: _PairArrays, k: int) -> McNemar | None:
+def _mcnemar(arr: PairArrays, k: int) -> McNemar | None:
     b, c, _ = arr.tables
     if not np.isfinite(b[k]):
         return None
@@ -417,20 +417,16 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
     """Every pair ``(i, j)``, ``i < j``, of the view's models, estimating ``models[i] − models[j]``.
 
     p-values are adjusted over the family of ``options.pairs``
-    (:func:`~bayeserr.analyses.families.family_rows`); ``ranking`` also
-    decides the all-pairs family and each model's family, for the rank
-    intervals, from the same joint draws (the report's family for the
-    intervals of every model at once, each model's pairs within it for its
-    own).  ``second_opinion=False`` skips the
+    (:func:`~bayeserr.analyses.families.family_rows`); ``ranking`` keeps
+    the family's decisions for the simultaneous rank intervals
+    (:func:`~bayeserr.analyses.ranking.rank_view`; the models' own intervals and
+    the set for the best come from the pairs' one-sided tests there).
+    ``second_opinion=False`` skips the
     per-pair wild bootstrap (the lab, which does not report it); ``joint=False`` the
     joint draws (Holm, BH or none only; the tables of each task of a suite)."""
-    arr = _pair_arrays(view, options, second_opinion)
+    arr = pair_arrays(view, options, second_opinion)
     names = tuple(view.names if isinstance(view, SufficientPairs) else view.models)
     families = [family_rows(options.pairs, names, arr.ia, arr.ib)]
-    if ranking:  # each model's own pairs within the report's family (its marginal rank interval)
-        within = families[0][1]
-        families += [(f"vs={m}", np.intersect1d(rows, within))
-                     for m, rows in zip(names, model_families(len(names), arr.ia, arr.ib))]
     decided = decide(arr, options, families, names, joint=joint)
     fam = decided[0]
     p_holm, p_bh, p_rw = fam.p["holm"], fam.p["bh"], fam.p["romano-wolf"]
@@ -558,3 +554,38 @@ def _points_the_other_way(diff: float, prob, different: bool = False) -> bool:
         return False
     against = -np.sign(diff) * (prob - 0.5)
     return bool(against > ESTIMAND_MARGIN or (different and against > ESTIMAND_MARGIN_DECIDED))
+
+
+@dataclass(frozen=True)
+class FamilyVerdict:
+    """What the report of every model says of one pair: its verdict under the
+    report's default family (all pairs, the report's adjustment)."""
+
+    n_models: int
+    family: dict  #: the family's description (Decisions.to_dict())
+    different: bool
+    p_adjusted: float
+    ci_adjusted: tuple | None  #: (low, high) of A − B, adjusted as the family's p-values
+
+    def to_dict(self) -> dict:
+        return {"n_models": self.n_models, "family": self.family, "different": self.different,
+                "p_adjusted": self.p_adjusted,
+                "ci_adjusted": None if self.ci_adjusted is None else list(self.ci_adjusted)}
+
+
+def family_verdict(view, a: str, b: str, options: Options) -> FamilyVerdict | None:
+    """The verdict the report of all of ``view``'s models gives the pair
+    ``a − b`` (``docs/methods.md`` §3.9), or None with two models (the pair is
+    the whole family).  The models are taken in the report's order, so the
+    draws — and the numbers — are the report's."""
+    from dataclasses import replace
+    if len(view.models) <= 2:
+        return None
+    full = view.select(ranked_names(view))
+    comps = compare_view(full, replace(options, bayes="off", pairs="auto"), second_opinion=False)
+    for c in comps:
+        if {c.a, c.b} == {a, b}:
+            c = c if c.a == a else c.flipped()
+            return FamilyVerdict(len(full.models), comps.family.to_dict(), bool(c.different),
+                                 float(c.p_adjusted), c.ci_adjusted)
+    return None

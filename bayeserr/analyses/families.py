@@ -45,11 +45,6 @@ def family_rows(pairs: str, names, ia, ib) -> tuple[str, np.ndarray]:
     return "all", rows
 
 
-def model_families(n_models: int, ia, ib) -> list[np.ndarray]:
-    """For each model, the rows of its pairs (the family of its marginal rank interval)."""
-    return [np.flatnonzero((ia == j) | (ib == j)) for j in range(n_models)]
-
-
 _STEPWISE = {"holm": holm, "bh": benjamini_hochberg, "none": lambda p: p}
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 from bayeserr.base.errors import InputError
 from bayeserr.base.results import ResultList, frame_value
 from bayeserr.registries.options import Options
-from bayeserr.stats.ranking import posterior_ranks, rank_bounds, tau_best
+from bayeserr.stats.ranking import posterior_ranks, rank_bounds
 
 #: joint posterior draws behind P(best) and the rank credible intervals
 BAYES_DRAWS = 4000
@@ -34,18 +34,20 @@ class ModelRank:
     model: str
     mean: float
     rank: int  #: by the estimate (1 = best; equal scores share the better rank)
-    rank_marginal: tuple  #: (low, high), this model alone
-    rank_simultaneous: tuple  #: (low, high), every model at once
-    tied_with_best: bool  #: simultaneous rank interval contains 1: the best may be this model
-    in_top_k: bool  #: in the top-k confidence set (simultaneous lower bound ≤ k)
+    rank_marginal: tuple  #: (low, high), this model alone (its own pairs, both directions)
+    rank_simultaneous: tuple  #: (low, high), every model at once (the report's family)
+    tied_with_best: bool  #: in the confidence set for the best (its own one-sided comparisons)
+    in_top_k: bool  #: in the top-k confidence set (fewer than k models shown better at α/k)
     p_best: float | None = None  #: posterior probability of being the best
     expected_rank: float | None = None
     rank_credible: tuple | None = None  #: (low, high) equal-tailed posterior interval of the rank
+    p_is_best: float | None = None  #: p-value of "this model is the best" (in the set when ≥ 1 − level)
 
     def to_dict(self) -> dict:
         return {"model": self.model, "mean": self.mean, "rank": self.rank,
                 "rank_marginal": list(self.rank_marginal), "rank_simultaneous": list(self.rank_simultaneous),
-                "tied_with_best": self.tied_with_best, "in_top_k": self.in_top_k, "p_best": self.p_best,
+                "tied_with_best": self.tied_with_best, "p_is_best": self.p_is_best,
+                "in_top_k": self.in_top_k, "p_best": self.p_best,
                 "expected_rank": self.expected_rank,
                 "rank_credible": None if self.rank_credible is None else list(self.rank_credible)}
 
@@ -55,7 +57,7 @@ class Ranking(ResultList):
 
     key = "model"
 
-    def __new__(cls, rows=(), *, level=0.95, top_k=3, family=None, bayes=None):
+    def __new__(cls, rows=(), *, level=0.95, top_k=3, family=None, bayes=None, best=None, show="own"):
         self = super().__new__(cls, rows)
         self.level = level
         self.top_k = top_k
@@ -63,6 +65,10 @@ class Ranking(ResultList):
         self.family = family or {}
         #: description of the posterior behind P(best), or None
         self.bayes = bayes
+        #: how the confidence set for the best and the models' own rank intervals were computed
+        self.best = best or {}
+        #: the rank intervals text formats show (Options.rank_intervals)
+        self.show = show
         return self
 
     @property
@@ -75,7 +81,7 @@ class Ranking(ResultList):
 
     def to_dict(self) -> dict:
         """The ``ranking`` block of the JSON report (``docs/methods.md`` §7.2)."""
-        return {"level": self.level, "family": self.family, "top_k": self.top_k,
+        return {"level": self.level, "family": self.family, "best_set": self.best, "top_k": self.top_k,
                 "tied_with_best": self.tied_with_best, "top_k_set": self.top_k_set,
                 "bayes": self.bayes, "models": [r.to_dict() for r in self]}
 
@@ -157,9 +163,34 @@ def _estimate_ranks(means: np.ndarray) -> np.ndarray:
     return 1 + (means[None, :] > means[:, None]).sum(axis=1)
 
 
+def pair_matrices(names, comps) -> tuple[np.ndarray, np.ndarray]:
+    """``(V, z)`` of the comparisons: ``V[k, l]`` the squared paired SE of the
+    pair over questions (M7; it sets the correlations of the joint law — the
+    clustered covariance of M means has rank below the number of clusters, so
+    its correlations are degenerate with few clusters), ``z[k, j]`` the normal
+    equivalent of the pair's headline one-sided t of ``θ_k − θ_j`` on its own df
+    (NaN where the pair was not compared)."""
+    from bayeserr.stats.best import normal_equivalent
+    m = len(names)
+    pos = {name: i for i, name in enumerate(names)}
+    V = np.full((m, m), np.nan)
+    z = np.full((m, m), np.nan)
+    for c in comps:
+        i, j = pos[c.a], pos[c.b]
+        V[i, j] = V[j, i] = c.se_paired * c.se_paired
+        df = np.inf if c.df is None else c.df
+        z[i, j] = normal_equivalent(c.statistic, df)
+        z[j, i] = normal_equivalent(-c.statistic, df)
+    return V, z
+
+
 def rank_view(view, comps, options: Options) -> Ranking:
     """The ranking of a view's models from comparisons built with
-    ``compare_view(view, options, ranking=True)``."""
+    ``compare_view(view, options, ranking=True)``: the simultaneous rank
+    intervals from the report's decisions, the confidence set for the best
+    and each model's own rank interval from the pairs' one-sided tests
+    (:func:`bayeserr.stats.best.best_set`)."""
+    from bayeserr.stats.best import best_set, covariance_from_pairs
     names = list(view.models)
     m = len(names)
     if comps.rank_decisions is None:
@@ -167,30 +198,36 @@ def rank_view(view, comps, options: Options) -> Ranking:
     pos = {name: i for i, name in enumerate(names)}
     answered = view.answered
     means = np.array([np.nanmean(view.s[i][answered[i]]) for i in range(m)])
-    everyone, per_model = comps.rank_decisions[0], comps.rank_decisions[1:]
+    everyone = comps.rank_decisions[0]
     top_k = min(options.top_k, m)
     low, high = rank_bounds(_better(m, pos, comps, everyone.different))
-    marginal = []
-    for j, dec in enumerate(per_model):
-        lo, hi = rank_bounds(_better(m, pos, comps, dec.different))
-        marginal.append((int(lo[j]), int(hi[j])))
-    # from the simultaneous bounds: with ties at the top (every model is "the best" under
-    # the complete null) the set must keep all of them at once, which each model's own
-    # (marginal) family cannot promise
-    tied, top = tau_best(low, 1), tau_best(low, top_k)
+    V, z = pair_matrices(names, comps)
+    best = best_set(covariance_from_pairs(V), z, level=options.level, top_k=top_k, seed=options.seed,
+                    order=np.argsort(np.asarray(names, dtype=object)))
+    top = best.in_top_k
     p_best = exp_rank = cred = None
     bayes = None
     if options.bayes.on:
         draws, bayes = _posterior_draws(view, means, options.seed)
         p_best, exp_rank, cred = posterior_ranks(draws, options.level)
     est = _estimate_ranks(means)
-    rows = [ModelRank(names[j], float(means[j]), int(est[j]), marginal[j], (int(low[j]), int(high[j])),
-                      bool(tied[j]), bool(top[j]),
+    rows = [ModelRank(names[j], float(means[j]), int(est[j]), tuple(int(x) for x in best.rank_own[j]),
+                      (int(low[j]), int(high[j])), bool(best.in_set[j]), bool(top[j]),
                       None if p_best is None else float(p_best[j]),
                       None if exp_rank is None else float(exp_rank[j]),
-                      None if cred is None else (int(cred[j, 0]), int(cred[j, 1])))
+                      None if cred is None else (int(cred[j, 0]), int(cred[j, 1])),
+                      float(best.p_best[j]))
             for j in np.lexsort((np.arange(m), -means))]
-    return Ranking(rows, level=options.level, top_k=top_k, family=everyone.to_dict(), bayes=bayes)
+    return Ranking(rows, level=options.level, top_k=top_k, family=everyone.to_dict(), bayes=bayes,
+                   best={**best.to_dict(), **_cluster_summary(comps)}, show=options.rank_intervals)
+
+
+def _cluster_summary(comps) -> dict:
+    """The pairs' median C_eff and Bell–McCaffrey df (None without clusters)."""
+    c_eff = [c.effective_clusters for c in comps if c.effective_clusters is not None]
+    df = [c.df for c in comps if c.df is not None]
+    return {"effective_clusters": float(np.median(c_eff)) if c_eff else None,
+            "df": float(np.median(df)) if df else None}
 
 
 def rank(ds, models=None, *, options: Options | None = None, **kwargs) -> Ranking:

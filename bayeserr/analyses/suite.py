@@ -11,7 +11,7 @@ of that weighting.  The formulas are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 import numpy as np
@@ -67,6 +67,22 @@ class SuiteDiff:
 
 
 @dataclass(frozen=True)
+class SuiteRank:
+    """One model's place under the suite's headline weighting (``docs/methods.md`` §3.10, §3.12)."""
+
+    model: str
+    mean: float
+    rank: int  #: by the suite score (1 = best)
+    rank_own: tuple  #: (low, high): its own rank interval
+    tied_with_best: bool  #: in the confidence set for the best model
+    p_is_best: float
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "mean": self.mean, "rank": self.rank, "rank_own": list(self.rank_own),
+                "tied_with_best": self.tied_with_best, "p_is_best": self.p_is_best}
+
+
+@dataclass(frozen=True)
 class Suite:
     """Suite scores and differences of every model and pair, per weighting."""
 
@@ -78,6 +94,12 @@ class Suite:
     level: float
     clusters: str           #: "within tasks", "across tasks", "none" or "are the tasks" (then not used)
     unanswered: dict = field(default_factory=dict)  #: model -> tasks it answered no question of
+    #: the ranking under the headline weighting (models with a suite score, best first)
+    ranking: tuple = ()
+
+    @property
+    def tied_with_best(self) -> list[str]:
+        return [r.model for r in self.ranking if r.tied_with_best]
 
     def to_dict(self) -> dict:
         """The JSON ``suite`` block (schema ``bayeserr.report/2``, additive)."""
@@ -85,7 +107,10 @@ class Suite:
                 "weightings": {w: {"weights": dict(zip(self.tasks, ws)), "estimand": ESTIMANDS[w]}
                                for w, ws in self.weights.items()},
                 "level": self.level, "clusters": self.clusters,
-                "models": [s.to_dict() for s in self.scores], "pairs": [p.to_dict() for p in self.pairs]}
+                "models": [s.to_dict() for s in self.scores], "pairs": [p.to_dict() for p in self.pairs],
+                "ranking": None if not self.ranking else {
+                    "weighting": self.headline, "level": self.level, "tied_with_best": self.tied_with_best,
+                    "models": [r.to_dict() for r in self.ranking]}}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (weighting, model): mean, se, df, ci_low, ci_high."""
@@ -201,8 +226,38 @@ def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | Non
                       for k, (a, b) in enumerate(pairs)]
     answered = np.stack([(~np.isnan(s[:, task_codes == t])).any(axis=1) for t in range(len(tasks))], axis=1)
     unanswered = {m: tuple(t for t, a in zip(tasks, answered[j]) if not a) for j, m in enumerate(names)}
-    return Suite(tasks, tuple(int(n) for n in np.bincount(task_codes)), used, tuple(scores), tuple(diffs),
-                 level, how, {m: ts for m, ts in unanswered.items() if ts})
+    out = Suite(tasks, tuple(int(n) for n in np.bincount(task_codes)), used, tuple(scores), tuple(diffs),
+                level, how, {m: ts for m, ts in unanswered.items() if ts})
+    return replace(out, ranking=suite_ranking(out))
+
+
+def suite_ranking(suite: Suite, seed: int = 0) -> tuple:
+    """Own rank intervals and the set tied with the best under the suite's headline
+    weighting, from its pairs' t on their df (:func:`bayeserr.stats.best.best_set`;
+    the pairs' suite variances set the joint law).  Models without a suite score are
+    left out; fewer than two with one: no ranking."""
+    from bayeserr.stats.best import best_set, covariance_from_pairs, normal_equivalent
+    w = suite.headline
+    scores = [x for x in suite.of(w) if np.isfinite(x.mean)]
+    if len(scores) < 2:
+        return ()
+    names = [x.model for x in scores]
+    pos = {m: i for i, m in enumerate(names)}
+    m = len(names)
+    V, z = np.full((m, m), np.nan), np.full((m, m), np.nan)
+    for p in suite.pairs_of(w):
+        if p.a in pos and p.b in pos and np.isfinite(p.se) and p.se > 0:
+            i, j = pos[p.a], pos[p.b]
+            df = p.df if np.isfinite(p.df) else np.inf
+            V[i, j] = V[j, i] = p.se * p.se
+            z[i, j], z[j, i] = normal_equivalent(p.diff / p.se, df), normal_equivalent(-p.diff / p.se, df)
+    best = best_set(covariance_from_pairs(V), z, level=suite.level, seed=seed,
+                    order=np.argsort(np.asarray(names, dtype=object)))
+    means = np.array([x.mean for x in scores])
+    order = np.lexsort((np.arange(m), -means))
+    rank = 1 + (means[None, :] > means[:, None]).sum(axis=1)
+    return tuple(SuiteRank(names[j], float(means[j]), int(rank[j]), tuple(int(v) for v in best.rank_own[j]),
+                           bool(best.in_set[j]), float(best.p_best[j])) for j in order)
 
 
 def suite(ds, *, weights=None, level: float = 0.95) -> Suite:

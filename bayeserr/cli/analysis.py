@@ -29,6 +29,7 @@ from bayeserr.cli.options import (
     ranged,
     where_option,
 )
+from bayeserr.registries.options import RANK_INTERVALS
 from bayeserr.renderers import FIGURE_KINDS, FIGURE_SUFFIXES
 from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS
 
@@ -126,6 +127,10 @@ def _with_posteriors(write, fits, folder, seed):
                    "(shows all up to 45 pairs, else adjacent; JSON: all).")
 @click.option("--top-k", "top_k", type=int, default=3, show_default=True, callback=ranged(1, integer=True),
               help="Size of the ranking's top-k confidence set (≥ 1).")
+@click.option("--rank-intervals", "rank_intervals", default="own", show_default=True,
+              type=click.Choice(RANK_INTERVALS.choices),
+              help="Rank intervals in the Ranking table: own (each model's own, holds for that row), "
+                   "simultaneous (hold for every model at once) or both; JSON always has both.")
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
@@ -135,7 +140,7 @@ def _with_posteriors(write, fits, folder, seed):
 @engine_option
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
-           task_weights_text=None, engine="memory", scheduler=None, workers=None, worker_memory="4GiB", **kw):
+           task_weights_text=None, rank_intervals="own", engine="memory", scheduler=None, workers=None, worker_memory="4GiB", **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -154,7 +159,7 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
                       seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k,
-                      task_weights=task_weights(task_weights_text))
+                      rank_intervals=rank_intervals, task_weights=task_weights(task_weights_text))
     config = click.get_current_context().find_root().meta.get("bayeserr.data.config")
     if engine != "dask" and (scheduler or workers):
         raise InputError("--scheduler and --workers are options of --engine dask; add --engine dask or drop them.")
@@ -182,7 +187,10 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
 @where_option
 @analysis_options(COMPARE_FORMATS)
 @bayes_options
-def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, where, **kw):
+@click.option("--family", "family", type=click.Choice(["report", "pair"]), default="report", show_default=True,
+              help="report: also the verdict the report of every model in FILE gives this pair (its family "
+                   "and adjustment; reads every model); pair: this pair alone (reads only A and B).")
+def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, where, family="report", **kw):
     """One pair in depth: A − B on the questions of FILE.
 
     The last two arguments are the models A and B; every argument before
@@ -200,8 +208,14 @@ def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, 
     bayes = bayes_settings(kw, fmt)
     options = Options(level=level, cluster_correction=cluster_correction, on_unpaired=on_unpaired,
                       bayes=bayes, seed=bayes.seed)
-    ds = load(files, models=[a, b], where=where, **pop_load(kw))
-    rep = build_comparison(ds, a, b, options=options,
+    ds = load(files, models=[a, b] if family == "pair" else None, where=where, **pop_load(kw))
+    if family == "report":
+        from bayeserr.base.errors import suggest
+        missing = [m for m in (a, b) if m not in ds["score"].coords["model"].values]
+        if missing:
+            raise InputError(f"model '{missing[0]}' is not in the data."
+                             f"{suggest(missing[0], [str(m) for m in ds['score'].coords['model'].values])}")
+    rep = build_comparison(ds, a, b, options=options, family=family,
                            config=click.get_current_context().find_root().meta.get("bayeserr.data.config"))
     text = rep.render(fmt)
     if not save_posterior:

@@ -37,8 +37,14 @@ from bayeserr.base.errors import InputError
 CLUSTERINGS = {
     "swebench": (231, 75, 44, 34, 32, 22, 22, 19, 10, 8, 2, 1),
     "five_unequal": (250, 120, 70, 40, 20),
+    "forty": (13,) * 20 + (12,) * 20,
     "none": None,
 }
+
+#: true accuracies of the leaderboard-sized designs: the spread of SWE-bench Verified's bash-only
+#: leaderboard (25 models, its published per-model scores)
+SWEBENCH_SPREAD = (0.744, 0.742, 0.706, 0.676, 0.66, 0.66, 0.65, 0.648, 0.61, 0.6, 0.598, 0.584, 0.564,
+                   0.554, 0.554, 0.542, 0.538, 0.536, 0.45, 0.438, 0.348, 0.26, 0.21, 0.102, 0.09)
 
 
 @dataclass(frozen=True)
@@ -52,8 +58,11 @@ class RankDesign:
     centre: float = 0.3  #: mean θ (logit): about 55% correct
     question_sd: float = 1.5  #: sd of the shared question difficulty (logit)
     cluster_sd: float = 0.3  #: τ, sd of the model-by-cluster effect (logit)
+    accuracies: tuple | None = None  #: true accuracies (replace ``models``, ``spread`` and ``centre``)
 
     def __post_init__(self):
+        if self.accuracies is not None:
+            object.__setattr__(self, "models", len(self.accuracies))
         if self.clusters not in CLUSTERINGS:
             raise InputError(f"clusters must be one of {', '.join(CLUSTERINGS)} (got {self.clusters!r}).")
         if int(self.models) < 2:
@@ -65,10 +74,19 @@ class RankDesign:
 
     @property
     def theta(self) -> np.ndarray:
+        if self.accuracies is not None:
+            sd = math.hypot(self.question_sd, self.cluster_sd if self.sizes is not None else 0.0)
+            return np.array([logit_for_accuracy(a, sd) for a in self.accuracies])
         return self.centre + self.spread * (np.linspace(0.5, -0.5, self.models) if self.models > 1 else 0)
 
+    @property
+    def truth(self) -> str:
+        if self.accuracies is not None:
+            return f"accuracies {100 * min(self.accuracies):.0f}–{100 * max(self.accuracies):.0f}%"
+        return "complete null" if self.spread == 0 else f"spread {self.spread:g} logit"
+
     def label(self) -> str:
-        what = "complete null" if self.spread == 0 else f"spread {self.spread:g} logit"
+        what = self.truth
         return f"{self.models} models, {self.clusters.replace('_', ' ')} clusters, {what}"
 
 
@@ -86,6 +104,21 @@ def _view(design: RankDesign, rng):
     clusters = None if codes is None else np.array([f"c{c:02d}" for c in range(len(sizes))], dtype=object)
     return DataView(models=tuple(f"m{j:03d}" for j in range(design.models)), answers=answers, codes=codes,
                     questions=questions, clusters=clusters, source="lab")
+
+
+def logit_for_accuracy(accuracy: float, sd: float) -> float:
+    """The θ with ``E[logistic(θ + e)] = accuracy`` for ``e ~ N(0, sd²)`` (the
+    population accuracy of a model of the lab; Gauss–Hermite, bisection)."""
+    x, w = np.polynomial.hermite_e.hermegauss(61)
+    w = w / w.sum()
+    lo, hi = -30.0, 30.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if float(np.sum(w / (1 + np.exp(-(mid + sd * x))))) < accuracy:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def _true_ranks(theta: np.ndarray) -> np.ndarray:
@@ -166,7 +199,8 @@ def rank_calibration(design: RankDesign, reps: int, seed: int = 0, adjusts=("rom
     return out
 
 
-def published_designs(models=(10, 50), clusterings=tuple(CLUSTERINGS), spreads=(0.0, 1.0)) -> list:
+def published_designs(models=(10, 50), clusterings=("swebench", "five_unequal", "none"),
+                      spreads=(0.0, 1.0)) -> list:
     """The grid published in ``docs/calibration.md``."""
     return [RankDesign(models=m, clusters=c, spread=s) for m in models for c in clusterings for s in spreads]
 

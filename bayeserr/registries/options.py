@@ -30,6 +30,11 @@ ON_UNPAIRED = Registry("unpaired handling", "--on-unpaired", {
     "error": "stop when two models have different question sets",
     "drop": "compare each pair on the questions both answered (reported)",
 })
+RANK_INTERVALS = Registry("rank intervals shown", "--rank-intervals", {
+    "own": "each model's own rank interval (holds for that model; docs/methods.md §3.10)",
+    "simultaneous": "rank intervals that hold for every model at once (the report's family of pairs)",
+    "both": "both columns",
+})
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class Options:
     pairs: str = "auto"
     #: size of the top-k confidence set of the ranking
     top_k: int = 3
+    #: rank intervals shown in text formats (JSON keeps both): a key of RANK_INTERVALS
+    rank_intervals: str = "own"
     #: suite scores: the user's {task: weight}, shown beside the macro and size-weighted ones
     task_weights: dict | None = None
 
@@ -60,6 +67,7 @@ class Options:
         CLUSTER_CORRECTIONS.check(self.cluster_correction)
         ADJUSTMENTS.check(self.adjust)
         ON_UNPAIRED.check(self.on_unpaired)
+        RANK_INTERVALS.check(self.rank_intervals)
         object.__setattr__(self, "bayes", BayesSettings.coerce(self.bayes))
         if isinstance(self.prior_sensitivity, (str, bytes)) or self.prior_sensitivity not in (True, False):
             raise InputError(f"prior_sensitivity takes True or False; got {describe(self.prior_sensitivity)}.")

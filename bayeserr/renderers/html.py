@@ -59,7 +59,8 @@ WIDE_FIGURE_PT = 960
 #: columns hidden until the table's "Show all columns" box is ticked, by table key:
 #: the secondary standard errors and diagnostics, so that the decision columns (the
 #: pair, difference, headline SE and df, intervals, p, adjusted p, verdict, P(A > B), P(tie);
-#: a model's score, interval and method) fit a 1,400 px window without scrolling sideways
+#: a model's score, interval and method) fit a 1,024 px window without scrolling sideways (the
+#: pair names wrap in a narrower column than the models' names)
 SECONDARY = {"pairs": ("n", "se_unpaired", "se_paired", "se_clustered", "se_paper", "rho",
                        "wild", "mcnemar"),
              "models": ("se_clt", "deff")}
@@ -75,6 +76,7 @@ thead th{position:sticky;top:0;z-index:2;background:#fafafa;border-bottom:2px so
 td:first-child,th:first-child{text-align:left;position:sticky;left:0;z-index:1;border-right:1px solid #eee}
 td:first-child{white-space:normal;min-width:8rem;max-width:22rem;overflow-wrap:anywhere}
 thead th:first-child{z-index:3}
+table.pairs th,table.pairs td{padding:.25rem .4rem}table.pairs td:first-child{max-width:13rem}
 th[data-type=text]{text-align:left}
 tbody tr:hover td{background:#f3f7fb}
 th.sortable{cursor:pointer}th.sortable:hover{background:#eef3f8}
@@ -307,8 +309,10 @@ GLOSSARY = {
     "rank_score": "Mean score in percentage points.",
     "rank_all": "Rank interval that holds for every model at once: 1 + the models declared better, to "
                 "M − the models declared worse, over the family of all pairs (Mogstad et al. 2024).",
-    "rank_own": "Rank interval for this model alone, from the family of its own pairs.",
-    "tied_best": "The best model may be this one: its rank interval for all models contains 1.",
+    "rank_own": ("This model's own rank interval: 1 + the models declared better than it, to M − the models "
+                 "declared worse, from its own pairs tested in both directions; it holds for this row."),
+    "tied_best": ("In the confidence set for the best model: the best model is in the set with the "
+                  "report's confidence (each model's own one-sided comparisons)."),
     "p_best": "Posterior probability that the model is the best, from joint draws of all the scores.",
     "rank_expected": "Posterior mean of the model's rank.",
     "rank_credible": "Equal-tailed posterior credible interval of the model's rank.",

@@ -18,8 +18,10 @@ Typesetting choices (for 2 to 100+ models):
   ``nan``.  Column heads are the words of the table model
   (:attr:`~bayeserr.reporting.tables.Column.latex`); long heads break over
   two or three lines.
-* **Captions** (:func:`caption_latex`) say what every column means — the
-  letter groups or the rank intervals, C_eff, df, K, the recommended
+* **Captions and notes** (:func:`caption_latex`): the caption is the
+  table's title (and the ranking's short answer), a few lines at most; a
+  note under the table, in a smaller size, says what every column means —
+  the letter groups or the rank intervals, C_eff, df, K, the recommended
   method of each model and what that method is, the † mark — so a table
   can go into a paper as it is.
 * **Width.**  A table is never split into side-by-side parts.  The renderer
@@ -133,8 +135,9 @@ COLUMN_NOTES = {
         ("rank", r"Rank: by the score, 1 the best."),
         ("rank_all", (r"Ranks (all): rank interval holding for every model at once, from the "
                       r"pairwise decisions.")),
-        ("rank_own", r"Ranks (own): rank interval of this model alone, from its own pairs."),
-        ("tied_best", r"Tied with best: its interval for all models contains 1."),
+        ("rank_own", (r"Rank interval, Ranks (own): the model's own rank interval, from its pairs in both "
+                      r"directions; it holds for that row.")),
+        ("tied_best", r"Tied with best: in the confidence set for the best model."),
         ("p_best", r"$P(\mathrm{best})$: posterior probability of being the best."),
         ("rank_expected", r"$E[\mathrm{rank}]$: posterior mean rank."),
         ("rank_credible", r"Rank CrI: posterior credible interval of the rank."),
@@ -187,10 +190,12 @@ def prose(text) -> str:
     point after every :data:`RUN` characters of a run without spaces, so a
     long name (or a cut one) cannot stick out of the text block."""
     out, run = [], 0
-    for ch, piece in zip(controls_as_spaces(text), _chars(text)):
+    chars = controls_as_spaces(text)
+    for i, (ch, piece) in enumerate(zip(chars, _chars(text))):
         out.append(piece)
         run = 0 if ch == " " else run + 1
-        if run >= RUN:
+        # never before punctuation: no line of a caption starts with a comma
+        if run >= RUN and (i + 1 >= len(chars) or chars[i + 1] not in ",.;:)]"):
             out.append(r"\allowbreak{}")
             run = 0
     return "".join(out)
@@ -275,19 +280,32 @@ def width_em(text: str) -> float:
     return w
 
 
-def _breakable(text: str, tail: bool = True) -> str:
-    """Escaped ``text`` (as :func:`esc`: characters beyond Latin-1
-    written out) with break points after punctuation and inside long runs;
-    ``tail=False``: none after the last character (what follows, the "−" of
-    a pair label, stays on its line)."""
-    out, run = [], 0
-    chars = controls_as_spaces(text)
-    for i, (ch, piece) in enumerate(zip(chars, _chars(text))):
-        out.append(piece)
-        run = 0 if ch == " " else run + 1
-        if (ch in "-_/]),.:;" or run >= 10) and (tail or i < len(chars) - 1):
-            out.append(r"\allowbreak{}")
-            run = 0
+#: characters of model names the ranking's caption lists (beyond: their number; the caption
+#: stays within three lines at the 345 pt text width)
+CAPTION_NAMES = 90
+def _breakable(text: str, fit: float | None = None) -> str:
+    """Escaped ``text`` (as :func:`esc`: characters beyond Latin-1 written
+    out) that breaks at its spaces only — never after the dot of a version
+    number or at the hyphen of "GPT-5" — except a word wider than ``fit`` em
+    (the column; None: any word over 24 characters), which cannot fit its
+    line: it may break after "-", "_" or "/", or, with none of them, wherever
+    its line is full.  Never a break after the last character (what follows,
+    the "−" of a pair label, stays on its line)."""
+    words = controls_as_spaces(text).split(" ")
+    pieces = _chars(text)
+    out = []
+    for w, word in enumerate(words):
+        if w:
+            out.append(next(pieces))  # the space
+        wide = width_em(word) > fit if fit is not None else len(word) > 24
+        line = 0.0
+        for i, ch in enumerate(word):
+            out.append(next(pieces))
+            line += width_em(ch)
+            last = w == len(words) - 1 and i == len(word) - 1
+            if wide and not last and (ch in "-_/" or (fit is not None and line > 0.85 * fit)):
+                out.append(r"\allowbreak{}")
+                line = 0.0
     return "".join(out)
 
 
@@ -298,29 +316,35 @@ def _cell_plain(c: Cell) -> str:
     return cell_text(c, escape=plain)
 
 
-def cell_latex(c: Cell, math: bool = False, box: float | None = None, split: bool = False) -> str:
+def cell_latex(c: Cell, math: bool = False, box: float | None = None, split: bool = False,
+               em: float | None = None) -> str:
     """One cell; ``math``: the column is in math mode (numbers); ``box``: wrap
     the text in a ragged-right \\parbox of this width (pt); ``split``: a
     wrapped text cell breaks first at the space that best balances two lines
-    ("Clustered" over "(CR2, t)", not "Clustered (CR2," over "t)")."""
-    text = _cell_source(c, math, box, split)
+    ("Clustered" over "(CR2, t)", not "Clustered (CR2," over "t)"); ``em``:
+    the size of an em in pt (a word wider than the box may break inside)."""
+    text = _cell_source(c, math, box, split, em)
     # a row's first cell follows \\ or \midrule, which would read "[x]" as their optional
     # argument and "*" as their star: an empty group before it ends their look-ahead (a math
     # column's cells start with its "$")
     return "{}" + text if not math and text[:1] in ("[", "*") else text
 
 
-def _cell_source(c: Cell, math: bool, box: float | None, split: bool) -> str:
+def _cell_source(c: Cell, math: bool, box: float | None, split: bool, em: float | None = None) -> str:
     if c.kind == "pct_se" and not c.missing:
         return stacked(_minus(pct(c.value, c.digits)), f"({_minus(pct(c.se, c.digits))})")
     if c.kind in ("pair", "text"):
         if box is not None:
             halves = _balanced_split(controls_as_spaces(c.value)) if split and c.kind == "text" else None
-            text = (f"{_breakable(c.value[0], tail=False)}~$-$\\newline {_breakable(c.value[1])}"
+            fit = None if em is None else box / em
+            first = None if fit is None else fit - width_em(" −")  # its last word carries the " −"
+            text = (f"{_breakable(c.value[0], first)}~$-$\\newline {_breakable(c.value[1], fit)}"
                     if c.kind == "pair" else
-                    f"{_breakable(halves[0])}\\newline {_breakable(halves[1])}" if halves else
-                    _breakable(c.value))
-            text = rf"\parbox[t]{{{box:.0f}pt}}{{\raggedright\strut {text}\strut}}"
+                    f"{_breakable(halves[0], fit)}\\newline {_breakable(halves[1], fit)}" if halves else
+                    _breakable(c.value, fit))
+            # no hyphenation, and no line break at an explicit hyphen ("GPT-5"): names break at spaces
+            text = (rf"\parbox[t]{{{box:.0f}pt}}{{\raggedright\hyphenpenalty=10000\exhyphenpenalty=10000"
+                    rf"\strut {text}\strut}}")
         else:
             text = f"{esc(c.value[0])} $-$ {esc(c.value[1])}" if c.kind == "pair" else esc(c.value)
         return rf"\mbox{{{text}}}" if math else text
@@ -403,12 +427,11 @@ class Layout:
             limit = (label_max if j == 0 else text_max) / em
             if (not c.numeric or j == 0) and cell_em > limit:
                 if all(row[j].kind == "pair" for row in t.rows):
-                    longest = max(_pair_line_em(row[j]) for row in t.rows)
+                    cell_em = min(limit, max(_pair_line_em(row[j]) for row in t.rows))
                 elif j > 0:  # a method or verdict: two balanced lines
-                    longest = max(_two_lines_em(row[j]) for row in t.rows)
-                else:
-                    longest = limit
-                cell_em = min(limit, longest)
+                    cell_em = min(limit, max(_two_lines_em(row[j]) for row in t.rows))
+                else:  # the model names: wrapped at their spaces in a column of the limit's width
+                    cell_em = limit
                 self.box[j] = cell_em * em * 1.08
             head, head_em, lines = _head(c, cell_em)
             self.head_lines.append(lines)
@@ -544,7 +567,11 @@ def fit(t: Table) -> tuple[Table, Layout, list, list]:
     folded into the caption instead).  Returns ``(table, layout, folded,
     omitted)``."""
     t = _short_verdicts(t)
-    caption = t.caption
+    # the height counts the caption and the note under the table (in a smaller size: 0.8 of a
+    # caption character), the column meanings included
+    keys = {c.key for c in t.columns}
+    note = " ".join([*t.latex_notes, *(text for key, text in COLUMN_NOTES.get(t.key, ()) if key in keys)])
+    caption = t.caption + " " * int(0.8 * len(note))
     lay = layout(t, caption, SIZES[:-1])
     if lay.fits:
         return t, lay, [], []
@@ -589,13 +616,16 @@ def _method_note(t: Table, folded=()) -> str:
             + (" (" + "; ".join(about) + ")." if about else "."))
 
 
-def caption_latex(t: Table, folded=(), omitted=(), explain: bool = True) -> str:
-    """The caption as LaTeX source: the table's caption, then (``explain``)
-    what each of its columns means (:data:`COLUMN_NOTES`, the methods, the
-    † mark; so the table can go into a paper as it is), the values common to
-    every row, and the columns left out to fit the page."""
+def caption_latex(t: Table, folded=(), omitted=(), explain: bool = True) -> tuple[str, str]:
+    """``(caption, note)`` as LaTeX source.  The caption is the table's own
+    (its title and, for the ranking, the short answer), at most about three
+    lines; the note, printed under the table in a smaller size, says
+    (``explain``) what each column means (:data:`COLUMN_NOTES`, the methods,
+    the † mark; so the table can go into a paper as it is), the values common
+    to every row, the columns left out to fit the page and the table's own
+    notes (:attr:`Table.notes` given as ``latex_note``)."""
     keys = {c.key for c in t.columns} | {c.key for c, _ in folded}
-    parts = [prose(t.caption)]
+    parts = [prose(n) for n in getattr(t, "latex_notes", ())]
     if explain:
         parts += [text for key, text in COLUMN_NOTES.get(t.key, ()) if key in keys]
     text = " ".join(parts)
@@ -611,7 +641,7 @@ def caption_latex(t: Table, folded=(), omitted=(), explain: bool = True) -> str:
         text += (f" Left out to fit the page: {names} (in the Markdown, HTML and JSON reports; "
                  "choose the intervals with \\texttt{--methods})." if t.key == "models" else
                  f" Left out to fit the page: {names} (in the Markdown, HTML and JSON reports).")
-    return text
+    return prose(t.caption), text.strip()
 
 
 def _block(t: Table, lay: Layout, block) -> tuple[str, str, list[str]]:
@@ -625,7 +655,7 @@ def _block(t: Table, lay: Layout, block) -> tuple[str, str, list[str]]:
 
     def split(pos, j, cell) -> bool:  # break at the balanced space only a cell too wide for its box
         return pos > 0 and lay.box[j] is not None and _cell_em(cell) * em > lay.box[j]
-    body = [" & ".join(cell_latex(row[j], math=m, box=lay.box[j], split=split(pos, j, row[j]))
+    body = [" & ".join(cell_latex(row[j], math=m, box=lay.box[j], split=split(pos, j, row[j]), em=em)
                        for pos, (m, j) in enumerate(zip(math, block))) + end
             for row in t.rows]
     return spec, " & ".join(heads) + r" \\", body
@@ -637,21 +667,26 @@ def render_table(t: Table, label: str | None = None, explain: bool = False) -> t
     t, lay, folded, omitted = fit(t)
     label = label or "tab:bayeserr-" + t.key
     size = [rf"\{lay.size}", rf"\setlength{{\tabcolsep}}{{{lay.sep:g}pt}}"]
-    caption = rf"\caption{{{caption_latex(t, folded, omitted, explain)}}}"
+    title, note = caption_latex(t, folded, omitted, explain)
+    caption = rf"\caption{{{title}}}"
     spec, head, body = _block(t, lay, lay.blocks[0])
     n = len(lay.blocks[0])
     if lay.height > FLOAT_HEIGHT_PT:
+        # the note: a paragraph right under the table (a longtable row as wide as the note would
+        # widen the table's last column)
+        after = [rf"\nopagebreak{{\footnotesize\raggedright {note}\par}}"] if note else []
         lines = [r"\begingroup", *size, rf"\begin{{longtable}}{{{spec}}}", caption + rf"\label{{{label}}}\\",
                  r"\toprule", head, r"\midrule", r"\endfirsthead",
                  rf"\multicolumn{{{n}}}{{l}}{{\emph{{Table~\thetable{{}} (continued)}}}}\\",
                  r"\toprule", head, r"\midrule", r"\endhead", r"\bottomrule", r"\endfoot",
-                 *body, r"\end{longtable}", r"\endgroup"]
+                 *body, r"\end{longtable}", *after, r"\endgroup"]
         return "\n".join(lines), {"booktabs", "array", "longtable"}
     env = "table*" if lay.width > COLUMN_WIDTH_PT else "table"
+    under = [rf"\par\smallskip{{\footnotesize\raggedright {note}\par}}"] if note else []
     lines = [rf"\begin{{{env}}}[t]", r"\centering", *size,
              r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
              rf"\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *body, r"\bottomrule",
-             r"\end{tabular}}", caption, rf"\label{{{label}}}", rf"\end{{{env}}}"]
+             r"\end{tabular}}", caption, rf"\label{{{label}}}", *under, rf"\end{{{env}}}"]
     return "\n".join(lines), {"booktabs", "array", "graphicx"}
 
 
@@ -705,7 +740,8 @@ def _cut_long_names(blocks) -> tuple[list, dict]:
     out = []
     for b in blocks:
         if isinstance(b, Table):
-            b = replace(b, caption=text(b.caption), rows=tuple(tuple(map(cell, row)) for row in b.rows))
+            b = replace(b, caption=text(b.caption), rows=tuple(tuple(map(cell, row)) for row in b.rows),
+                        latex_notes=tuple(map(text, b.latex_notes)))
         elif isinstance(b, doc.Para):
             b = replace(b, text=text(b.text))
         elif isinstance(b, doc.Bullets):
@@ -770,8 +806,10 @@ def render(rep) -> str:
     if getattr(rep, "ranking", None) is not None:
         r = rep.ranking
         table = tables.ranking_table(r)
-        # the answer belongs in the printed caption, not only in a comment
-        table = replace(table, caption=f"{table.caption} {doc.ranking_sentence(r)}")
+        # the answer belongs in the printed caption (three lines at most: the names when they are
+        # short, else their number), the rest in its note
+        table = replace(table, caption=f"{table.caption} {doc.ranking_answer(r, limit=CAPTION_NAMES)}",
+                        latex_notes=(doc.ranking_details(r),))
         blocks += [table, doc.Para(f"Decisions: {doc.family_text(r.family)}", "note")]
     if getattr(rep, "suite", None) is not None:
         blocks += doc.suite_blocks(rep.suite, rep.pairs)[1:]  # the tables, notes as comments

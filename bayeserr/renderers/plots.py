@@ -136,6 +136,10 @@ def forest(rep):
     ax = fig.subplots()
     step = 0.8 / max(per_model, 1)
     used = []
+    tied = set() if rep.ranking is None else set(rep.ranking.tied_with_best)
+    for i, s in enumerate(models):  # the set tied with the best: a band behind its rows
+        if s.model in tied:
+            ax.axhspan(i - 0.5, i + 0.5, color=DIFFERENT, alpha=0.1, lw=0)
     for i, (s, keys) in enumerate(zip(models, lines)):
         for j, key in enumerate(keys):
             ci = s.intervals.get(key)
@@ -156,9 +160,13 @@ def forest(rep):
         ax.grid(axis="y", alpha=0.15)
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: list(INTERVALS).index(used[i]))
-    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8,
-              loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(labels), 4) or 1,
-              frameon=False)
+    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+    if tied:
+        from matplotlib.patches import Patch
+        handles.append(Patch(color=DIFFERENT, alpha=0.1))
+        labels.append(f"tied with the best ({rep.ranking.level:.0%})")
+    ax.legend(handles, labels, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              ncol=min(len(labels), 4) or 1, frameon=False)
     fig.suptitle("Per-model intervals by method" if per_model > 1 else
                  "Per-model intervals (the recommended method for each model)", fontsize=11)
     return fig
@@ -380,7 +388,7 @@ def _wrap(text: str, width: float, fontsize: float = 9) -> str:
 def ranks(rep):
     """Rank intervals, models sorted by score: the interval for all models at
     once (light), for each model alone (dark), the rank of the estimate (dot);
-    models tied with the best in blue."""
+    models in the set tied with the best in blue."""
     r = rep.ranking
     if r is None or not len(r):
         raise NothingToDraw("a ranking needs two models or more", "draw --kind forest", "ranks")
@@ -452,9 +460,10 @@ def heatmap(rep):
         cell = 72 * side / max(n, 1)  # points per cell
         ax.plot(j, i, "o", color="white", markeredgecolor="black", markeredgewidth=0.4,
                 ms=float(np.clip(0.45 * cell, 1.5, 5)), ls="none")
-    fig.colorbar(im, ax=ax, label="P(row > column)", shrink=0.6)
-    ax.set_title("Posterior probability that one model is better; "
-                 + ("*" if n <= 15 else "dot") + ": declared different", fontsize=10)
+    fig.colorbar(im, ax=ax, label="P(row > column), posterior", shrink=0.6)
+    ax.set_title("Colour: posterior probability that the row model is better (no adjustment for the "
+                 "pairs made)\n" + ("*" if n <= 15 else "dot") + ": declared different by the report's "
+                 "family of pairs", fontsize=9)
     return fig
 
 

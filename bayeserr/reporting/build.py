@@ -324,7 +324,13 @@ def _groups(scores, comps) -> tuple[dict | None, str | None]:
     if comps.family is not None and comps.family.family != "all":
         return None, (f"Letter groups need every pair decided; this report's family is the pairs with "
                       f"{comps.family.family[3:]} (--pairs {comps.family.family}).")
-    groups, complete = report_groups([m.model for m in scores], comps)
+    from bayeserr.stats.ranking import differs_matrix, letters_needed
+    names = [m.model for m in scores]
+    at_least = letters_needed(differs_matrix(names, comps))
+    if at_least > MAX_LETTERS_PER_MODEL:  # cannot be read: not built (docs/methods.md §7.1)
+        return None, (f"Letter groups are not shown: a model would carry at least {at_least} letters, which "
+                      "cannot be read; the rank intervals and the pair verdicts say the same more plainly.")
+    groups, complete = report_groups(names, comps)
     if not complete:
         return None, ("Letter groups are not shown: the pairs declared different and not different "
                       "overlap in too many ways (more than 52 groups); the ranking and the verdicts "
@@ -482,11 +488,15 @@ class ComparisonReport:
     level: float
     posterior: object = None
     settings: dict | None = None  #: configuration files used and ignored (``config``, ``config_ignored``)
+    #: the report's verdict on the pair (FamilyVerdict; None: two models, or ``family="pair"``)
+    verdict: object = None
 
     def to_dict(self) -> dict:
         return to_jsonable({
             "schema": "bayeserr.compare/1", "level": self.level,
-            "comparison": self.comparison.to_dict(), "models": self.scores.to_dict(),
+            "comparison": self.comparison.to_dict(),
+            "report_verdict": None if self.verdict is None else self.verdict.to_dict(),
+            "models": self.scores.to_dict(),
             "rows": self.rows, "posterior": None if self.posterior is None else self.posterior.to_dict(),
             "warnings": [w.to_dict() for w in self.warnings], **(self.settings or {}),
         })
@@ -516,24 +526,41 @@ class ComparisonReport:
 
 
 
+#: per-model warnings that describe the models table, which ``compare`` does not print
+_TABLE_ONLY = ("interval_outside_unit",)
+
+
 def build_comparison(ds, a: str, b: str, *, options: Options | None = None, config=None,
-                     **kwargs) -> ComparisonReport:
+                     family: str = "report", **kwargs) -> ComparisonReport:
     """One pair in depth: ``A − B`` with the per-model warnings of both models
     and, unless ``bayes="off"``, the full posterior of the difference.  ``config``:
-    the configuration files behind the settings (named in the output, as a report's)."""
-    from bayeserr.analyses.comparison import pair_names
+    the configuration files behind the settings (named in the output, as a report's).
+    ``family="report"``: with more than two models in ``ds``, also the verdict the
+    report of all of them gives the pair (its family and adjustment); ``"pair"``: the
+    pair alone."""
+    from bayeserr.analyses.comparison import family_verdict, pair_names
     from bayeserr.base.errors import InputError
     options = Options.coerce(options, **kwargs)
+    if family not in ("report", "pair"):
+        raise InputError(f"family must be 'report' or 'pair' (got {family!r}).")
     a, b = pair_names(a, b)
-    view = DataView.from_dataset(ds).select([a, b])
+    full = DataView.from_dataset(ds)
+    view = full.select([a, b])
     comps = compare_view(view, options)
     if not len(comps):
         raise InputError(f"'{a}' and '{b}' share {comps.skipped[0][2]} question(s); a paired "
                          "comparison needs at least 2.")
     c = comps[0]
     scores, _ = score_view(view, Options.coerce(options, bayes="off"))
-    warnings = [w for m in scores for w in m.caveats] + pair_caveats(comps, view.clustered)
-    warnings += _caveats.early_stopped(view.rows)
+    warnings = [w for m in scores for w in m.caveats if w.code not in _TABLE_ONLY]
+    warnings += pair_caveats(comps, view.clustered) + _caveats.early_stopped(view.rows)
+    verdict = None
+    if family == "report":
+        try:
+            verdict = family_verdict(full, a, b, options)
+        except InputError as exc:  # another pair of the file cannot be compared as asked
+            warnings.append(_caveats.Caveat("no_report_verdict", None, f"the report's verdict on this pair is "
+                                            f"not shown: {exc}"))
     post = None
     if options.bayes.on:
         from dataclasses import replace
@@ -545,4 +572,4 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, conf
         if post.diagnostics:
             warnings += [_caveats.Caveat("mcmc_diagnostics", None, p) for p in problems(post.diagnostics)]
     settings = {k: v for k, v in provenance(config=config).items() if k.startswith("config")} or None
-    return ComparisonReport(c, scores, view.rows, tuple(warnings), options.level, post, settings)
+    return ComparisonReport(c, scores, full.rows, tuple(warnings), options.level, post, settings, verdict)

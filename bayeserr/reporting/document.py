@@ -183,18 +183,63 @@ def _tie_zone_text(tz, level) -> str:
 
 
 def ranking_sentence(r) -> str:
-    """The leaderboard's answer in one or two sentences: the models tied with
-    the best and the top-k set, as confidence sets only when the adjustment
-    holds the family-wise error."""
-    k, tied = r.top_k, ", ".join(r.tied_with_best)
-    count = f"({len(r.tied_with_best)} of {plural(len(r), 'model')})"
+    """The leaderboard's answer: the set tied with the best with its guarantee
+    in words, the top-k set, what few clusters limit, and why the Bayesian
+    P(best) may read differently (``docs/methods.md`` §3.10)."""
+    return " ".join([ranking_answer(r), ranking_details(r)]).strip()
+
+
+def ranking_answer(r, limit: int | None = None) -> str:
+    """The set tied with the best and its guarantee, one sentence; when its
+    names run over ``limit`` characters, their number (the table marks them)."""
+    level, tied = f"{r.level:.0%}", r.tied_with_best
+    count = f"{len(tied)} of {plural(len(r), 'model')}"
+    names = ", ".join(tied)
+    who = (f"{count}, marked in the table" if limit is not None and len(names) > limit
+           else f"{names} ({count})")
+    return f"Tied with the best at {level}: {who}; the best model is in this set with {level} confidence."
+
+
+#: characters of names a sentence of the ranking lists; beyond, their number and the last one
+LIST_NAMES = 200
+
+
+def ranking_details(r) -> str:
+    """What follows the answer: the top-k set, few clusters, the Bayesian P(best)."""
+    k, level = r.top_k, f"{r.level:.0%}"
+    top = r.top_k_set
+    names = ", ".join(top)
+    if len(names) > LIST_NAMES:
+        low = min((m for m in r if m.in_top_k), key=lambda m: m.mean)
+        names = f"{len(top)} of {plural(len(r), 'model')}, down to {low.model} ({pct(low.mean)})"
+    out = []
     if r.family.get("adjust") in FWER:
-        return (f"Tied with the best at {r.level:.0%}: {tied} {count}. Top-{k} set (every model whose "
-                f"true rank is at most {k} is in it at {r.level:.0%}): {', '.join(r.top_k_set)}.")
-    return (f"Not declared below any model: {tied} {count}; in the top {k} by the decisions: "
-            f"{', '.join(r.top_k_set)}. With --adjust {r.family.get('adjust')} these are descriptive, not "
-            + ("confidence sets (no adjustment for the number of pairs)." if r.family.get("adjust") == "none"
-               else "confidence sets (the adjustment does not hold the family-wise error)."))
+        out.append(f"Top-{k} set (every model whose true rank is at most {k} is in it at {level}): {names}.")
+    else:
+        out.append(f"In the top {k} by the decisions: {names} (descriptive with --adjust "
+                   f"{r.family.get('adjust')}: not a confidence set).")
+    few = few_clusters_text(r.best)
+    if few:
+        out.append(few)
+    odd = [m for m in r if m.p_best is not None and m.tied_with_best and m.p_best < 1 - r.level]
+    if odd:
+        names = ", ".join(f"{m.model} ({m.p_best:.3f})" for m in odd[:3]) + (" …" if len(odd) > 3 else "")
+        out.append(f"The posterior P(best) is below {1 - r.level:.2g} for {plural(len(odd), 'model')} of the set "
+                   f"({names}): it reads each gap at face value under a flat prior with no adjustment for "
+                   "the comparisons made, while the set keeps every model the data cannot rule out.")
+    return " ".join(out)
+
+
+def few_clusters_text(best: dict) -> str:
+    """One sentence where few effective clusters limit what the ranking can
+    say (Bell–McCaffrey df below 10), else ''."""
+    df, c_eff = best.get("df"), best.get("effective_clusters")
+    if df is None or c_eff is None or not df < 10:
+        return ""
+    return (f"The questions fall in about {c_eff:.1f} effective clusters (Bell–McCaffrey df {df:.1f}, the "
+            "median over pairs): every comparison's noise is measured from that few clusters, which is why "
+            "the intervals are wide; more clusters — not more questions from the same ones — would narrow "
+            "them.")
 
 
 def ranking_blocks(rep, figures: bool = False) -> list:
@@ -222,8 +267,11 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
         out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(rep.scores) > 1), "note"))
     if figures:
         out.append(Figure("forest"))
+    user_suite = getattr(rep, "suite", None) is not None and rep.suite.headline == "user"
+    if user_suite:  # the weighting the user asked for answers first; the pooled view second
+        out += suite_blocks(rep.suite, rep.pairs)
     out += ranking_blocks(rep, figures)
-    if getattr(rep, "suite", None) is not None:
+    if getattr(rep, "suite", None) is not None and not user_suite:
         out += suite_blocks(rep.suite, rep.pairs)
     if getattr(rep, "task_groups", None) is not None:
         out += task_group_blocks(rep.task_groups)
@@ -311,12 +359,25 @@ def suite_blocks(suite, pairs: str = "auto") -> list:
     pooled = ("The models table treats the tasks as clusters, a sample of tasks like these; here they are "
               "fixed: these tasks, weighted so." if suite.clusters == "are the tasks" else
               "So its SE differs from the models table's, which treats the questions as one pool.")
-    return [Heading("Suite"), tables.suite_table(suite),
+    return [Heading("Suite"), *suite_ranking_blocks(suite), tables.suite_table(suite),
             Para(f"Tasks (questions): {tasks}. Each suite score is a weighted mean of task means over these "
                  f"tasks ({said}); {how}. {pooled} Best first by the macro score; intervals are cut to [0, 1]."
                  + _not_estimable(suite)
                  + " The JSON's suite block holds every pair's suite difference under every weighting.",
                  "note", user_text=True), *suite_pair_blocks(suite, pairs)]
+
+
+def suite_ranking_blocks(suite) -> list:
+    """The suite's answer first: the ranking under its headline weighting and its sentence."""
+    table = tables.suite_ranking_table(suite)
+    if table is None:
+        return []
+    level, tied = f"{suite.level:.0%}", suite.tied_with_best
+    name = {"user": "your weights", "macro": "macro weights (tasks equal)"}[suite.headline]
+    return [table, Para(f"Under {name}: tied with the best at {level}: {', '.join(tied)} ({len(tied)} of "
+                        f"{plural(len(suite.ranking), 'model')}); the best model on these tasks, weighted so, is "
+                        f"in this set with {level} confidence. A rank interval holds for its row (the model's "
+                        "own comparisons, both directions); §3.10 of the methods.", "verdict", user_text=True)]
 
 
 def _not_estimable(suite) -> str:
@@ -520,6 +581,17 @@ def _posterior_table(post, level: float) -> tables.Table:
     return tables.Table("posterior", f"Posterior ({post.method})", cols, tuple(rows))
 
 
+def report_verdict_text(v, level: float) -> str:
+    """The report's verdict on a pair, for ``compare`` (one voice with the report)."""
+    fam = v.family
+    which = f"{ADJUST_NAMES[fam['adjust']]} over all {fam['size']:,} pairs of {v.n_models} models"
+    ci = ("" if v.ci_adjusted is None else
+          f"; {'simultaneous ' if fam['adjust'] in FWER else 'adjusted '}{level:.0%} CI {interval(v.ci_adjusted, 2)}")
+    return (f"Verdict in the report of all {v.n_models} models: "
+            f"{'different' if v.different else 'not different'} ({which} at {level:.0%}: adjusted "
+            f"p = {pval(v.p_adjusted)}{ci}).")
+
+
 def comparison_blocks(rep) -> list:
     """Layout of ``bayeserr compare`` (a :class:`~bayeserr.reporting.build.ComparisonReport`)."""
     c, T, cell = rep.comparison, tables, tables.Cell
@@ -546,8 +618,11 @@ def comparison_blocks(rep) -> list:
     else:
         head = (f"Headline (paired z-test, M7): {c.level:.0%} CI {interval(c.ci, 2)}, "
                 f"z = {number(c.statistic)}, p = {pval(c.p_value)}")
-    out = [Heading(f"{c.a} − {c.b}", 1), Bullets(tuple((None, f) for f in facts), "facts"), se_table,
-           Para(head)]
+    out = [Heading(f"{c.a} − {c.b}", 1), Bullets(tuple((None, f) for f in facts), "facts")]
+    if rep.verdict is not None:
+        out.append(Para(report_verdict_text(rep.verdict, c.level), "verdict", user_text=True))
+        head = "This pair alone (its own test, no adjustment for the other pairs). " + head
+    out += [se_table, Para(head)]
     wb = c.wild_bootstrap
     if wb is not None:
         ci = "unbounded" if wb.ci is None else interval(wb.ci, 2)

@@ -53,6 +53,7 @@ class Table:
     notes: tuple = ()  #: sentences printed under the table
     caption: str = ""  #: LaTeX caption (plain text; the renderer escapes it)
     sort_keys: dict = field(default_factory=dict)
+    latex_notes: tuple = ()  #: sentences of the LaTeX note under the table, before the column meanings
 
 
 def text(v) -> Cell:
@@ -296,9 +297,11 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
         notes.append("McNemar assumes independent questions: with clusters it is a reference, "
                      "not a check of the headline.")
     notes = tuple(notes)
-    caption = (f"Pairwise differences in points; the {basis} gives the interval and the two-sided p; "
-               f"ρ is the correlation of per-question scores; {adj} adjusts over {family_size(family)}.")
-    return Table("pairs", "Pairwise comparisons", tuple(cols), tuple(rows), notes, caption)
+    caption = f"Pairwise differences in points; {adj} adjusts over {family_size(family)}."
+    basis_note = (f"The {basis} gives the interval and the two-sided p; ρ is the correlation of "
+                  "per-question scores.")
+    return Table("pairs", "Pairwise comparisons", tuple(cols), tuple(rows), notes, caption,
+                 latex_notes=(basis_note,))
 
 
 def verdict(c) -> str:
@@ -319,47 +322,67 @@ def family_size(fam) -> str:
 
 
 def ranking_table(ranking) -> Table:
-    """One row per model: rank by the estimate, the simultaneous and the
-    marginal rank intervals, tied with the best, and the Bayesian ranks."""
+    """One row per model: rank by the estimate, one rank interval (the model's
+    own by default; ``--rank-intervals`` shows the simultaneous one or both),
+    membership of the confidence set for the best, and the Bayesian ranks."""
     bayes = any(r.p_best is not None for r in ranking)
+    show = getattr(ranking, "show", "own")
     # the model first: a table split into blocks (LaTeX, narrow pages) repeats its first column
-    cols = [Column("model", "Model", numeric=False), Column("rank", "Rank"), Column("rank_score", "Score"),
-            Column("rank_all", "Ranks, all models", "Ranks (all)"),
-            Column("rank_own", "Ranks, this model", "Ranks (own)"),
-            Column("tied_best", "Tied with best", "Tied with best", numeric=False)]
+    cols = [Column("model", "Model", numeric=False), Column("rank", "Rank"), Column("rank_score", "Score")]
+    if show in ("own", "both"):
+        cols.append(Column("rank_own", "Rank interval" if show == "own" else "Ranks, this model",
+                           "Rank interval" if show == "own" else "Ranks (own)"))
+    if show in ("simultaneous", "both"):
+        cols.append(Column("rank_all", "Ranks, all models", "Ranks (all)"))
+    cols.append(Column("tied_best", "Tied with best", "Tied with best", numeric=False))
     if bayes:
         cols += [Column("p_best", "P(best)", r"$P(\mathrm{best})$"),
                  Column("rank_expected", "E[rank]", r"$E[\mathrm{rank}]$"),
                  Column("rank_credible", "Rank CrI", "Rank CrI")]
     rows = []
     for r in ranking:
-        row = [text(r.model), Cell("int", r.rank), pct(r.mean), Cell("span", r.rank_simultaneous),
-               Cell("span", r.rank_marginal), text("yes" if r.tied_with_best else "")]
+        row = [text(r.model), Cell("int", r.rank), pct(r.mean)]
+        if show in ("own", "both"):
+            row.append(Cell("span", r.rank_marginal))
+        if show in ("simultaneous", "both"):
+            row.append(Cell("span", r.rank_simultaneous))
+        row.append(text("yes" if r.tied_with_best else ""))
         if bayes:
             row += [Cell("num", r.p_best, digits=3), Cell("num", r.expected_rank, digits=1),
                     Cell("span", r.rank_credible)]
         rows.append(tuple(row))
+    notes = [ranking_note(ranking, show)]
+    if bayes:
+        notes.append(f"P(best), expected rank and the {ranking.level:.0%} rank credible interval come "
+                     f"from joint posterior draws of the scores ({ranking.bayes}); they carry no "
+                     "multiplicity adjustment and answer a different question than the set.")
+    caption = f"Ranks and the set tied with the best ({ranking.level:.0%})" + (
+        "; posterior ranks." if bayes else ".")
+    return Table("ranking", "Ranking", tuple(cols), tuple(rows), tuple(notes), caption)
+
+
+def ranking_note(ranking, show: str) -> str:
+    """What the Ranking table's intervals and its 'Tied with best' column promise."""
+    level = f"{ranking.level:.0%}"
     fam = ranking.family
     size = fam.get("size", 0)
     which = (f"all {size:,} pairs" if fam.get("pairs", "all") == "all" else
              f"the {size:,} pairs with {fam['pairs'][3:]}")
     confidence = fam.get("adjust") in ("romano-wolf", "holm")
-    notes = [f"Rank 1 is the best. A rank interval counts the models declared better and worse than "
-             f"the model (Mogstad, Romano, Shaikh & Wilhelm 2024) at {ranking.level:.0%}: 'all models' "
-             f"{'holds for every model at once' if confidence else 'uses'} the decisions of the table "
-             f"({which}); 'this model' those of its own pairs alone, a "
-             "smaller family, so it can place a model where the table's verdicts do not. Tied with best: "
-             "the best model may be this one (its interval for all models contains 1); a model with a "
-             "lower score can be tied while a higher one is not when its comparisons are noisier (fewer "
-             "shared questions, more variation between clusters)."
-             + ("" if confidence else " With this adjustment the intervals are descriptive, not "
-                "confidence intervals.")]
-    if bayes:
-        notes.append(f"P(best), expected rank and the {ranking.level:.0%} rank credible interval come "
-                     f"from joint posterior draws of the scores ({ranking.bayes}).")
-    caption = (f"Ranks with {ranking.level:.0%} rank intervals for all models at once and for each "
-               "model alone" + ("; posterior P(best) and ranks." if bayes else "."))
-    return Table("ranking", "Ranking", tuple(cols), tuple(rows), tuple(notes), caption)
+    own = (f"A model's rank interval counts the models declared better and worse than it in its own "
+           f"comparisons, both directions at once (Mogstad, Romano, Shaikh & Wilhelm 2024); it holds at "
+           f"{level} for that model.")
+    simultaneous = (f"'Ranks, all models' uses the decisions of the pairs table ({which}) and "
+                    + ("holds for every model at once." if confidence else
+                       "is descriptive with this adjustment, not a confidence interval."))
+    tied = (f"Tied with best: the best model is in this set with {level} confidence; a model leaves it "
+            "when one of its own one-sided comparisons shows another model better (a smaller question "
+            "than its rank interval, so a model can leave the set while its interval still starts at 1). "
+            "A model with a lower score can stay in the set while a higher one leaves it when its "
+            "comparisons are noisier (fewer shared questions, more variation between clusters).")
+    parts = ["Rank 1 is the best."] + ([own] if show in ("own", "both") else [])
+    parts += [simultaneous] if show in ("simultaneous", "both") else []
+    return " ".join(parts + [tied])
 
 
 def variance_table(scores) -> Table | None:
@@ -404,6 +427,21 @@ def suite_table(suite) -> Table:
                  for m in models)
     return Table("suite", f"Suite of {len(suite.tasks)} tasks", tuple(cols), rows,
                  caption="Suite scores: weighted means of task means, tasks as fixed strata.")
+
+
+def suite_ranking_table(suite) -> Table | None:
+    """The ranking under the suite's headline weighting: own rank interval and the set tied
+    with the best (``docs/methods.md`` §3.10, §3.12)."""
+    if not suite.ranking:
+        return None
+    cols = (Column("model", "Model", numeric=False), Column("rank", "Rank"), Column("rank_score", "Score"),
+            Column("rank_own", "Rank interval"), Column("tied_best", "Tied with best", numeric=False))
+    rows = tuple((text(r.model), Cell("int", r.rank), pct(r.mean), Cell("span", r.rank_own),
+                  text("yes" if r.tied_with_best else "")) for r in suite.ranking)
+    name = {"user": "your weights", "macro": "macro weights (tasks equal)"}[suite.headline]
+    return Table("suite_ranking", f"Suite ranking ({name})", cols, rows,
+                 caption=f"Ranks by the suite score under {name}, {suite.level:.0%} rank intervals and the set "
+                         "tied with the best; tasks as fixed strata.")
 
 
 def suite_order(suite, weighting: str) -> list:

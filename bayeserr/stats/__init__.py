@@ -13,6 +13,8 @@ in ``docs/methods.md``.  No I/O, no report, no sampler.
 * :mod:`.simultaneous` — joint bootstrap of many pairs, Romano–Wolf step-down,
   simultaneous intervals, Holm and BH (§3.9);
 * :mod:`.ranking` — rank intervals, letter groups, posterior ranks (§3.10);
+* :mod:`.best` — the confidence set for the best model, the top-k set and each
+  model's own rank interval from the pairs' one-sided tests (§3.10);
 * :mod:`.view` — a dataset's arrays with their statistics cached
   (``DataView``, ``ScoreBatch``), the bridge from the data layer to the
   formulas.

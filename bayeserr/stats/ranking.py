@@ -30,22 +30,45 @@ def _letters(k: int) -> str:
     return (string.ascii_lowercase + string.ascii_uppercase)[k]
 
 
+def _bits(mask: int) -> list[int]:
+    """The members of a bit-mask group, ascending."""
+    out, k = [], 0
+    while mask:
+        if mask & 1:
+            out.append(k)
+        mask >>= 1
+        k += 1
+    return out
+
+
 def _sweep(groups: list, differs: np.ndarray) -> list:
     """Piepho's (2004) sweeping step: drop a model from a group when every pair
     the group lets it share is shared through another group too (and it keeps
     a letter), then drop empty groups.  The display says the same — two models
     share a letter exactly when their pair is not different — with fewer
     letters (the audit found 4 of 12 redundant on SWE-bench, 13 of 22 on
-    AlpacaEval)."""
-    groups = [set(g) for g in groups]
-    for g in groups:
-        for i in sorted(g):
-            others = [h for h in groups if h is not g and i in h]
+    AlpacaEval).  Groups as bit masks, each model's groups indexed: at 200
+    models (3,400 groups before the sweep) 0.3 s instead of 19 s with sets."""
+    m = differs.shape[0]
+    masks = [sum(1 << k for k in g) for g in groups]
+    # the partners model i may share a letter with (not declared different, not itself)
+    allowed = [sum(1 << j for j in range(m) if j != i and not differs[i, j]) for i in range(m)]
+    member = [set() for _ in range(m)]
+    for gi, mask in enumerate(masks):
+        for k in _bits(mask):
+            member[k].add(gi)
+    for gi in range(len(masks)):
+        for i in _bits(masks[gi]):
+            others = member[i] - {gi}
             if not others:
                 continue  # its only letter
-            if all(any(j in h for h in others) for j in g if j != i and not differs[i, j]):
-                g.discard(i)
-    return [frozenset(g) for g in groups if g]
+            cover = 0
+            for h in others:
+                cover |= masks[h]
+            if masks[gi] & allowed[i] & ~cover == 0:
+                masks[gi] &= ~(1 << i)
+                member[i].discard(gi)
+    return [frozenset(_bits(mask)) for mask in masks if mask]
 
 
 def letter_groups(names, differs: np.ndarray) -> tuple[dict, bool]:
@@ -71,6 +94,8 @@ def letter_groups(names, differs: np.ndarray) -> tuple[dict, bool]:
         if len(groups) > MAX_GROUPS:
             complete = False
             break
+    if not complete:  # not shown: no sweep (at 200 models it would cost 8 s for nothing)
+        return {}, False
     groups = _sweep([frozenset(k for k in range(m) if g >> k & 1) for g in groups], differs)
     if len(groups) > MAX_LETTERS:
         return {}, False
@@ -82,17 +107,42 @@ def letter_groups(names, differs: np.ndarray) -> tuple[dict, bool]:
     return letters, complete
 
 
-def report_groups(names, comps) -> tuple[dict, bool]:
-    """Letter groups for the models of a report (``names`` best first), from
-    the report's decisions (``c.different`` of each comparison).  Pairs left
-    out of the comparisons (fewer than 2 common questions) count as not
-    different."""
+def letters_needed(differs: np.ndarray) -> int:
+    """A lower bound on the letters the model needing most of them carries in
+    any valid letter display: model i shares a letter with each model not
+    different from it, and two of those declared different from each other
+    cannot share one, so i carries at least as many letters as the largest set
+    of its partners that are pairwise different (found greedily).  Cheap
+    (M² per model), so that a display that could not be read is never built
+    (at 200 models the display takes seconds and is then discarded)."""
+    differs = np.asarray(differs, bool)
+    most = 0
+    for i in range(len(differs)):
+        picked = []
+        for j in np.flatnonzero(~differs[i]):
+            if j != i and all(differs[j, k] for k in picked):
+                picked.append(j)
+        most = max(most, len(picked))
+    return most
+
+
+def differs_matrix(names, comps) -> np.ndarray:
+    """``differs[i, j]``: the report declares the pair different (pairs left out of the
+    comparisons — fewer than 2 common questions — count as not different)."""
     pos = {n: i for i, n in enumerate(names)}
     differs = np.zeros((len(names), len(names)), bool)
     for c in comps:
         if c.different:
             differs[pos[c.a], pos[c.b]] = differs[pos[c.b], pos[c.a]] = True
-    return letter_groups(names, differs)
+    return differs
+
+
+def report_groups(names, comps) -> tuple[dict, bool]:
+    """Letter groups for the models of a report (``names`` best first), from
+    the report's decisions (``c.different`` of each comparison).  Pairs left
+    out of the comparisons (fewer than 2 common questions) count as not
+    different."""
+    return letter_groups(names, differs_matrix(names, comps))
 
 
 # --------------------------------------------------------------------------- #
@@ -112,15 +162,6 @@ def rank_bounds(better: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     better = np.asarray(better, bool)
     m = better.shape[0]
     return 1 + better.sum(axis=0), m - better.sum(axis=1)
-
-
-def tau_best(lower: np.ndarray, tau: int) -> np.ndarray:
-    """The models that may be among the ``tau`` best: simultaneous lower rank
-    bound at most ``tau`` (Mogstad et al. 2024, §4.2).  The set holds every
-    model whose true rank is at most ``tau`` — ties included — with
-    probability ≥ 1 − α; ``tau = 1``: the models statistically tied with the
-    best."""
-    return np.asarray(lower) <= tau
 
 
 def posterior_ranks(draws: np.ndarray, level: float = 0.95):
