@@ -709,3 +709,29 @@ def test_review_mends_pooled_note_clusters_of_a_suite_and_bounds_in_range(tmp_pa
                         "score": [1] * 5 + [0] * 7 + [0] * 5 + [1] * 7})
     r = bayeserr.gate(bayeserr.load(few), "new", "prod", 0.05)
     assert r.checks[0].bound == -1.0 and "lower bound −100.0" in r.checks[0].sentence
+
+
+def test_the_first_p_of_the_json_and_the_summary_is_the_decisions(cli, tmp_path):
+    """With clusters the verdict reads max(CR2 t p, wild p): that p comes first in each
+    candidate's JSON (before the t-test's own p_value), with a note on why there are two,
+    and it is the job summary's p column; the gate study shows why (the t-test alone can
+    pass more often than the level at SWE-bench's repositories, the decision does not)."""
+    import pandas as pd
+    from pathlib import Path
+    res = cli("gate", EXAMPLE, "--candidate", "ckpt-0426", "--baseline", "ckpt-0419", "--margin", "0.05",
+              "--format", "json")
+    first = json.loads(res.stdout)["candidates"][0]
+    keys = list(first)
+    assert [k for k in keys if k.startswith("p_")][0] == "p_decision"
+    assert keys.index("p_decision") < keys.index("p_value")
+    assert (first["p_note"] is not None) == (first["wild"] is not None)
+    summary = tmp_path / "summary.md"
+    cli("gate", EXAMPLE, "--candidate", "ckpt-0426", "--baseline", "ckpt-0419", "--margin", "0.05",
+        "--summary", summary)
+    text = summary.read_text()
+    assert "| p the verdict reads |" in text
+    study = pd.read_csv(Path(__file__).resolve().parents[1] / "docs" / "calibration_gate.csv")
+    size = study[(study.clusters == "swebench") & (study.measures == "size")]
+    assert size.t_pass_rate.max() > 0.05 > size.pass_rate.max()  # "up to 5.9%" against "1.8–3.6%"
+    assert round(100 * size.t_pass_rate.max(), 1) == 5.9
+    assert (round(100 * size.pass_rate.min(), 1), round(100 * size.pass_rate.max(), 1)) == (1.8, 3.6)

@@ -20,7 +20,7 @@ INTERVAL_KEYS = {"clt", "clustered", "clustered_paper", "wilson", "clopper_pears
 PAIR_KEYS = {"a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_clustered_paired",
              "se_clustered_paired_paper", "n_clusters", "effective_clusters", "test", "statistic",
              "df", "ci", "p_value", "p_holm", "p_bh", "wild_bootstrap", "correlation", "mcnemar",
-             "prob_a_better", "prob_tie", "p_romano_wolf", "p_adjusted", "different", "ci_adjusted"}
+             "prob_a_better", "prob_tie", "p_romano_wolf", "p_adjusted", "different", "ci_adjusted", "ci_adjusted_critical"}
 
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -103,7 +103,9 @@ class Comparison:
     adjust: str = "romano-wolf"  #: the adjustment behind ``p_adjusted`` and ``different``
     p_adjusted: float = float("nan")  #: p adjusted over the family by ``adjust``
     different: bool = False  #: declared different at ``1 − level`` (the report's one decision)
-    ci_adjusted: tuple | None = None  #: interval adjusted over the family as the p-values are (§3.9)
+    ci_adjusted: tuple | None = None  #: interval adjusted over the family as the p-values are (§3.9), cut to [−1, 1]
+    #: its critical value c_k: the uncut interval is diff ± c_k·SE (§3.9)
+    ci_adjusted_critical: float | None = None
 
     def flipped(self) -> "Comparison":
         """The same comparison as B − A: signs of the difference, statistic and
@@ -139,6 +141,7 @@ class Comparison:
             "ci": list(self.ci), "p_value": self.p_value, "p_holm": self.p_holm, "p_bh": self.p_bh,
             "p_romano_wolf": self.p_romano_wolf, "p_adjusted": self.p_adjusted, "different": self.different,
             "ci_adjusted": None if self.ci_adjusted is None else list(self.ci_adjusted),
+            "ci_adjusted_critical": self.ci_adjusted_critical,
             "wild_bootstrap": None if self.wild_bootstrap is None else self.wild_bootstrap.to_dict(),
             "correlation": self.correlation,
             "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(),
@@ -461,6 +464,8 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
             different=bool(different[k]),
             ci_adjusted=(tuple(float(x) for x in fam.ci_adjusted[k]) if k in set_rows
                          and np.isfinite(fam.ci_adjusted[k]).all() else None),
+            ci_adjusted_critical=(float(fam.critical_pairs[k]) if fam.critical_pairs is not None and k in set_rows
+                                  and np.isfinite(fam.critical_pairs[k]) else None),
         ))
     return Comparisons(pairs, arr.skipped, fam, decided if ranking else None)
 

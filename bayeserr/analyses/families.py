@@ -71,6 +71,8 @@ class Decisions:
     draws: JointDraws
     level: float
     one_cluster: int = 0  #: pairs in one cluster: Holm at α·m0/m for them, Romano–Wolf at α·m1/m for the rest
+    #: per pair, the critical value c_k of its adjusted interval d ± c_k·SE (before the cut to [−1, 1])
+    critical_pairs: np.ndarray | None = None
 
     @property
     def p_adjusted(self) -> np.ndarray:
@@ -135,8 +137,9 @@ def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None, *,
         for label, rows in families:
             p = {m: _stepwise(arr.p, rows, m) for m in ("holm", "bh", "none")}
             p["romano-wolf"] = np.full(len(arr.p), np.nan)
-            ci = adjusted_intervals(arr, rows, options.adjust, options.level, None, p["bh"])
-            out.append(Decisions(label, rows, options.adjust, p, ci, float("nan"), NO_DRAWS, options.level))
+            ci, crit_used = adjusted_intervals(arr, rows, options.adjust, options.level, None, p["bh"])
+            out.append(Decisions(label, rows, options.adjust, p, ci, float("nan"), NO_DRAWS, options.level,
+                                 critical_pairs=crit_used))
         return out
     blocks, info = _draws(arr, options, None if names is None else np.argsort(np.asarray(names, dtype=object)))
     # pairs whose questions lie in one cluster (tested by the paired z, no wild draws) beside pairs with
@@ -159,8 +162,13 @@ def decide(arr, options, families: list[tuple[str, np.ndarray]], names=None, *,
             p["romano-wolf"][ones] = np.minimum(_STEPWISE["holm"](arr.p[ones]) * (m1 + m0) / m0, 1.0)
             if k == 0 and options.adjust == "romano-wolf":  # the intervals at the split levels
                 crit, critical = _split_critical(arr, blocks, info, res.rows, ones, options.level)
-        ci = adjusted_intervals(arr, rows, options.adjust, options.level, crit, p["bh"])
-        out.append(Decisions(label, rows, options.adjust, p, ci, critical, info, options.level, m0))
+        # a family is never more lenient than its pairs alone: the adjusted p at least the pair's own,
+        # the simultaneous interval at least its own (with one pair and few clusters the bootstrap's
+        # tails are lighter than the t's: docs/methods.md §3.9)
+        rw = p["romano-wolf"]
+        p["romano-wolf"] = np.where(np.isfinite(rw), np.maximum(rw, np.nan_to_num(arr.p, nan=0.0)), rw)
+        ci, crit_used = adjusted_intervals(arr, rows, options.adjust, options.level, crit, p["bh"])
+        out.append(Decisions(label, rows, options.adjust, p, ci, critical, info, options.level, m0, crit_used))
     return out
 
 
@@ -193,28 +201,34 @@ def _single_cluster_rows(arr) -> np.ndarray:
     return out
 
 
-def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -> np.ndarray:
+def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -> tuple[np.ndarray, np.ndarray]:
     """Intervals of the family's pairs adjusted as its p-values are, so that an
     interval excluding 0 always belongs to a pair declared different:
-    Romano–Wolf, d ± c_k·SE from the joint ``max |t|`` (simultaneous); Holm, the
-    Bonferroni interval at α/m (simultaneous; Holm's first step); BH, the
-    Benjamini–Yekutieli (2005) false-coverage-rate interval at R·α/m (R pairs
-    declared; it excludes 0 exactly for them); none, the pair's own interval.
-    Scores lie in [0, 1], so a difference of two means lies in [−1, 1]: the
-    intervals are cut there (with few clusters a simultaneous t can be
-    enormous — EvalPerf's 2 clusters give ±10⁵ points — and the cut only
-    removes impossible values).  NaN outside the family."""
+    Romano–Wolf, d ± c_k·SE from the joint ``max |t|`` (simultaneous), and never
+    narrower than the pair's own interval; Holm, the Bonferroni interval at α/m
+    (simultaneous; Holm's first step); BH, the Benjamini–Yekutieli (2005)
+    false-coverage-rate interval at R·α/m (R pairs declared; it excludes 0
+    exactly for them); none, the pair's own interval.  Scores lie in [0, 1], so a
+    difference of two means lies in [−1, 1]: the intervals are cut there (with
+    few clusters a simultaneous t can be enormous — EvalPerf's 2 clusters give
+    ±10⁵ points — and the cut only removes impossible values).  Returns
+    ``(intervals, c)``: the cut intervals and each pair's critical value ``c_k``
+    (the uncut interval is ``d ± c_k·SE``); NaN outside the family."""
     from bayeserr.stats.distributions import norm_isf, t_isf
     alpha, m = 1 - level, max(len(rows), 1)
+
+    def critical(share):
+        return np.where(np.isfinite(arr.df), t_isf(share / 2, np.where(np.isfinite(arr.df), arr.df, 1.0)),
+                        norm_isf(share / 2))
     if adjust == "romano-wolf":
-        crit = critical_t
+        crit = np.fmax(critical_t, critical(alpha)) if critical_t is not None else critical(alpha)
     else:
         share = {"holm": alpha / m, "none": alpha,
                  "bh": alpha * max(int(np.sum(p_bh[rows] < alpha)), 1) / m}[adjust]
-        crit = np.where(np.isfinite(arr.df), t_isf(share / 2, np.where(np.isfinite(arr.df), arr.df, 1.0)),
-                        norm_isf(share / 2))
+        crit = critical(share)
     inside = np.zeros(len(arr.diff), bool)
     inside[rows] = True
+    crit = np.where(inside, crit, np.nan)
     with np.errstate(invalid="ignore"):  # no critical value (empty family) or no SE: NaN
-        half = np.where(inside, crit * arr.se_head, np.nan)
-        return np.clip(np.stack([arr.diff - half, arr.diff + half], axis=-1), -1.0, 1.0)
+        half = crit * arr.se_head
+        return np.clip(np.stack([arr.diff - half, arr.diff + half], axis=-1), -1.0, 1.0), crit

@@ -291,6 +291,12 @@ def power_at_zero(se: float, df: float, margin: float, level: float) -> tuple[fl
 
 
 # ------------------------------------------------------------------ results
+#: why a check carries two p-values (the JSON's ``p_note``)
+P_NOTE = ("p_decision is the p the verdict reads: with few clusters, the larger of the CR2 t-test's p "
+          "(p_value) and the wild cluster bootstrap's (wild.p_value), because the t-test alone runs slightly "
+          "liberal there; do not gate on p_value alone.")
+
+
 @dataclass(frozen=True)
 class GateCheck:
     """One candidate against the baseline (see the module docstring)."""
@@ -328,10 +334,18 @@ class GateCheck:
     too_small: bool
     notes: tuple = field(default_factory=tuple)
 
+    #: the JSON's first keys: the verdict and the p it reads, before the tests behind it
+    FIRST = ("candidate", "passed", "finding", "sentence", "p_decision", "p_adjusted", "bound_level", "bound")
+
     def to_dict(self) -> dict:
+        """JSON form: the decision's p (``p_decision``) comes before the headline test's own
+        ``p_value``, with ``p_note`` saying why there are two (``docs/methods.md`` §3.11)."""
         from bayeserr.base.jsonable import to_jsonable
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        keys = [k for k in self.FIRST if k in self.__dataclass_fields__]
+        keys += [k for k in self.__dataclass_fields__ if k not in keys]
+        d = {k: getattr(self, k) for k in keys}
         d["notes"] = list(self.notes)
+        d["p_note"] = P_NOTE if self.wild is not None else None
         return to_jsonable(d)
 
 

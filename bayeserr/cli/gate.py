@@ -144,7 +144,7 @@ def summary_markdown(result) -> str:
         (f"{mode.capitalize()} against **{esc(result.baseline)}**, margin {points(result.null)} points, "
          f"one-sided at {100 * result.level:g}%" + (f", Holm over {k} candidates." if holm else ".")),
         "",
-        ("| candidate | verdict | A − B (points) | lower bound (level) | margin | test | p (one-sided) "
+        ("| candidate | verdict | A − B (points) | lower bound (level) | margin | test | p the verdict reads "
          + ("| Holm p " if holm else "") + "| P(A − B > margin), Bayesian |"),
         "|---|---|---|---|---|---|---|" + ("---|" if holm else "") + "---|",
     ]
@@ -154,10 +154,10 @@ def summary_markdown(result) -> str:
         test = (f"CR2 t, df {c.df:.1f}" if c.test == "t_cr2_bm" else
                 f"suite t ({c.test.rsplit('_', 1)[1]} weights), df {c.df:.1f}" if c.test.startswith("t_suite")
                 else "Tango score" if c.test == "score_tango" else "paired z")
-        pv = p(c.p_value)
-        if c.wild is not None:
+        pv = p(c.p_decision)
+        if c.wild is not None:  # the decision reads the larger of the two (docs/methods.md §3.11)
             test += " + wild bootstrap"
-            pv += f"; wild {p(c.wild['p_value'])}"
+            pv += f" (the larger of t {p(c.p_value)} and wild {p(c.wild['p_value'])})"
         clusters = f" in {c.n_clusters} clusters" if c.n_clusters and c.n_clusters >= 2 else ""
         prob = "–" if c.prob is None else f"{c.prob:.3f}"
         lines.append(

@@ -366,7 +366,7 @@ def ranking_note(ranking, show: str) -> str:
     level = f"{ranking.level:.0%}"
     fam = ranking.family
     size = fam.get("size", 0)
-    which = (f"all {size:,} pairs" if fam.get("pairs", "all") == "all" else
+    which = (("the only pair" if size == 1 else f"all {size:,} pairs") if fam.get("pairs", "all") == "all" else
              f"the {size:,} pairs with {fam['pairs'][3:]}")
     confidence = fam.get("adjust") in ("romano-wolf", "holm")
     own = (f"A model's rank interval counts the models declared better and worse than it in its own "
