@@ -57,10 +57,15 @@ _API = {
     "design_effect_icc": ("stats.planning", "design_effect_icc"),
 }
 
+#: subpackages a user reaches as attributes (``bayeserr.examples.example_path()``), imported on first use
+_SUBPACKAGES = ("examples",)
+
 __all__ = sorted(_API) + ["__version__"]
 
 
 def __getattr__(name):
+    if name in _SUBPACKAGES:
+        return import_module(f".{name}", __name__)
     if name in _API:
         module, attr = _API[name]
         value = getattr(import_module(f".{module}", __name__), attr)

@@ -372,3 +372,13 @@ def test_integer_lookups_stay_sequences(ctx):
     with pytest.raises(IndexError):
         ctx.scores[len(ctx.scores)]
     assert ctx.scores[-1].model == list(ctx.scores)[-1].model
+
+
+def test_the_python_api_guide_first_example_runs_in_a_fresh_interpreter():
+    """docs/guide/python-api.md: ``bayeserr.examples.example_path()`` right after ``import bayeserr``."""
+    import subprocess
+    import sys
+    code = "import bayeserr; ds = bayeserr.load(bayeserr.examples.example_path()); print(len(ds.model))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "4"

@@ -111,7 +111,7 @@ def test_real_reports_compile_in_one_piece_with_explained_captions(name, extra, 
                   "Method: the method of the interval column", "Clustered (CR2, t): "):
         assert words in cap, words
     cap = caption_of(ranking)
-    for words in ("Rank interval, Ranks (own): ", "Tied with best: "):
+    for words in ("Rank interval: ", "Tied with best: "):
         assert words in cap, words
     cap = caption_of(pairs)
     for words in ("Verdict: ", "n.s.: not declared different", "$p$: two-sided"):
@@ -200,7 +200,7 @@ def test_captions_say_what_each_column_means():
     assert "$K$: answers per question" in cap and "Method: the method of the interval column" in cap
     assert "Clustered (CR2, t): Mean over a population of clusters" in cap
     cap = caption_of(ranking)
-    assert "Rank interval, Ranks (own): the model's own rank interval" in cap
+    assert "Rank interval: the model's own rank interval" in cap
     assert "Tied with best: in the confidence set for the best model" in cap
     assert "Ranks (all)" not in cap  # the simultaneous intervals: --rank-intervals simultaneous or both
     assert r"$P(\mathrm{best})$: posterior probability of being the best" in cap

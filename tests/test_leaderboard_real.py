@@ -40,6 +40,10 @@ def test_no_model_far_below_the_leader_is_tied_with_the_best(board):
         assert m.tied_with_best == (m.p_is_best > 1 - r.level)
         if m.rank_marginal[0] > 1:
             assert not m.tied_with_best
+        if m.in_top_k:  # the top-k set never holds a model its own interval places below k
+            assert m.rank_marginal[0] <= r.top_k
+        if m.tied_with_best:
+            assert m.in_top_k
 
 
 def test_the_previous_all_pairs_set_kept_a_model_30_points_below_the_leader():
@@ -67,7 +71,7 @@ def test_compare_prints_the_reports_verdict(board, cli):
     assert v["p_adjusted"] == pytest.approx(c.p_adjusted, abs=1e-12)
     assert v["n_models"] == len(r) and v["family"]["size"] == rep.comparisons.family.to_dict()["size"]
     md = cli(*[a for a in args if a not in ("--format", "json")]).output
-    assert f"Verdict in the report of all {len(r)} models: " in md
+    assert f"Verdict in the report of all {len(r)} models (default options): " in md
 
 
 def test_figures_mark_the_set(board):
@@ -86,3 +90,12 @@ def test_figures_mark_the_set(board):
     fig = plots.ranks(rep)
     blue = [line for line in fig.axes[0].lines if line.get_color() == plots.DIFFERENT]
     assert len(blue) == 2 * len(tied)  # two intervals per model in the set
+
+
+def test_the_guide_quotes_swebench():
+    """docs/guide/reports.md: on SWE-bench Verified the set keeps 4 models, all within 8.4
+    points of the leader."""
+    r = bayeserr.rank(bayeserr.load(real_file(LEADERBOARDS[0][0])), bayes="off")
+    tied = [m for m in r if m.tied_with_best]
+    assert len(tied) == 4
+    assert round(100 * (r[0].mean - min(m.mean for m in tied)), 1) == 8.4

@@ -133,7 +133,7 @@ def test_compare_command(cli, cli_json):
     assert out["report_verdict"]["p_adjusted"] == pytest.approx(pair.p_adjusted, abs=1e-12)
     md = cli("compare", example_path(), "ckpt-0426", "baseline-v1").output
     assert "Clustered paired (M8" in md and "Rows read: 2400; used: 2400" in md
-    assert "Verdict in the report of all 4 models: " in md
+    assert "Verdict in the report of all 4 models (default options): " in md
     md = cli("compare", example_path(), "ckpt-0426", "baseline-v1", "--family", "pair").output
     assert "Rows read: 2400; used: 1200" in md and "Verdict in the report" not in md
 

@@ -164,7 +164,7 @@ class Comparisons(ResultList):
         self.skipped = tuple(skipped)
         #: the family the adjustment covers (:class:`~bayeserr.analyses.families.Decisions`)
         self.family = family
-        #: (the report's family, then one family per model within it) for the rank intervals
+        #: the report's family's decisions, for the simultaneous rank intervals (``ranking=True``)
         self.rank_decisions = rank_decisions
         return self
 
@@ -185,7 +185,8 @@ class Comparisons(ResultList):
 #: columns of :meth:`Comparisons.to_frame` (kept for an empty frame; a test checks them)
 FRAME_COLUMNS = ("a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_clustered_paired",
                  "se_clustered_paired_paper", "n_clusters", "effective_clusters", "test", "statistic", "df",
-                 "p_value", "p_holm", "p_bh", "p_romano_wolf", "p_adjusted", "different", "correlation",
+                 "p_value", "p_holm", "p_bh", "p_romano_wolf", "p_adjusted", "different", "ci_adjusted_critical",
+                 "correlation",
                  "prob_a_better", "prob_tie", "ci_low", "ci_high", "ci_adjusted_low",
                  "ci_adjusted_high", "mcnemar_p", "wild_bootstrap_p")
 

@@ -302,9 +302,10 @@ GLOSSARY = {
               "max |t| from the joint bootstrap; Holm: Bonferroni) or false-coverage-rate adjusted (BH); one "
               "that excludes 0 belongs to a pair declared different.",
     "verdict": "The report's one decision for the pair at this level after the multiplicity adjustment: "
-               "which model is higher, or not different. The letter groups, rank intervals and figures use it; "
-               "the Suite and Judge comparisons answer other estimands (tasks weighted; human-scored) with "
-               "their own.",
+               "which model is higher, or not different. The letter groups, the simultaneous rank intervals, "
+               "the pairs figure and the heatmap's marks use it (the set tied with the best and each model's "
+               "own rank interval use its own comparisons); the Suite and Judge comparisons answer other "
+               "estimands (tasks weighted; human-scored) with their own.",
     "rank": "Rank of the model's score (1 = best; equal scores share the better rank).",
     "rank_score": "Mean score in percentage points.",
     "rank_all": "Rank interval that holds for every model at once: 1 + the models declared better, to "

@@ -115,6 +115,7 @@ FOLDABLE = frozenset({"n", "C", "c_eff", "df", "K", "method"})
 #: to go first, by table key (the per-model table: design effect and CLT SE, then the
 #: intervals of --methods from right to left)
 OPTIONAL = {"pairs": ("rho", "df"), "ranking": ("rank_credible", "rank_expected"),
+            "suite": ("size_df", "user_df", "macro_df", "size", "size_ci"),
             "judge": ("agreement", "classical_ci", "worth"), "judge_pairs": ("p",)}
 #: shorter LaTeX heads than the table model's, by column key (the caption says which SE)
 HEADS = {"se": "SE"}
@@ -135,8 +136,8 @@ COLUMN_NOTES = {
         ("rank", r"Rank: by the score, 1 the best."),
         ("rank_all", (r"Ranks (all): rank interval holding for every model at once, from the "
                       r"pairwise decisions.")),
-        ("rank_own", (r"Rank interval, Ranks (own): the model's own rank interval, from its pairs in both "
-                      r"directions; it holds for that row.")),
+        ("rank_own", (r"Rank interval: the model's own rank interval, from its pairs in both directions; it "
+                      r"holds for that row.")),
         ("tied_best", r"Tied with best: in the confidence set for the best model."),
         ("p_best", r"$P(\mathrm{best})$: posterior probability of being the best."),
         ("rank_expected", r"$E[\mathrm{rank}]$: posterior mean rank."),
@@ -803,6 +804,10 @@ def render(rep) -> str:
         kw["groups"] = rep.groups
     kw["groups_note"] = getattr(rep, "groups_note", None)
     blocks = [tables.models_table(rep.scores, rep.level, bayes=rep.bayes is not None, **kw)]
+    suite = getattr(rep, "suite", None)
+    user_suite = suite is not None and suite.headline == "user"  # the user's weighting answers first
+    if user_suite:
+        blocks += doc.suite_blocks(suite, rep.pairs)[1:]  # the tables, notes as comments
     if getattr(rep, "ranking", None) is not None:
         r = rep.ranking
         table = tables.ranking_table(r)
@@ -811,8 +816,8 @@ def render(rep) -> str:
         table = replace(table, caption=f"{table.caption} {doc.ranking_answer(r, limit=CAPTION_NAMES)}",
                         latex_notes=(doc.ranking_details(r),))
         blocks += [table, doc.Para(f"Decisions: {doc.family_text(r.family)}", "note")]
-    if getattr(rep, "suite", None) is not None:
-        blocks += doc.suite_blocks(rep.suite, rep.pairs)[1:]  # the tables, notes as comments
+    if suite is not None and not user_suite:
+        blocks += doc.suite_blocks(suite, rep.pairs)[1:]  # the tables, notes as comments
     if getattr(rep, "task_groups", None) is not None:
         blocks += doc.task_group_blocks(rep.task_groups)
     if getattr(rep, "judge", None) is not None:

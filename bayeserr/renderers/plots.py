@@ -460,10 +460,15 @@ def heatmap(rep):
         cell = 72 * side / max(n, 1)  # points per cell
         ax.plot(j, i, "o", color="white", markeredgecolor="black", markeredgewidth=0.4,
                 ms=float(np.clip(0.45 * cell, 1.5, 5)), ls="none")
-    fig.colorbar(im, ax=ax, label="P(row > column), posterior", shrink=0.6)
-    ax.set_title("Colour: posterior probability that the row model is better (no adjustment for the "
-                 "pairs made)\n" + ("*" if n <= 15 else "dot") + ": declared different by the report's "
-                 "family of pairs", fontsize=9)
+    title = ("Colour: posterior probability that the row model is better (no adjustment for the pairs "
+             "made)\n" + ("*" if n <= 15 else "dot") + ": declared different by the report's family of pairs")
+    if n <= 30:
+        fig.colorbar(im, ax=ax, label="P(row > column), posterior", shrink=0.6)
+        ax.set_title(title, fontsize=9)
+    else:  # a wide figure scrolls sideways in a page: the colour bar goes on top, where it is seen
+        fig.colorbar(im, ax=ax, label="P(row > column), posterior", location="top", shrink=0.4,
+                     fraction=0.03, pad=0.02, aspect=30)
+        fig.suptitle(title, fontsize=9)
     return fig
 
 

@@ -211,13 +211,12 @@ def ranking_details(r) -> str:
     names = ", ".join(top)
     if len(names) > LIST_NAMES:
         low = min((m for m in r if m.in_top_k), key=lambda m: m.mean)
-        names = f"{len(top)} of {plural(len(r), 'model')}, down to {low.model} ({pct(low.mean)})"
+        names = (f"{len(top)} of {plural(len(r), 'model')} (the lowest-scoring {low.model}, {pct(low.mean)}; "
+                 "the JSON's top_k_set lists them)")
     out = []
-    if r.family.get("adjust") in FWER:
-        out.append(f"Top-{k} set (every model whose true rank is at most {k} is in it at {level}): {names}.")
-    else:
-        out.append(f"In the top {k} by the decisions: {names} (descriptive with --adjust "
-                   f"{r.family.get('adjust')}: not a confidence set).")
+    if k < len(r):  # every model is among the top M
+        out.append(f"Top-{k} set (each model whose true rank is at most {k} is in it with {level} "
+                   f"confidence): {names}.")
     few = few_clusters_text(r.best)
     if few:
         out.append(few)
@@ -374,10 +373,17 @@ def suite_ranking_blocks(suite) -> list:
         return []
     level, tied = f"{suite.level:.0%}", suite.tied_with_best
     name = {"user": "your weights", "macro": "macro weights (tasks equal)"}[suite.headline]
-    return [table, Para(f"Under {name}: tied with the best at {level}: {', '.join(tied)} ({len(tied)} of "
-                        f"{plural(len(suite.ranking), 'model')}); the best model on these tasks, weighted so, is "
+    dfs = [p.df for p in suite.pairs_of(suite.headline) if np.isfinite(p.df)]
+    few = ""
+    if dfs and float(np.median(dfs)) < 10:
+        few = (f" Its comparisons rest on few degrees of freedom (median df {float(np.median(dfs)):.1f}: few "
+               "clusters or questions in the tasks that weigh most), which is why its intervals are wide.")
+    count = f"{len(tied)} of {plural(len(suite.ranking), 'model')}"
+    who = f"{count}, marked in the table" if len(", ".join(tied)) > LIST_NAMES else f"{', '.join(tied)} ({count})"
+    return [table, Para(f"Under {name}: tied with the best at {level}: {who}; the best model on these tasks, weighted so, is "
                         f"in this set with {level} confidence. A rank interval holds for its row (the model's "
-                        "own comparisons, both directions); §3.10 of the methods.", "verdict", user_text=True)]
+                        "own comparisons, both directions); §3.10 of the methods." + few, "verdict",
+                        user_text=True)]
 
 
 def _not_estimable(suite) -> str:
@@ -587,7 +593,7 @@ def report_verdict_text(v, level: float) -> str:
     which = f"{ADJUST_NAMES[fam['adjust']]} over all {fam['size']:,} pairs of {v.n_models} models"
     ci = ("" if v.ci_adjusted is None else
           f"; {'simultaneous ' if fam['adjust'] in FWER else 'adjusted '}{level:.0%} CI {interval(v.ci_adjusted, 2)}")
-    return (f"Verdict in the report of all {v.n_models} models: "
+    return (f"Verdict in the report of all {v.n_models} models (default options): "
             f"{'different' if v.different else 'not different'} ({which} at {level:.0%}: adjusted "
             f"p = {pval(v.p_adjusted)}{ci}).")
 

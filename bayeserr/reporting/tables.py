@@ -280,8 +280,9 @@ def pairs_table(comps, level: float, adjust: str = "romano-wolf", *, compact: bo
     single = clustered and any(c.test == "z_paired" for c in comps)
     if single:  # a pair whose common questions lie in one cluster has no CR2 SE
         basis += "; a pair whose common questions lie in one cluster (df –), the paired SE (M7) with z"
-    use = ("; the groups, the rank intervals for all models, the tie-zone sentence and the figures use "
-           "it (a model's own rank interval uses its own pairs, a smaller family)" if main else "")
+    use = ("; the letter groups (when shown), the simultaneous rank intervals, the tie-zone sentence, the "
+           "pairs figure and the heatmap's marks use it (the set tied with the best and each model's own "
+           "rank interval use the model's own comparisons, a smaller family)" if main else "")
     notes = [f"Differences in points; CI and p use the {basis}, one pair at a time. Verdict: "
              f"one decision per pair, from the {adj} (adjusted over {family_size(family)}){use}."]
     if adjusted:
@@ -330,8 +331,7 @@ def ranking_table(ranking) -> Table:
     # the model first: a table split into blocks (LaTeX, narrow pages) repeats its first column
     cols = [Column("model", "Model", numeric=False), Column("rank", "Rank"), Column("rank_score", "Score")]
     if show in ("own", "both"):
-        cols.append(Column("rank_own", "Rank interval" if show == "own" else "Ranks, this model",
-                           "Rank interval" if show == "own" else "Ranks (own)"))
+        cols.append(Column("rank_own", "Rank interval", "Rank interval"))
     if show in ("simultaneous", "both"):
         cols.append(Column("rank_all", "Ranks, all models", "Ranks (all)"))
     cols.append(Column("tied_best", "Tied with best", "Tied with best", numeric=False))
@@ -378,8 +378,8 @@ def ranking_note(ranking, show: str) -> str:
     tied = (f"Tied with best: the best model is in this set with {level} confidence; a model leaves it "
             "when one of its own one-sided comparisons shows another model better (a smaller question "
             "than its rank interval, so a model can leave the set while its interval still starts at 1). "
-            "A model with a lower score can stay in the set while a higher one leaves it when its "
-            "comparisons are noisier (fewer shared questions, more variation between clusters).")
+            "A model can stay in the set while another with the same or a higher score leaves it when "
+            "its comparisons are noisier (fewer shared questions, more variation between clusters).")
     parts = ["Rank 1 is the best."] + ([own] if show in ("own", "both") else [])
     parts += [simultaneous] if show in ("simultaneous", "both") else []
     return " ".join(parts + [tied])

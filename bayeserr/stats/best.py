@@ -18,9 +18,10 @@ family, not the M(M − 1)/2 two-sided pairs of the table.
 M − 1 pairs in both directions, 2(M − 1) one-sided hypotheses, by the
 Romano–Wolf step-down over the same joint law; its lower bound counts the
 models declared better, its upper bound ``M −`` the models declared worse
-(Mogstad et al. 2024, Theorem 3.1).  The two-sided family's first critical
-value is at least the one-sided one, so a model whose interval does not
-reach rank 1 is never in the set.
+(Mogstad et al. 2024, Theorem 3.1).  A model in the set keeps rank 1 in its
+interval (widened where the set's two-step test keeps a model the two-sided
+step-down places lower; widening keeps the coverage), so the two never
+contradict each other.
 
 **The joint law** of the differences is the multivariate normal whose pair
 variances are the pairs' question-level variances ``SE_kl²`` (M7): only its
@@ -74,15 +75,10 @@ def difference_draws(cov, *, draws: int = DRAWS, seed: int = 0, order=None) -> n
     (``cov`` made positive semi-definite by clipping negative eigenvalues),
     drawn in ``order`` (a canonical order, e.g. by name) so that a model's
     draws do not depend on the order the models come in."""
-    cov = np.asarray(cov, float)
-    cov = np.where(np.isfinite(cov), cov, 0.0)
-    cov = (cov + cov.T) / 2
-    order = np.arange(len(cov)) if order is None else np.asarray(order)
-    back = np.argsort(order)
-    val, vec = np.linalg.eigh(cov[np.ix_(order, order)])
-    root = vec * np.sqrt(np.clip(val, 0.0, None))
+    from bayeserr.stats.simultaneous import psd_root
+    root, back = psd_root(cov, order)
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((int(draws), len(cov))) @ root.T)[:, back]
+    return (rng.standard_normal((int(draws), len(root))) @ root.T)[:, back]
 
 
 def covariance_from_pairs(V) -> np.ndarray:
@@ -164,10 +160,12 @@ def best_set(cov, z, *, level: float = 0.95, top_k: int = 1, draws: int = DRAWS,
     far below a candidate no longer inflate its critical value.  ``False``: the
     least favourable point (every ``λ_k = 0``), the lab's comparison.
 
-    The top-k set keeps model j unless its one-sided step-down at ``α/k``
-    declares k or more models better: each of the k best models is dropped with
-    probability at most α/k, so all of them are kept with probability ≥ 1 − α
-    (Bonferroni over the k; with k = 1 it is the set for the best).
+    The top-k set keeps model j unless its one-sided step-down over "k above j"
+    at α declares k or more models better: each model whose true rank is at most
+    k is in it with probability ≥ 1 − α (a marginal guarantee, as the models' own
+    rank intervals give), and its lower rank bound is at most k.  A model in the
+    set for the best gets rank 1 in its interval (widened if needed) and is in
+    the top-k set.
     """
     cov = nearest_psd(np.where(np.isfinite(cov), cov, 0.0))
     z = np.asarray(z, float)
@@ -192,8 +190,14 @@ def best_set(cov, z, *, level: float = 0.95, top_k: int = 1, draws: int = DRAWS,
                           np.concatenate([usable, usable]), alpha)
         own[j] = (1 + both[:m].sum(), m - both[m:].sum())
         if top_k > 1:
-            top[j] = _step_down(obs, star, usable, alpha / top_k).sum() < top_k
+            top[j] = _step_down(obs, star, usable, alpha).sum() < top_k
     in_set = p > alpha
+    # one voice: a model in the set keeps rank 1 in its interval (widening a confidence interval
+    # keeps its coverage); the top-k set holds the set for the best.  (A model in the top-k set
+    # already has a lower bound ≤ k: its one-sided step-down rejects at least what the two-sided
+    # one does among "k above j", docs/methods.md §3.10.)
+    own[in_set, 0] = 1
+    top |= in_set
     return BestSet(p, in_set, in_set if top_k == 1 else top, own, level, top_k, len(Z),
                    "each model's own one-sided comparisons; Gaussian copula of the pairs' headline t on "
                    "their own df, correlations from the question-level covariance")

@@ -140,6 +140,20 @@ def wild_draws(D, sizes, *, level: float = 0.95, draws: int = DRAWS, seed: int =
     return blocks, info
 
 
+def psd_root(cov, order=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, back)``: a square root ``R Rᵀ`` of ``cov`` (non-finite entries 0, made
+    symmetric, negative eigenvalues clipped to 0) in the models' ``order`` (a
+    canonical order, e.g. by name), and the permutation back to the given order:
+    ``(z @ R.T)[:, back]`` for standard normal ``z`` are draws of ``N(0, cov)`` that
+    do not depend on the order the models come in."""
+    cov = np.asarray(cov, float)
+    cov = np.where(np.isfinite(cov), cov, 0.0)
+    cov = (cov + cov.T) / 2
+    order = np.arange(len(cov)) if order is None else np.asarray(order)
+    val, vec = np.linalg.eigh(cov[np.ix_(order, order)])
+    return vec * np.sqrt(np.clip(val, 0.0, None)), np.argsort(order)
+
+
 def gaussian_draws(cov, ia, ib, *, draws: int = DRAWS, seed: int = 0, z=None, order=None):
     """Parametric bootstrap of the pairs ``(ia[k], ib[k])``: model means
     ``Z ~ N(0, cov)`` (``cov`` the M×M covariance of the means, made positive
@@ -150,12 +164,7 @@ def gaussian_draws(cov, ia, ib, *, draws: int = DRAWS, seed: int = 0, z=None, or
     pair do not depend on the order the models come in.  Same interface as
     :func:`wild_draws`."""
     cov = np.asarray(cov, float)
-    cov = np.where(np.isfinite(cov), cov, 0.0)
-    cov = (cov + cov.T) / 2
-    order = np.arange(len(cov)) if order is None else np.asarray(order)
-    back = np.argsort(order)
-    val, vec = np.linalg.eigh(cov[np.ix_(order, order)])
-    root = vec * np.sqrt(np.clip(val, 0.0, None))
+    root, back = psd_root(cov, order)
     c = (root @ root.T)[np.ix_(back, back)]
     sd = np.sqrt(np.maximum(c[ia, ia] + c[ib, ib] - 2 * c[ia, ib], 0.0))
     with np.errstate(divide="ignore"):
@@ -175,7 +184,7 @@ def gaussian_draws(cov, ia, ib, *, draws: int = DRAWS, seed: int = 0, z=None, or
             if given is not None:
                 zb = given[start:start + step]
             else:
-                zb = (rng.standard_normal((min(step, draws - start), len(val))) @ root.T)[:, back]
+                zb = (rng.standard_normal((min(step, draws - start), len(root))) @ root.T)[:, back]
             yield (zb[:, ia] - zb[:, ib]) * inv
 
     return blocks, info
