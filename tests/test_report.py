@@ -183,3 +183,8 @@ def test_demo_excerpts_are_the_demo(cli):
                    and (line.startswith("|") or not any(p.startswith(" ".join(line.split()))
                                                         for p in paragraphs))]
         assert shown and not missing, (page.name, missing)
+
+
+def test_readme_stays_a_front_page():
+    """The README is the two commands and a short tour (at most 15 KB); the rest is in docs/."""
+    assert (ROOT / "README.md").stat().st_size <= 15_000

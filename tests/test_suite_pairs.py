@@ -120,7 +120,8 @@ def test_latex_suite_report_compiles(tmp_path, cli):
     res = cli("report", _suite_csv(tmp_path), "--bayes", "off", "--format", "latex")
     log, text, pages = compile_pdf(res.stdout, tmp_path, "suite")
     assert "multiply defined" not in log and not re.search(r"^! ", log, re.MULTILINE)
-    assert len(tables_of(res.stdout)) == 5 + 2 * 3  # models, ranking, suite, suite pairs, pairs; 2 per task
+    # models, ranking, suite ranking, suite, suite pairs, pairs; 2 per task
+    assert len(tables_of(res.stdout)) == 6 + 2 * 3
     assert "Task math" in text and shutil.which("pdflatex")
 
 

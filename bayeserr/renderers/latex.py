@@ -624,7 +624,7 @@ def caption_latex(t: Table, folded=(), omitted=(), explain: bool = True) -> tupl
     (``explain``) what each column means (:data:`COLUMN_NOTES`, the methods,
     the † mark; so the table can go into a paper as it is), the values common
     to every row, the columns left out to fit the page and the table's own
-    notes (:attr:`Table.notes` given as ``latex_note``)."""
+    LaTeX notes (``latex_notes``, first)."""
     keys = {c.key for c in t.columns} | {c.key for c, _ in folded}
     parts = [prose(n) for n in getattr(t, "latex_notes", ())]
     if explain:
