@@ -295,3 +295,30 @@ def test_suite_ranking_answers_first_under_the_users_weights(tmp_path, cli, cli_
     assert "Under your weights: tied with the best at 95%" in md
     md = cli("report", path, "--bayes", "off").output  # macro: the pooled ranking first
     assert md.index("## Ranking") < md.index("## Suite") and "Under macro weights (tasks equal): tied with" in md
+
+
+def test_clusters_read_as_fixed_strata(tmp_path, cli, cli_json):
+    """--clusters-as strata: a Suite section over the clusters, led by the size weighting — the
+    pooled mean with the stratified variance Σ w_c² s_c²/n_c (w_c = n_c/n), hand-computed — with its
+    own ranking, first; clusters of one question are pooled; refused beside tasks or at scale."""
+    df = _table(clusters=True).drop(columns="task")
+    df.loc[df.question_id == "qa-0", "cluster_id"] = "lonely"  # a cluster of one question
+    path = tmp_path / "strata.csv"
+    df.to_csv(path, index=False)
+    rep = cli_json("report", path, "--bayes", "off", "--clusters-as", "strata")
+    suite = rep["suite"]
+    assert suite["clusters_as_strata"] and suite["ranking"]["weighting"] == "size"
+    assert "(clusters of one question, pooled)" in [t["task"] for t in suite["tasks"]]
+    a = df[df.model == "A"].copy()
+    sizes = a.groupby("cluster_id").size()
+    smallest = sizes[sizes >= 2].idxmin()  # the lonely question is pooled with the smallest other cluster
+    strata = a.cluster_id.where(~a.cluster_id.isin(["lonely", smallest]), "pooled")
+    n = len(a)
+    var = sum((len(g) / n) ** 2 * g.score.var(ddof=1) / len(g) for _, g in a.groupby(strata))
+    got = next(m for m in suite["models"] if m["model"] == "A" and m["weighting"] == "size")
+    assert got["mean"] == pytest.approx(a.score.mean(), abs=1e-12)
+    assert got["se"] == pytest.approx(np.sqrt(var), rel=1e-10)
+    md = cli("report", path, "--bayes", "off", "--clusters-as", "strata").output
+    assert md.index("## Suite") < md.index("## Ranking") and "Clusters read as fixed strata" in md
+    res = cli("report", path, "--bayes", "off", "--clusters-as", "strata", "--task-col", "cluster_id")
+    assert res.exit_code == 2 and "already have tasks" in res.output and "Traceback" not in res.output

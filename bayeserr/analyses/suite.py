@@ -96,6 +96,8 @@ class Suite:
     unanswered: dict = field(default_factory=dict)  #: model -> tasks it answered no question of
     #: the ranking under the headline weighting (models with a suite score, best first)
     ranking: tuple = ()
+    #: the strata are the data's clusters (--clusters-as strata): the headline is the size weighting
+    clusters_as_strata: bool = False
 
     @property
     def tied_with_best(self) -> list[str]:
@@ -108,6 +110,7 @@ class Suite:
                                for w, ws in self.weights.items()},
                 "level": self.level, "clusters": self.clusters,
                 "models": [s.to_dict() for s in self.scores], "pairs": [p.to_dict() for p in self.pairs],
+                "clusters_as_strata": self.clusters_as_strata,
                 "ranking": None if not self.ranking else {
                     "weighting": self.headline, "level": self.level, "tied_with_best": self.tied_with_best,
                     "models": [r.to_dict() for r in self.ranking]}}
@@ -123,7 +126,10 @@ class Suite:
 
     @property
     def headline(self) -> str:
-        """The weighting the suite's comparisons are read under: the user's, else macro."""
+        """The weighting the suite's comparisons are read under: the user's, else macro (clusters read
+        as strata: size, the pooled mean)."""
+        if self.clusters_as_strata:
+            return "size"
         return "user" if "user" in self.weights else "macro"
 
     def pairs_of(self, weighting: str) -> list:
@@ -187,6 +193,34 @@ def _holm_finite(p: np.ndarray) -> np.ndarray:
     if ok.any():
         out[ok] = holm(p[ok])
     return out
+
+
+def strata_suite(view: DataView, level: float = 0.95) -> Suite:
+    """The clusters read as fixed strata (``--clusters-as strata``; ``docs/methods.md`` §3.10):
+    the suite whose tasks are the clusters, led by the size weighting — the pooled mean, its
+    variance Σ w_c² Var_c over these clusters (questions independent within each), so the
+    answer holds for these clusters, not for clusters like them."""
+    if view.codes is None:
+        raise InputError("--clusters-as strata needs clusters (a cluster column, or --cluster-col).")
+    if view.tasks is not None:
+        raise InputError("--clusters-as strata reads the clusters as the tasks of a suite, but the data "
+                         "already have tasks; drop --task-col (or the task column), or --clusters-as.")
+    labels = np.asarray(view.clusters, dtype=object)[view.codes].astype(str)
+    sizes = np.bincount(view.codes, minlength=len(view.clusters))
+    single = sizes[view.codes] < 2
+    if single.any():  # a stratum of one question has no variance: such clusters are pooled
+        labels = np.where(single, COLLAPSED, labels)
+        if single.sum() < 2:  # one question alone: pooled with the smallest other cluster
+            others = np.flatnonzero(sizes >= 2)
+            smallest = view.clusters[others[np.argmin(sizes[others])]]
+            labels = np.where(single | (labels == str(smallest)), COLLAPSED, labels)
+    strata = replace(view, tasks=labels, codes=None, clusters=None)  # questions independent within each
+    suite = replace(suite_view(strata, level), clusters_as_strata=True)
+    return replace(suite, ranking=suite_ranking(suite))
+
+
+#: the stratum of the clusters of one question (collapsed strata, as survey practice does)
+COLLAPSED = "(clusters of one question, pooled)"
 
 
 def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | None:

@@ -29,7 +29,7 @@ from bayeserr.cli.options import (
     ranged,
     where_option,
 )
-from bayeserr.registries.options import RANK_INTERVALS
+from bayeserr.registries.options import CLUSTER_READINGS, RANK_INTERVALS
 from bayeserr.renderers import FIGURE_KINDS, FIGURE_SUFFIXES
 from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS
 
@@ -131,6 +131,11 @@ def _with_posteriors(write, fits, folder, seed):
               type=click.Choice(RANK_INTERVALS.choices),
               help="Rank intervals in the Ranking table: own (each model's own, holds for that row), "
                    "simultaneous (hold for every model at once) or both; JSON always has both.")
+@click.option("--clusters-as", "clusters_as", default="sample", show_default=True,
+              type=click.Choice(CLUSTER_READINGS.choices),
+              help="sample: the clusters are a sample of clusters like these (CR2); strata: they are the whole "
+                   "population of interest (a benchmark's fixed repositories) — a Suite section then ranks with "
+                   "them as fixed strata, first.")
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
@@ -140,7 +145,7 @@ def _with_posteriors(write, fits, folder, seed):
 @engine_option
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
-           task_weights_text=None, rank_intervals="own", engine="memory", scheduler=None, workers=None, worker_memory="4GiB", **kw):
+           task_weights_text=None, rank_intervals="own", clusters_as="sample", engine="memory", scheduler=None, workers=None, worker_memory="4GiB", **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -159,8 +164,12 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
                       seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k,
-                      rank_intervals=rank_intervals, task_weights=task_weights(task_weights_text))
+                      rank_intervals=rank_intervals, cluster_reading=clusters_as,
+                      task_weights=task_weights(task_weights_text))
     config = click.get_current_context().find_root().meta.get("bayeserr.data.config")
+    if engine != "memory" and clusters_as == "strata":
+        raise InputError(f"--clusters-as strata needs the default engine (memory); --engine {engine} has no "
+                         "suite section. Drop --clusters-as, or --engine.")
     if engine != "dask" and (scheduler or workers):
         raise InputError("--scheduler and --workers are options of --engine dask; add --engine dask or drop them.")
     if engine != "memory":

@@ -35,6 +35,10 @@ RANK_INTERVALS = Registry("rank intervals shown", "--rank-intervals", {
     "simultaneous": "rank intervals that hold for every model at once (the report's family of pairs)",
     "both": "both columns",
 })
+CLUSTER_READINGS = Registry("reading of the clusters", "--clusters-as", {
+    "sample": "the clusters are a sample of clusters like these (CR2 with the Bell–McCaffrey df)",
+    "strata": "the clusters are the whole population of interest: also rank with them as fixed strata",
+})
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class Options:
     top_k: int = 3
     #: rank intervals shown in text formats (JSON keeps both): a key of RANK_INTERVALS
     rank_intervals: str = "own"
+    #: "strata": a Suite section reads the clusters as fixed strata (docs/methods.md §3.10)
+    cluster_reading: str = "sample"
     #: suite scores: the user's {task: weight}, shown beside the macro and size-weighted ones
     task_weights: dict | None = None
 
@@ -68,6 +74,7 @@ class Options:
         ADJUSTMENTS.check(self.adjust)
         ON_UNPAIRED.check(self.on_unpaired)
         RANK_INTERVALS.check(self.rank_intervals)
+        CLUSTER_READINGS.check(self.cluster_reading)
         object.__setattr__(self, "bayes", BayesSettings.coerce(self.bayes))
         if isinstance(self.prior_sensitivity, (str, bytes)) or self.prior_sensitivity not in (True, False):
             raise InputError(f"prior_sensitivity takes True or False; got {describe(self.prior_sensitivity)}.")

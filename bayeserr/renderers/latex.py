@@ -805,7 +805,7 @@ def render(rep) -> str:
     kw["groups_note"] = getattr(rep, "groups_note", None)
     blocks = [tables.models_table(rep.scores, rep.level, bayes=rep.bayes is not None, **kw)]
     suite = getattr(rep, "suite", None)
-    user_suite = suite is not None and suite.headline == "user"  # the user's weighting answers first
+    user_suite = suite is not None and suite.headline != "macro"  # the user's weighting answers first
     if user_suite:
         blocks += doc.suite_blocks(suite, rep.pairs)[1:]  # the tables, notes as comments
     if getattr(rep, "ranking", None) is not None:

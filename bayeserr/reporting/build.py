@@ -305,10 +305,18 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
                   pass_at_k=_pass_at_k(view, options) if options.pass_k else None,
                   provenance=provenance(inputs, command, options.seed, config), methods=options.methods,
                   pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking,
-                  suite=(suite := suite_view(view, options.level, options.task_weights)),
-                  per_task=() if suite is None else _per_task(view, options),
+                  suite=(suite := _suite(view, options)),
+                  per_task=() if suite is None or view.tasks is None else _per_task(view, options),
                   task_groups=group_scores(view, task_groups, options.level) if task_groups else None,
                   judge=judge)
+
+
+def _suite(view: DataView, options: Options):
+    """The Suite section: the data's tasks, or the clusters read as fixed strata (``--clusters-as``)."""
+    if options.cluster_reading == "strata":
+        from bayeserr.analyses.suite import strata_suite
+        return strata_suite(view, options.level)
+    return suite_view(view, options.level, options.task_weights)
 
 
 #: letter groups are replaced by a sentence when a model would carry more letters than this

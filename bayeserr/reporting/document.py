@@ -238,7 +238,8 @@ def few_clusters_text(best: dict) -> str:
     return (f"The questions fall in about {c_eff:.1f} effective clusters (Bell–McCaffrey df {df:.1f}, the "
             "median over pairs): every comparison's noise is measured from that few clusters, which is why "
             "the intervals are wide; more clusters — not more questions from the same ones — would narrow "
-            "them.")
+            "them. If these clusters are the whole population of interest (a benchmark's fixed repositories), "
+            "--clusters-as strata also ranks with them as fixed strata.")
 
 
 def ranking_blocks(rep, figures: bool = False) -> list:
@@ -266,7 +267,7 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
         out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(rep.scores) > 1), "note"))
     if figures:
         out.append(Figure("forest"))
-    user_suite = getattr(rep, "suite", None) is not None and rep.suite.headline == "user"
+    user_suite = getattr(rep, "suite", None) is not None and rep.suite.headline != "macro"
     if user_suite:  # the weighting the user asked for answers first; the pooled view second
         out += suite_blocks(rep.suite, rep.pairs)
     out += ranking_blocks(rep, figures)
@@ -358,7 +359,12 @@ def suite_blocks(suite, pairs: str = "auto") -> list:
     pooled = ("The models table treats the tasks as clusters, a sample of tasks like these; here they are "
               "fixed: these tasks, weighted so." if suite.clusters == "are the tasks" else
               "So its SE differs from the models table's, which treats the questions as one pool.")
-    return [Heading("Suite"), *suite_ranking_blocks(suite), tables.suite_table(suite),
+    strata = ([Para("Clusters read as fixed strata (--clusters-as strata): the answer below holds for these "
+                    "clusters, weighted by their questions (the pooled mean, variance Σ w_c² Var_c with questions "
+                    "independent within each cluster), not for clusters like them; the sections above and below "
+                    "read the clusters as a sample (CR2).", "verdict")]
+              if getattr(suite, "clusters_as_strata", False) else [])
+    return [Heading("Suite"), *strata, *suite_ranking_blocks(suite), tables.suite_table(suite),
             Para(f"Tasks (questions): {tasks}. Each suite score is a weighted mean of task means over these "
                  f"tasks ({said}); {how}. {pooled} Best first by the macro score; intervals are cut to [0, 1]."
                  + _not_estimable(suite)
@@ -372,7 +378,7 @@ def suite_ranking_blocks(suite) -> list:
     if table is None:
         return []
     level, tied = f"{suite.level:.0%}", suite.tied_with_best
-    name = {"user": "your weights", "macro": "macro weights (tasks equal)"}[suite.headline]
+    name = tables.suite_weighting_name(suite)
     dfs = [p.df for p in suite.pairs_of(suite.headline) if np.isfinite(p.df)]
     few = ""
     if dfs and float(np.median(dfs)) < 10:
@@ -413,7 +419,7 @@ def suite_pair_blocks(suite, pairs: str = "auto") -> list:
         return []
     shown = tables.suite_pairs(suite, w, pairs)
     family = sum(np.isfinite(p.p_holm) for p in every)
-    name = {"user": "your weights", "macro": "macro weights (tasks equal)"}[w]
+    name = tables.suite_weighting_name(suite)
     holm = (f"Holm over the {family:,} pair{'s' if family != 1 else ''} with a test, at {1 - suite.level:.0%}"
             if family else "no pair has a test (a suite score above is not estimable)")
     note = (f"Suite differences under {name}, on the questions both models answered, with the suite score's "

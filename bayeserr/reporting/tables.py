@@ -429,6 +429,14 @@ def suite_table(suite) -> Table:
                  caption="Suite scores: weighted means of task means, tasks as fixed strata.")
 
 
+def suite_weighting_name(suite) -> str:
+    """The headline weighting of a suite, in words."""
+    if getattr(suite, "clusters_as_strata", False):
+        return "the clusters as fixed strata, questions equal"
+    return {"user": "your weights", "macro": "macro weights (tasks equal)",
+            "size": "size weights (questions equal)"}[suite.headline]
+
+
 def suite_ranking_table(suite) -> Table | None:
     """The ranking under the suite's headline weighting: own rank interval and the set tied
     with the best (``docs/methods.md`` §3.10, §3.12)."""
@@ -438,7 +446,7 @@ def suite_ranking_table(suite) -> Table | None:
             Column("rank_own", "Rank interval"), Column("tied_best", "Tied with best", numeric=False))
     rows = tuple((text(r.model), Cell("int", r.rank), pct(r.mean), Cell("span", r.rank_own),
                   text("yes" if r.tied_with_best else "")) for r in suite.ranking)
-    name = {"user": "your weights", "macro": "macro weights (tasks equal)"}[suite.headline]
+    name = suite_weighting_name(suite)
     return Table("suite_ranking", f"Suite ranking ({name})", cols, rows,
                  caption=f"Ranks by the suite score under {name}, {suite.level:.0%} rank intervals and the set "
                          "tied with the best; tasks as fixed strata.")
