@@ -308,7 +308,7 @@ def test_clusters_read_as_fixed_strata(tmp_path, cli, cli_json):
     rep = cli_json("report", path, "--bayes", "off", "--clusters-as", "strata")
     suite = rep["suite"]
     assert suite["clusters_as_strata"] and suite["ranking"]["weighting"] == "size"
-    assert "(clusters of one question, pooled)" in [t["task"] for t in suite["tasks"]]
+    assert "(small clusters, pooled)" in [t["task"] for t in suite["tasks"]]
     a = df[df.model == "A"].copy()
     sizes = a.groupby("cluster_id").size()
     smallest = sizes[sizes >= 2].idxmin()  # the lonely question is pooled with the smallest other cluster

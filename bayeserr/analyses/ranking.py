@@ -219,7 +219,9 @@ def rank_view(view, comps, options: Options) -> Ranking:
                       float(best.p_best[j]))
             for j in np.lexsort((np.arange(m), -means))]
     return Ranking(rows, level=options.level, top_k=top_k, family=everyone.to_dict(), bayes=bayes,
-                   best={**best.to_dict(), **_cluster_summary(comps)}, show=options.rank_intervals)
+                   best={**best.to_dict(), **_cluster_summary(comps),
+                         "clusters_as_strata": options.cluster_reading == "strata"},
+                   show=options.rank_intervals)
 
 
 def _cluster_summary(comps) -> dict:

@@ -219,8 +219,9 @@ def strata_suite(view: DataView, level: float = 0.95) -> Suite:
     return replace(suite, ranking=suite_ranking(suite))
 
 
-#: the stratum of the clusters of one question (collapsed strata, as survey practice does)
-COLLAPSED = "(clusters of one question, pooled)"
+#: the stratum of the clusters of one question, with the smallest other cluster when only one question
+#: is left (collapsed strata, as survey practice does)
+COLLAPSED = "(small clusters, pooled)"
 
 
 def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | None:
@@ -289,7 +290,7 @@ def suite_ranking(suite: Suite, seed: int = 0) -> tuple:
                     order=np.argsort(np.asarray(names, dtype=object)))
     means = np.array([x.mean for x in scores])
     order = np.lexsort((np.arange(m), -means))
-    rank = 1 + (means[None, :] > means[:, None]).sum(axis=1)
+    rank = 1 + (means[None, :] > means[:, None] + 1e-12).sum(axis=1)  # equal scores (to rounding) tie
     return tuple(SuiteRank(names[j], float(means[j]), int(rank[j]), tuple(int(v) for v in best.rank_own[j]),
                            bool(best.in_set[j]), float(best.p_best[j])) for j in order)
 

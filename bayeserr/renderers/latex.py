@@ -115,7 +115,7 @@ FOLDABLE = frozenset({"n", "C", "c_eff", "df", "K", "method"})
 #: to go first, by table key (the per-model table: design effect and CLT SE, then the
 #: intervals of --methods from right to left)
 OPTIONAL = {"pairs": ("rho", "df"), "ranking": ("rank_credible", "rank_expected"),
-            "suite": ("size_df", "user_df", "macro_df", "size", "size_ci"),
+            "suite": ("size_df", "user_df", "macro_df", "size_ci", "size"),
             "judge": ("agreement", "classical_ci", "worth"), "judge_pairs": ("p",)}
 #: shorter LaTeX heads than the table model's, by column key (the caption says which SE)
 HEADS = {"se": "SE"}

@@ -9,7 +9,7 @@ compare``.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -207,16 +207,10 @@ LIST_NAMES = 200
 def ranking_details(r) -> str:
     """What follows the answer: the top-k set, few clusters, the Bayesian P(best)."""
     k, level = r.top_k, f"{r.level:.0%}"
-    top = r.top_k_set
-    names = ", ".join(top)
-    if len(names) > LIST_NAMES:
-        low = min((m for m in r if m.in_top_k), key=lambda m: m.mean)
-        names = (f"{len(top)} of {plural(len(r), 'model')} (the lowest-scoring {low.model}, {pct(low.mean)}; "
-                 "the JSON's top_k_set lists them)")
     out = []
-    if k < len(r):  # every model is among the top M
+    if 1 < k < len(r):  # k = 1 is the set above; every model is among the top M
         out.append(f"Top-{k} set (each model whose true rank is at most {k} is in it with {level} "
-                   f"confidence): {names}.")
+                   f"confidence): {_top_k_names(r)}.")
     few = few_clusters_text(r.best)
     if few:
         out.append(few)
@@ -229,6 +223,23 @@ def ranking_details(r) -> str:
     return " ".join(out)
 
 
+def _top_k_names(r) -> str:
+    """The top-k set in words: its names, or when long, the models from the best down to its
+    lowest-scoring member with the exceptions named (or just their number)."""
+    top = r.top_k_set
+    names = ", ".join(top)
+    if len(names) <= LIST_NAMES:
+        return names
+    members = [m for m in r if m.in_top_k]
+    low = min(members, key=lambda m: m.mean)
+    above = [m.model for m in r if m.mean >= low.mean and not m.in_top_k]
+    if len(above) <= 3:
+        but = f" except {', '.join(above)}" if above else ""
+        return (f"{len(top)} of {plural(len(r), 'model')}: every model from the best down to {low.model} "
+                f"({pct(low.mean)}){but}")
+    return f"{len(top)} of {plural(len(r), 'model')} (the JSON's top_k_set lists them)"
+
+
 def few_clusters_text(best: dict) -> str:
     """One sentence where few effective clusters limit what the ranking can
     say (Bell–McCaffrey df below 10), else ''."""
@@ -238,8 +249,9 @@ def few_clusters_text(best: dict) -> str:
     return (f"The questions fall in about {c_eff:.1f} effective clusters (Bell–McCaffrey df {df:.1f}, the "
             "median over pairs): every comparison's noise is measured from that few clusters, which is why "
             "the intervals are wide; more clusters — not more questions from the same ones — would narrow "
-            "them. If these clusters are the whole population of interest (a benchmark's fixed repositories), "
-            "--clusters-as strata also ranks with them as fixed strata.")
+            "them." + ("" if best.get("clusters_as_strata") else
+                       " If these clusters are the whole population of interest (a benchmark's fixed "
+                       "repositories), --clusters-as strata also ranks with them as fixed strata."))
 
 
 def ranking_blocks(rep, figures: bool = False) -> list:
@@ -359,37 +371,53 @@ def suite_blocks(suite, pairs: str = "auto") -> list:
     pooled = ("The models table treats the tasks as clusters, a sample of tasks like these; here they are "
               "fixed: these tasks, weighted so." if suite.clusters == "are the tasks" else
               "So its SE differs from the models table's, which treats the questions as one pool.")
-    strata = ([Para("Clusters read as fixed strata (--clusters-as strata): the answer below holds for these "
-                    "clusters, weighted by their questions (the pooled mean, variance Σ w_c² Var_c with questions "
-                    "independent within each cluster), not for clusters like them; the sections above and below "
-                    "read the clusters as a sample (CR2).", "verdict")]
-              if getattr(suite, "clusters_as_strata", False) else [])
+    strata = [Para(STRATA_TEXT, "verdict")] if getattr(suite, "clusters_as_strata", False) else []
+    order_by = {"user": "your weights'", "macro": "macro", "size": "size-weighted"}[suite.headline]
     return [Heading("Suite"), *strata, *suite_ranking_blocks(suite), tables.suite_table(suite),
             Para(f"Tasks (questions): {tasks}. Each suite score is a weighted mean of task means over these "
-                 f"tasks ({said}); {how}. {pooled} Best first by the macro score; intervals are cut to [0, 1]."
+                 f"tasks ({said}); {how}. {pooled} Best first by the {order_by} score; intervals are cut to "
+                 "[0, 1]."
                  + _not_estimable(suite)
                  + " The JSON's suite block holds every pair's suite difference under every weighting.",
                  "note", user_text=True), *suite_pair_blocks(suite, pairs)]
 
 
 def suite_ranking_blocks(suite) -> list:
-    """The suite's answer first: the ranking under its headline weighting and its sentence."""
+    """The suite's answer first: the ranking under its headline weighting and its sentence (in
+    LaTeX, printed in the note under the table)."""
     table = tables.suite_ranking_table(suite)
     if table is None:
         return []
+    text = suite_ranking_sentence(suite)
+    strata = STRATA_TEXT if getattr(suite, "clusters_as_strata", False) else ""
+    table = replace(table, latex_notes=tuple(t for t in (strata, text) if t))
+    return [table, Para(text, "verdict", user_text=True)]
+
+
+#: what --clusters-as strata means, said where its answer is
+STRATA_TEXT = ("Clusters read as fixed strata (--clusters-as strata): the answer below holds for these clusters, "
+               "weighted by their questions (the pooled mean, variance Σ w_c² Var_c with questions independent "
+               "within each cluster), not for clusters like them; the other sections read the clusters as a "
+               "sample (CR2).")
+
+
+def suite_ranking_sentence(suite) -> str:
+    """The set tied with the best under the suite's headline weighting, and what few df limit."""
     level, tied = f"{suite.level:.0%}", suite.tied_with_best
     name = tables.suite_weighting_name(suite)
-    dfs = [p.df for p in suite.pairs_of(suite.headline) if np.isfinite(p.df)]
-    few = ""
-    if dfs and float(np.median(dfs)) < 10:
-        few = (f" Its comparisons rest on few degrees of freedom (median df {float(np.median(dfs)):.1f}: few "
-               "clusters or questions in the tasks that weigh most), which is why its intervals are wide.")
     count = f"{len(tied)} of {plural(len(suite.ranking), 'model')}"
     who = f"{count}, marked in the table" if len(", ".join(tied)) > LIST_NAMES else f"{', '.join(tied)} ({count})"
-    return [table, Para(f"Under {name}: tied with the best at {level}: {who}; the best model on these tasks, weighted so, is "
-                        f"in this set with {level} confidence. A rank interval holds for its row (the model's "
-                        "own comparisons, both directions); §3.10 of the methods." + few, "verdict",
-                        user_text=True)]
+    pairs = suite.pairs_of(suite.headline)
+    dfs = [p.df for p in pairs if np.isfinite(p.df)]
+    few = ""
+    if dfs and float(np.median(dfs)) < 10:
+        separated = sum(np.isfinite(p.p_holm) and p.p_holm < 1 - suite.level for p in pairs)
+        few = (f" Its comparisons rest on few degrees of freedom (median df {float(np.median(dfs)):.1f}: few "
+               "clusters or questions in the tasks that weigh most), which is why its intervals are wide"
+               + (": no pair can be declared different under it." if separated == 0 else "."))
+    return (f"Under {name}: tied with the best at {level}: {who}; the best model on these tasks, weighted so, "
+            f"is in this set with {level} confidence. A rank interval holds for its row (the model's own "
+            f"comparisons, both directions); §3.10 of the methods.{few}")
 
 
 def _not_estimable(suite) -> str:

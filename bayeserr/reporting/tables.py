@@ -416,7 +416,8 @@ def suite_table(suite) -> Table:
     weightings = list(suite.weights)
     by = {(s.model, s.weighting): s for s in suite.scores}
     models = sorted(dict.fromkeys(s.model for s in suite.scores),  # best macro score first, "–" last
-                    key=lambda m: -by[m, "macro"].mean if math.isfinite(by[m, "macro"].mean) else math.inf)
+                    key=lambda m: (-by[m, suite.headline].mean if math.isfinite(by[m, suite.headline].mean)
+                                   else math.inf))
     cols = [Column("model", "Model", numeric=False)]
     for w in weightings:
         cols += [Column(f"{w}", heads[w]), Column(f"{w}_ci", f"{suite.level:.0%} interval"),
@@ -442,7 +443,7 @@ def suite_ranking_table(suite) -> Table | None:
     with the best (``docs/methods.md`` §3.10, §3.12)."""
     if not suite.ranking:
         return None
-    cols = (Column("model", "Model", numeric=False), Column("rank", "Rank"), Column("rank_score", "Score"),
+    cols = (Column("model", "Model", numeric=False), Column("rank", "Rank"), Column("rank_score", "Suite score"),
             Column("rank_own", "Rank interval"), Column("tied_best", "Tied with best", numeric=False))
     rows = tuple((text(r.model), Cell("int", r.rank), pct(r.mean), Cell("span", r.rank_own),
                   text("yes" if r.tied_with_best else "")) for r in suite.ranking)
