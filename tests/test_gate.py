@@ -735,3 +735,21 @@ def test_the_first_p_of_the_json_and_the_summary_is_the_decisions(cli, tmp_path)
     assert size.t_pass_rate.max() > 0.05 > size.pass_rate.max()  # "up to 5.9%" against "1.8–3.6%"
     assert round(100 * size.t_pass_rate.max(), 1) == 5.9
     assert (round(100 * size.pass_rate.min(), 1), round(100 * size.pass_rate.max(), 1)) == (1.8, 3.6)
+
+
+def test_action_never_passes_without_testing(tmp_path):
+    """A results line or an extra argument that would end the command before testing
+    (--help, --version) is an error, never exit 0 and verdict=pass (issue 43 item 4)."""
+    pytest.importorskip("yaml")
+    res, summary, out = run_action_step(tmp_path, results="--help", candidate="ckpt-0426",
+                                        baseline="ckpt-0419", margin="0.1")
+    assert res.returncode == 2 and out == {"verdict": "error", "exit-code": "2"}, (res.stdout, res.stderr)
+    res, summary, out = run_action_step(tmp_path, results=f"{EXAMPLE}\n--version", candidate="ckpt-0426",
+                                        baseline="ckpt-0419", margin="0.1")
+    assert res.returncode == 2 and out["verdict"] == "error"
+    res, summary, out = run_action_step(tmp_path, results=str(EXAMPLE), candidate="ckpt-0426",
+                                        baseline="ckpt-0419", margin="0.1", **{"extra-args": "--help"})
+    assert res.returncode == 2 and out["verdict"] == "error" and "ends bayeserr gate" in res.stderr
+    res, summary, out = run_action_step(tmp_path, results="", candidate="ckpt-0426",
+                                        baseline="ckpt-0419", margin="0.1")
+    assert res.returncode == 2 and out["verdict"] == "error"
