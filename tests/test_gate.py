@@ -753,3 +753,21 @@ def test_action_never_passes_without_testing(tmp_path):
     res, summary, out = run_action_step(tmp_path, results="", candidate="ckpt-0426",
                                         baseline="ckpt-0419", margin="0.1")
     assert res.returncode == 2 and out["verdict"] == "error"
+
+
+def test_summary_appends_from_two_processes_at_once_all_land_and_keep_old_bytes(tmp_path):
+    """Two processes appending to one summary at the same time both land (the append is
+    locked), and bytes already there that are not UTF-8 stay as they were (issue 43 item 3)."""
+    summary = tmp_path / "summary.md"
+    old = b"## an earlier step\n\xff\xfe not UTF-8\n"
+    summary.write_bytes(old)
+    code = ("import sys; from bayeserr.cli.gate import _append\n"
+            "for i in range(40): _append(sys.argv[1], f'### {sys.argv[2]} {i}\\n')")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(summary), who], stderr=subprocess.DEVNULL)
+             for who in ("first", "second")]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    data = summary.read_bytes()
+    assert data.startswith(old)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    for who in ("first", "second"):
+        assert {f"### {who} {i}" for i in range(40)} <= set(lines), who

@@ -7,6 +7,8 @@ worse than allowed, or cannot show that it is not), 2 bad input or options.
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from bayeserr.cli.app import main
@@ -101,26 +103,42 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
 
 
 def _append(path, text: str) -> None:
-    """Add ``text`` to the end of ``path`` (a CI job summary collects the steps' outputs),
-    written atomically: the old content and the new go to a temporary file renamed over it."""
-    from pathlib import Path
-
+    """Add ``text`` to the end of ``path`` (a CI job summary collects the steps' outputs).
+    The file is locked for the append (``flock``), so two gates writing one summary at once
+    both land, and its earlier bytes are never read back or rewritten (a summary holding bytes
+    that are not UTF-8 keeps them); a blank line separates the new text from the old."""
     from bayeserr.base.errors import InputError
-    from bayeserr.base.output import write_atomic
-    p = Path(path)
-    old = ""
-    if p.is_file():
-        try:
-            old = p.read_text(encoding="utf-8", errors="surrogateescape")
-        except OSError as exc:
-            raise InputError(f"--summary {path}: could not read it to append "
-                             f"({exc.strerror or exc}).") from None
-        if old and not old.endswith("\n"):
-            old += "\n"
-        if old:
-            old += "\n"
-    write_atomic(path, old + text)
+    from bayeserr.base.output import check_writable
+    p = check_writable(path)
+    data = text.encode("utf-8", errors="backslashreplace")
+    try:
+        with open(p, "a+b") as fh:
+            _lock(fh)
+            end = fh.seek(0, 2)
+            if end and p.is_file():
+                fh.seek(end - 1)
+                last = fh.read(1)
+                data = (b"\n" if last == b"\n" else b"\n\n") + data
+            fh.write(data)  # "a" mode: at the end, whatever the position
+            fh.flush()
+            if p.is_file():
+                os.fsync(fh.fileno())
+    except OSError as exc:
+        raise InputError(f"--summary {path}: could not append ({exc.strerror or exc}).") from None
     click.echo(f"wrote the summary to {path}", err=True)
+
+
+def _lock(fh) -> None:
+    """An exclusive advisory lock on an open file, released when it is closed (POSIX; elsewhere
+    the append goes unlocked)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    except OSError:  # a device or a file system without locks: append unlocked
+        pass
 
 
 def summary_markdown(result) -> str:
