@@ -382,3 +382,13 @@ def test_the_python_api_guide_first_example_runs_in_a_fresh_interpreter():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "4"
+
+
+def test_a_suggestion_prefers_the_name_holding_what_was_typed():
+    """'Claude 4.5 Opus' means 'Claude 4.5 Opus medium (20251101)', not the closer-spelled
+    'Claude 4 Opus (20250514)' (issue 43 item 10)."""
+    from bayeserr.base.errors import suggest
+    names = ["Claude 4 Opus (20250514)", "Claude 4.5 Opus medium (20251101)", "o3 (2025-04-16)"]
+    assert suggest("Claude 4.5 Opus", names) == " Did you mean 'Claude 4.5 Opus medium (20251101)'?"
+    assert suggest("o3", names) == " Did you mean 'o3 (2025-04-16)'?"
+    assert suggest("Claude 4 Opuss", names) == " Did you mean 'Claude 4 Opus (20250514)'?"  # a typo: closest

@@ -51,7 +51,10 @@ def suggest(name: str, choices) -> str:
     import difflib
 
     names = [str(c) for c in choices]
-    close = difflib.get_close_matches(str(name), names, n=1)
-    if not close and len(str(name)) >= 2:  # a short form of a long name: 'o3' for 'o3 (2025-04-16)'
-        close = [c for c in names if c.lower().startswith(str(name).lower())][:1]
+    typed = str(name).lower()
+    # a name holding what was typed first ('Claude 4.5 Opus' is 'Claude 4.5 Opus medium (20251101)',
+    # not the closer-spelled 'Claude 4 Opus (20250514)'): the one that starts with it, else the shortest
+    holding = sorted((c for c in names if len(typed) >= 2 and typed in c.lower()),
+                     key=lambda c: (not c.lower().startswith(typed), len(c)))
+    close = holding[:1] or difflib.get_close_matches(str(name), names, n=1)
     return f" Did you mean '{close[0]}'?" if close else ""
