@@ -436,3 +436,14 @@ def test_shell_completion_completes_commands_and_options():
         return CliRunner().invoke(main, [], prog_name="bayeserr", env=env).output.split()
     assert "plain,report" in complete("bayeserr rep", 1) and "plain,config" in complete("bayeserr con", 1)
     assert "plain,--where" in complete("bayeserr report x.csv --wh", 3)
+
+
+@pytest.mark.parametrize("args", [
+    ("report", "{ex}", "-o", ""), ("report", "{ex}", "--task-weights", ""),
+    ("gate", "{ex}", "--candidate", "ckpt-0426", "--baseline", "ckpt-0419", "--margin", "0.1", "--summary", ""),
+])
+def test_an_empty_option_value_is_refused(cli, args):
+    """`-o ''`, `--task-weights ''`, `--summary ''`: exit 2 naming the option (issue 43 item 9)."""
+    from bayeserr.examples import example_path
+    res = cli(*[a.format(ex=example_path()) for a in args], "--bayes", "off")
+    assert res.exit_code == 2 and "is empty" in res.output and "Traceback" not in res.output

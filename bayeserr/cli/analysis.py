@@ -25,6 +25,7 @@ from bayeserr.cli.options import (
     bayes_settings,
     engine_option,
     load_options,
+    nonempty,
     pop_load,
     ranged,
     where_option,
@@ -115,7 +116,7 @@ def _with_posteriors(write, fits, folder, seed):
 @click.option("--prior-sensitivity", is_flag=True,
               help="Also show the Beta posterior interval under the uniform and Jeffreys priors.")
 @click.option("--models", "models_text", help="Only these models (comma-separated); other rows count as dropped.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False),
+@click.option("--output", "-o", type=click.Path(dir_okay=False), callback=nonempty,
               help="Write the report to this file instead of the terminal (e.g. report.html); "
                    "never an input file.")
 @click.option("--methods", "methods", default="recommended", show_default=True,
@@ -139,13 +140,14 @@ def _with_posteriors(write, fits, folder, seed):
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
-@click.option("--task-weights", "task_weights_text",
+@click.option("--task-weights", "task_weights_text", callback=nonempty,
               help="Suite scores with your task weights beside the macro and size-weighted ones: "
                    "NAME=W,NAME=W (tasks not named weigh 0) or a CSV file with columns task,weight.")
 @engine_option
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
-           task_weights_text=None, rank_intervals="own", clusters_as="sample", engine="memory", scheduler=None, workers=None, worker_memory="4GiB", **kw):
+           task_weights_text=None, rank_intervals="own", clusters_as="sample", engine="memory", scheduler=None,
+           workers=None, worker_memory="4GiB", **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
     FILE is a results table (CSV, TSV, JSONL, Parquet, optionally .gz), an
@@ -313,7 +315,8 @@ def power(ctx, pilot, fmt, power_, where, **kw):
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(FORMATS.choices), default="md", show_default=True)
 @click.option("--level", default=0.95, show_default=True, type=float, callback=LEVEL)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to this file.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), callback=nonempty,
+              help="Write the report to this file.")
 def demo(fmt, level, output):
     """Run the report on the bundled example (a fictional internal eval set)."""
     from bayeserr.base.output import protect
@@ -341,7 +344,7 @@ def demo(fmt, level, output):
 @click.option("--kind", type=click.Choice(FIGURE_KINDS), default="forest", show_default=True,
               help="forest (per-model intervals), ranks (rank intervals), pairs (pairwise differences), "
                    "heatmap (P(A > B)), posterior or judge (human-scored against judge-only, with labels).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
+@click.option("--output", "-o", type=click.Path(dir_okay=False), callback=nonempty, required=True,
               help="Figure file: .svg, .png or .pdf.")
 def plot(file, kind, output, level, cluster_correction, on_unpaired, adjust, pairs, top_k, save_posterior, **kw):
     """Draw one figure of the report for FILE."""

@@ -11,7 +11,7 @@ import click
 from bayeserr.base.errors import InputError
 from bayeserr.cli.app import main
 from bayeserr.cli.common import emit, output_format
-from bayeserr.cli.options import LEVEL, SEED, ranged
+from bayeserr.cli.options import LEVEL, SEED, nonempty, ranged
 
 
 @main.command()
@@ -46,7 +46,7 @@ from bayeserr.cli.options import LEVEL, SEED, ranged
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "latex", "html"]), default="md",
               show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), callback=nonempty, help="Write to this file.")
 def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_text, bootstrap, bootstrap_by,
           judge_col, human_value, judge_value, item_col, lam, bayes_flag, level, seed, fmt, output):
     """Bradley–Terry ratings (Elo scale) with bootstrap and rank intervals from pairwise votes.

@@ -13,7 +13,7 @@ import click
 
 from bayeserr.cli.app import main
 from bayeserr.cli.common import emit, load
-from bayeserr.cli.options import SEED, choice, load_options, pop_load, ranged, where_option
+from bayeserr.cli.options import SEED, choice, load_options, nonempty, pop_load, ranged, where_option
 from bayeserr.registries.options import ON_UNPAIRED
 
 
@@ -35,7 +35,7 @@ from bayeserr.registries.options import ON_UNPAIRED
               help="Confidence of the one-sided bound, in (0.5, 1): the gate falsely passes at most "
                    "1 − level of the time.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--summary", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--summary", type=click.Path(dir_okay=False), callback=nonempty, metavar="FILE",
               help="Also write the verdict as Markdown for a CI job summary (e.g. \"$GITHUB_STEP_SUMMARY\"); "
                    "appended when FILE exists (never an input).")
 @click.option("--on-unpaired", type=choice(ON_UNPAIRED), default="error", show_default=True,

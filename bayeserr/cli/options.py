@@ -37,6 +37,14 @@ def ranged(low=None, high=None, *, low_open=False, high_open=False, integer=Fals
 
 LEVEL = ranged(0, 1, low_open=True, high_open=True)
 PROBABILITY = ranged(0, 1, low_open=True, high_open=True)
+def nonempty(ctx, param, value):
+    """A click callback refusing an empty value (``-o ''``: a path or list left empty by a script)."""
+    if value is not None and not str(value).strip():
+        name = max(param.opts, key=len) if param.opts else "--" + param.name.replace("_", "-")
+        raise click.BadParameter("is empty; give a value, or leave the option out.", ctx=ctx, param_hint=name)
+    return value
+
+
 SEED = ranged(0, integer=True)
 COUNT = ranged(1, integer=True)
 

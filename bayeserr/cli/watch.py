@@ -20,7 +20,7 @@ import click
 
 from bayeserr.cli.app import main
 from bayeserr.cli.common import emit, load
-from bayeserr.cli.options import load_options, pop_load, ranged, where_option
+from bayeserr.cli.options import load_options, nonempty, pop_load, ranged, where_option
 
 #: a damaged or half-written archive is read again this many times at once, this many seconds apart ...
 QUICK_TRIES, QUICK_PAUSE = 3, 0.5
@@ -60,7 +60,7 @@ UNREADABLE_LOOKS = 5
 @click.option("--timeout", type=click.FloatRange(0), default=None,
               help="--follow: give up after this many seconds (exit 1).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--html", "html_out", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), callback=nonempty, metavar="FILE",
               help="Also write an HTML page with the sequence's figure (never an input).")
 @load_options
 @where_option

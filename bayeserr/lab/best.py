@@ -47,7 +47,8 @@ from bayeserr.base.errors import InputError
 from bayeserr.lab.ranking import SWEBENCH_SPREAD, RankDesign, _se, _view
 
 #: the procedures compared (module docstring)
-PROCEDURES = ("one_sided", "one_sided_lfc", "one_sided_wild", "one_sided_wild_restricted", "one_sided_mvt", "one_sided_bonferroni", "own_two_sided", "simultaneous_wild")
+PROCEDURES = ("one_sided", "one_sided_lfc", "one_sided_wild", "one_sided_wild_restricted", "one_sided_mvt",
+              "one_sided_bonferroni", "own_two_sided", "simultaneous_wild")
 #: the procedures that need wild bootstrap draws of all pairs (slow at many models)
 JOINT = ("simultaneous_wild", "one_sided_wild", "one_sided_wild_restricted")
 
@@ -292,7 +293,8 @@ def summary_lines(df, level: float = 0.95) -> list[str]:
            f"the set and, under the complete null, {100 * min(kept):.1f}%–{100 * max(kept):.1f}% of the models "
            "kept)."]
     if size:
-        out.append(f"At SWE-bench's twelve repositories with its real noise it keeps {size.get('one_sided', float('nan')):.2f} "
+        out.append(f"At SWE-bench's twelve repositories with its real noise it keeps "
+                   f"{size.get('one_sided', float('nan')):.2f} "
                    f"of 25 models on average, against {size.get('simultaneous_wild', float('nan')):.2f} for the "
                    f"previous set and {size.get('own_two_sided', float('nan')):.2f} for the models' own rank "
                    "intervals reaching 1.")
