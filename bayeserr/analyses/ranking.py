@@ -37,7 +37,7 @@ class ModelRank:
     rank_marginal: tuple  #: (low, high), this model alone (its own pairs, both directions)
     rank_simultaneous: tuple  #: (low, high), every model at once (the report's family)
     tied_with_best: bool  #: in the confidence set for the best (its own one-sided comparisons)
-    in_top_k: bool  #: in the top-k confidence set (fewer than k models shown better at α/k)
+    in_top_k: bool  #: in the top-k set (fewer than k models shown better by its one-sided step-down)
     p_best: float | None = None  #: posterior probability of being the best
     expected_rank: float | None = None
     rank_credible: tuple | None = None  #: (low, high) equal-tailed posterior interval of the rank
@@ -164,24 +164,17 @@ def _estimate_ranks(means: np.ndarray) -> np.ndarray:
 
 
 def pair_matrices(names, comps) -> tuple[np.ndarray, np.ndarray]:
-    """``(V, z)`` of the comparisons: ``V[k, l]`` the squared paired SE of the
-    pair over questions (M7; it sets the correlations of the joint law — the
-    clustered covariance of M means has rank below the number of clusters, so
-    its correlations are degenerate with few clusters), ``z[k, j]`` the normal
-    equivalent of the pair's headline one-sided t of ``θ_k − θ_j`` on its own df
-    (NaN where the pair was not compared)."""
-    from bayeserr.stats.best import normal_equivalent
-    m = len(names)
+    """``(V, z)`` of the comparisons (:func:`bayeserr.stats.best.pair_inputs`):
+    ``V`` the squared paired SEs over questions (M7; they set the correlations of
+    the joint law — the clustered covariance of M means has rank below the number
+    of clusters, so its correlations are degenerate with few clusters), ``z`` the
+    normal equivalents of the pairs' headline t on their own df."""
+    from bayeserr.stats.best import pair_inputs
     pos = {name: i for i, name in enumerate(names)}
-    V = np.full((m, m), np.nan)
-    z = np.full((m, m), np.nan)
-    for c in comps:
-        i, j = pos[c.a], pos[c.b]
-        V[i, j] = V[j, i] = c.se_paired * c.se_paired
-        df = np.inf if c.df is None else c.df
-        z[i, j] = normal_equivalent(c.statistic, df)
-        z[j, i] = normal_equivalent(-c.statistic, df)
-    return V, z
+    comps = list(comps)
+    return pair_inputs(len(names), [pos[c.a] for c in comps], [pos[c.b] for c in comps],
+                       [c.statistic for c in comps], [np.inf if c.df is None else c.df for c in comps],
+                       [c.se_paired ** 2 for c in comps])
 
 
 def rank_view(view, comps, options: Options) -> Ranking:

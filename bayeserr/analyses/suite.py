@@ -215,8 +215,7 @@ def strata_suite(view: DataView, level: float = 0.95) -> Suite:
             smallest = view.clusters[others[np.argmin(sizes[others])]]
             labels = np.where(single | (labels == str(smallest)), COLLAPSED, labels)
     strata = replace(view, tasks=labels, codes=None, clusters=None)  # questions independent within each
-    suite = replace(suite_view(strata, level), clusters_as_strata=True)
-    return replace(suite, ranking=suite_ranking(suite))
+    return suite_view(strata, level, strata=True)
 
 
 #: the stratum of the clusters of one question, with the smallest other cluster when only one question
@@ -224,8 +223,9 @@ def strata_suite(view: DataView, level: float = 0.95) -> Suite:
 COLLAPSED = "(small clusters, pooled)"
 
 
-def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | None:
-    """The suite of ``view`` (None when it has fewer than two tasks)."""
+def suite_view(view: DataView, level: float = 0.95, weights=None, strata: bool = False) -> Suite | None:
+    """The suite of ``view`` (None when it has fewer than two tasks); ``strata``: its tasks are
+    the data's clusters (:func:`strata_suite`), ranked under the size weighting."""
     if view.tasks is None or len(np.unique(view.tasks)) < 2:
         if weights:
             raise InputError("task weights need a task for each question and at least two tasks; the data "
@@ -262,7 +262,7 @@ def suite_view(view: DataView, level: float = 0.95, weights=None) -> Suite | Non
     answered = np.stack([(~np.isnan(s[:, task_codes == t])).any(axis=1) for t in range(len(tasks))], axis=1)
     unanswered = {m: tuple(t for t, a in zip(tasks, answered[j]) if not a) for j, m in enumerate(names)}
     out = Suite(tasks, tuple(int(n) for n in np.bincount(task_codes)), used, tuple(scores), tuple(diffs),
-                level, how, {m: ts for m, ts in unanswered.items() if ts})
+                level, how, {m: ts for m, ts in unanswered.items() if ts}, clusters_as_strata=strata)
     return replace(out, ranking=suite_ranking(out))
 
 
@@ -271,7 +271,7 @@ def suite_ranking(suite: Suite, seed: int = 0) -> tuple:
     weighting, from its pairs' t on their df (:func:`bayeserr.stats.best.best_set`;
     the pairs' suite variances set the joint law).  Models without a suite score are
     left out; fewer than two with one: no ranking."""
-    from bayeserr.stats.best import best_set, covariance_from_pairs, normal_equivalent
+    from bayeserr.stats.best import best_set, covariance_from_pairs, pair_inputs
     w = suite.headline
     scores = [x for x in suite.of(w) if np.isfinite(x.mean)]
     if len(scores) < 2:
@@ -279,13 +279,9 @@ def suite_ranking(suite: Suite, seed: int = 0) -> tuple:
     names = [x.model for x in scores]
     pos = {m: i for i, m in enumerate(names)}
     m = len(names)
-    V, z = np.full((m, m), np.nan), np.full((m, m), np.nan)
-    for p in suite.pairs_of(w):
-        if p.a in pos and p.b in pos and np.isfinite(p.se) and p.se > 0:
-            i, j = pos[p.a], pos[p.b]
-            df = p.df if np.isfinite(p.df) else np.inf
-            V[i, j] = V[j, i] = p.se * p.se
-            z[i, j], z[j, i] = normal_equivalent(p.diff / p.se, df), normal_equivalent(-p.diff / p.se, df)
+    pairs = [p for p in suite.pairs_of(w) if p.a in pos and p.b in pos and np.isfinite(p.se) and p.se > 0]
+    V, z = pair_inputs(m, [pos[p.a] for p in pairs], [pos[p.b] for p in pairs], [p.diff / p.se for p in pairs],
+                       [p.df if np.isfinite(p.df) else np.inf for p in pairs], [p.se * p.se for p in pairs])
     best = best_set(covariance_from_pairs(V), z, level=suite.level, seed=seed,
                     order=np.argsort(np.asarray(names, dtype=object)))
     means = np.array([x.mean for x in scores])

@@ -37,8 +37,8 @@ only, so every engine (memory, stream, dask) takes the same path; each pair's ob
 own Bell–McCaffrey df is put on the normal scale *exactly*
 (``z = Φ⁻¹(F_t(t; ν))``), so that every pair keeps its own small-sample
 reference while the dependence between pairs (they share the candidate and
-the clusters) comes from the covariance — a Gaussian copula.  The ranking lab
-(``bayeserr.lab.ranking``, ``docs/calibration.md``) compares it with the
+the clusters) comes from the covariance — a Gaussian copula.  The best-set lab
+(``bayeserr.lab.best``, ``docs/calibration.md``) compares it with the
 joint wild cluster bootstrap, a shared-scale multivariate t and Bonferroni at
 few, unequal clusters: the wild bootstrap's restricted draws put every
 strongly different pair at its extreme at once when the clusters are few, so
@@ -53,8 +53,6 @@ import numpy as np
 
 #: normal draws of the joint law; the Monte Carlo SE of a p near 0.05 is 0.003
 DRAWS = 4999
-#: cells of one (draws × models) block
-_BLOCK_CELLS = 2_000_000
 
 
 def normal_equivalent(t, df):
@@ -96,7 +94,23 @@ def covariance_from_pairs(V) -> np.ndarray:
             row = np.array([V[k][off[k]].mean() if off[k].any() else 0.0 for k in range(m)])
         V = np.where(missing, (row[:, None] + row[None, :]) / 2, V)
     J = np.eye(m) - 1.0 / m
-    return nearest_psd(-0.5 * J @ V @ J)
+    return -0.5 * J @ V @ J  # made positive semi-definite where it is used (best_set)
+
+
+def pair_inputs(m: int, i, j, t, df, var) -> tuple[np.ndarray, np.ndarray]:
+    """``(V, z)`` for :func:`covariance_from_pairs` and :func:`best_set` from the
+    pairs ``(i[k], j[k])`` of M models: ``t`` the t statistic of ``θ_i − θ_j`` on
+    ``df`` (inf: a z), ``var`` the variance that sets the pair's correlations.
+    ``z[i, j]`` is the normal equivalent of θ_i − θ_j, ``z[j, i]`` of θ_j − θ_i;
+    NaN where a pair is absent."""
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    t, df = np.asarray(t, float), np.asarray(df, float)
+    V = np.full((m, m), np.nan)
+    z = np.full((m, m), np.nan)
+    V[i, j] = V[j, i] = np.asarray(var, float)
+    z[i, j] = normal_equivalent(t, df)
+    z[j, i] = normal_equivalent(-t, df)
+    return V, z
 
 
 def nearest_psd(cov) -> np.ndarray:
@@ -167,7 +181,7 @@ def best_set(cov, z, *, level: float = 0.95, top_k: int = 1, draws: int = DRAWS,
     set for the best gets rank 1 in its interval (widened if needed) and is in
     the top-k set.
     """
-    cov = nearest_psd(np.where(np.isfinite(cov), cov, 0.0))
+    cov = nearest_psd(np.where(np.isfinite(cov), cov, 0.0))  # the draws and their scale use one matrix
     z = np.asarray(z, float)
     m = len(cov)
     top_k = min(max(int(top_k), 1), m)
