@@ -72,9 +72,14 @@ def difference_draws(cov, *, draws: int = DRAWS, seed: int = 0, order=None) -> n
     """(draws, M) draws of the model means' joint normal law ``N(0, cov)``
     (``cov`` made positive semi-definite by clipping negative eigenvalues),
     drawn in ``order`` (a canonical order, e.g. by name) so that a model's
-    draws do not depend on the order the models come in."""
+    draws do not depend on the order the models come in.  Each eigenvector's sign
+    is fixed (its largest entry positive): LAPACK builds may return either sign,
+    and the seeded draws — so the set's p-values — are then the same on every
+    machine, not only equal in distribution."""
     from bayeserr.stats.simultaneous import psd_root
     root, back = psd_root(cov, order)
+    big = np.abs(root).argmax(axis=0)
+    root = root * np.where(root[big, np.arange(root.shape[1])] < 0, -1.0, 1.0)
     rng = np.random.default_rng(seed)
     return (rng.standard_normal((int(draws), len(root))) @ root.T)[:, back]
 
