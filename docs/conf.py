@@ -168,6 +168,7 @@ LAYERS = [  # bottom up, as tests/test_layers.py
     ("Layer 0: base", ["bayeserr.base"]),
     ("Layer 1: data", ["bayeserr.data", "bayeserr.examples", "bayeserr.schema"]),
     ("Layer 2: stats", ["bayeserr.stats"]),
+    ("Layer 2b: engines", ["bayeserr.engines"]),
     ("Layer 3: models", ["bayeserr.models"]),
     ("Layer 4: bayes", ["bayeserr.bayes"]),
     ("Layer 5: registries", ["bayeserr.registries"]),

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path

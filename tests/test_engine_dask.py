@@ -66,8 +66,8 @@ def test_real_files_equal_memory(name, kw, client, tmp_path):
 
 def test_many_parts_and_partitions_equal_stream(example, client, tmp_path):
     """A hive folder (one part per model) shuffled into 5 partitions: the stream engine's statistics."""
-    from bayeserr.stats.dask_engine import reduce_dask
-    from bayeserr.stats.stream import reduce_parquet
+    from bayeserr.engines.dask import reduce_dask
+    from bayeserr.engines.stream import reduce_parquet
     df = pd.read_parquet(example)
     for m, part in df.groupby("model"):
         (tmp_path / f"model={m}").mkdir()
@@ -82,7 +82,7 @@ def test_worker_killed_mid_computation(example, client, tmp_path):
     """A worker process dies as it starts a reduce task; dask reruns the work: the same numbers."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
-    from bayeserr.stats.dask_engine import reduce_dask
+    from bayeserr.engines.dask import reduce_dask
     flag = tmp_path / "kill-once"
     flag.write_text("")
 
@@ -110,7 +110,7 @@ def test_worker_killed_mid_computation(example, client, tmp_path):
 
 
 def test_malformed_and_missing_parts(example, client, tmp_path):
-    from bayeserr.stats.dask_engine import reduce_dask
+    from bayeserr.engines.dask import reduce_dask
     folder = tmp_path / "parts"
     folder.mkdir()
     df = pd.read_parquet(example)
@@ -148,7 +148,7 @@ def test_cli_with_scheduler_address(example, client, cli, tmp_path):
 
 
 def test_unreachable_scheduler_and_missing_dask(example, monkeypatch):
-    from bayeserr.stats import dask_engine
+    from bayeserr.engines import dask as dask_engine
     with pytest.raises(InputError, match="no dask scheduler answers"):
         dask_engine.reduce_dask(example, scheduler="tcp://127.0.0.1:9", progress=False, connect_timeout="2s")
     monkeypatch.setitem(sys.modules, "distributed", None)
@@ -165,8 +165,8 @@ def test_import_bayeserr_does_not_import_dask():
 def test_urls(example, client):
     """A URL: pyarrow's file systems (file://) on the workers, fsspec's (memory://) in the stream engine."""
     fsspec = pytest.importorskip("fsspec")
-    from bayeserr.stats.dask_engine import reduce_dask
-    from bayeserr.stats.stream import reduce_parquet
+    from bayeserr.engines.dask import reduce_dask
+    from bayeserr.engines.stream import reduce_parquet
     ref = reduce_parquet(example, progress=False)
     got = reduce_dask(example.resolve().as_uri(), scheduler=client, progress=False)
     assert got.rows == ref.rows and got.stats.equal(ref.stats, 1e-12)

@@ -11,8 +11,8 @@ import pytest
 
 import bayeserr
 from bayeserr.base.errors import InputError
-from bayeserr.reporting.build import build_report, stream_report
-from bayeserr.stats.stream import reduce_parquet
+from bayeserr.reporting.build import build_report
+from bayeserr.engines.stream import reduce_parquet
 
 from .conftest import real_file
 
@@ -34,7 +34,7 @@ def _differences(a, b, path=""):
 
 def _same_report(path, **kw):
     mem = build_report(bayeserr.load(path), bayes="off", **kw).to_dict()
-    stream = stream_report(path, bayes="off", progress=False, **kw).to_dict()
+    stream = build_report(path, engine="stream", bayes="off", progress=False, **kw).to_dict()
     assert mem["rows"] == stream["rows"]
     assert _differences(mem, stream) == []
     return stream

@@ -284,6 +284,8 @@ def test_mcmc_fit_with_clusters_is_left_out_with_the_fix():
     and how to draw it, rather than draw μ under the score's name."""
     rep = bayeserr.report(bayeserr.load(binary_frame(2, n_questions=24)))
     fake = SimpleNamespace(posterior={"mu": SimpleNamespace(values=np.full((1, 10), 0.5))})
-    nuts = dataclasses.replace(rep, posteriors={s.model: {"hierarchical": fake} for s in rep.scores})
+    fits = {s.model: {"hierarchical": fake} for s in rep.scores}
+    models = dataclasses.replace(rep.sections["models"], fits=fits)
+    nuts = dataclasses.replace(rep, sections={**rep.sections, "models": models})
     with pytest.raises(InputError, match=r"--bayes mcmc fit with clusters.*Fix: run with --bayes fast"):
         plots.posterior(nuts)

@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 import bayeserr
+from bayeserr.reporting.sections import report_blocks
 from bayeserr.renderers import html as html_renderer
 from bayeserr.reporting import document as doc
 from bayeserr.reporting.tables import Cell, Column, Table
@@ -211,7 +212,7 @@ def test_secondary_columns_fold_behind_a_css_toggle(clustered):
     style = page[page.index("<style>"):page.index("</style>")]
     rule = next(sel for sel in re.findall(r"([^{}]*)\{display:none\}", style) if "#t-pairs-all" in sel)
     assert rule.startswith("#t-pairs-all:not(:checked)~.scroll #t-pairs th:nth-child(")
-    pairs = [c.key for c in next(b for b in doc.report_blocks(rep) if getattr(b, "key", "") == "pairs").columns]
+    pairs = [c.key for c in next(b for b in report_blocks(rep) if getattr(b, "key", "") == "pairs").columns]
     hidden = {pairs[int(j) - 1] for j in re.findall(r"#t-pairs th:nth-child\((\d+)\)", rule)}
     assert hidden == {pairs[int(j) - 1] for j in re.findall(r"#t-pairs td:nth-child\((\d+)\)", rule)}
     assert hidden == {"n", "se_unpaired", "se_paired", "se_paper", "rho", "wild", "mcnemar"} & set(pairs)

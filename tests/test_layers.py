@@ -4,7 +4,7 @@ higher one, apart from the exceptions listed below with their reason.
 
 Layers, bottom up (``docs/development.md``)::
 
-    base → data → stats → models → bayes → registries → analyses
+    base → data → stats → engines → models → bayes → registries → analyses
          → reporting → renderers → cli / lab / integrations / the package API
 """
 
@@ -23,7 +23,8 @@ MODELS = ROOT.parent / "models" if (ROOT.parent / "models").is_dir() else ROOT /
 
 LAYERS = {  # package prefix -> layer
     "bayeserr.base": 0, "bayeserr.data": 1, "bayeserr.examples": 1, "bayeserr.schema": 1,
-    "bayeserr.stats": 2, "bayeserr.models": 3, "bayeserr.bayes": 4, "bayeserr.registries": 5,
+    "bayeserr.stats": 2, "bayeserr.engines": 2.5,
+    "bayeserr.models": 3, "bayeserr.bayes": 4, "bayeserr.registries": 5,
     "bayeserr.analyses": 6, "bayeserr.reporting": 7, "bayeserr.renderers": 8,
     "bayeserr.cli": 9, "bayeserr.lab": 9, "bayeserr.integrations": 9, "bayeserr._compat": 9, "bayeserr.testing": 9,
     "bayeserr": 9,

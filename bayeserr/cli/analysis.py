@@ -172,19 +172,17 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     if engine != "memory" and clusters_as == "strata":
         raise InputError(f"--clusters-as strata needs the default engine (memory); --engine {engine} has no "
                          "suite section. Drop --clusters-as, or --engine.")
-    if engine != "dask" and (scheduler or workers):
-        raise InputError("--scheduler and --workers are options of --engine dask; add --engine dask or drop them.")
-    if engine != "memory":
-        from bayeserr.reporting.build import dask_report, stream_report
-        from bayeserr.reporting.scale import stream_options
-        load_kw = stream_options(pop_load(kw), where=where, models=models_text, save_posterior=save_posterior,
-                                 engine=engine)
+    from bayeserr.engines.registry import ENGINES
+    chosen = ENGINES.get_checked(engine)
+    cluster = {"scheduler": scheduler, "workers": workers}
+    chosen.check_options(cluster)
+    if not chosen.per_question:
         if engine == "dask":
-            rep = dask_report(list(files), options=options, command=command_line(), config=config, load=load_kw,
-                              scheduler=scheduler, workers=workers, worker_memory=worker_memory)
-        else:
-            rep = stream_report(list(files), options=options, command=command_line(), config=config,
-                                load=load_kw)
+            cluster["worker_memory"] = worker_memory
+        load_kw = chosen.check_load(pop_load(kw), where=where, models=models_text,
+                                    save_posterior=save_posterior)
+        rep = build_report(list(files), options=options, command=command_line(), config=config, engine=engine,
+                           load=load_kw, **{k: v for k, v in cluster.items() if v is not None})
         _write_report(rep, fmt, output, None, bayes.seed)
         return
     ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))

@@ -191,7 +191,6 @@ def adjust_option(f):
                              "or none. Every view (pair table, ranks, groups, figures) uses it.")(f)
 
 
-ENGINES = ("memory", "stream", "dask")
 
 
 def engine_option(f):
@@ -204,9 +203,7 @@ def engine_option(f):
     f = click.option("--scheduler", "scheduler", default=None, metavar="ADDRESS",
                      help="--engine dask: the address of a running dask scheduler (tcp://host:8786); "
                           "without it a local cluster is started and closed.")(f)
-    return click.option("--engine", type=click.Choice(ENGINES), default="memory", show_default=True,
-                        help="memory: load the whole table (every section of the report). stream: Parquet "
-                             "read in record batches in bounded memory, the report from sufficient "
-                             "statistics (the headline numbers; Bayesian, pass@k and suite sections are "
-                             "listed as not available). dask: the same statistics on a dask.distributed "
-                             "cluster (pip install 'bayeserr[dask]'). See docs/guide/scale.md.")(f)
+    from bayeserr.engines.registry import ENGINES
+    return click.option("--engine", type=click.Choice(ENGINES.choices), default="memory", show_default=True,
+                        help=" ".join(f"{e.name}: {e.summary}." for e in ENGINES.values())
+                        + " See docs/guide/scale.md.")(f)

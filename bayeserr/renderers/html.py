@@ -47,6 +47,7 @@ import html as _html
 import re
 
 from bayeserr.reporting import document as doc
+from bayeserr.reporting.sections import report_blocks
 from bayeserr.reporting.tables import Cell, Table
 from bayeserr.reporting.text import cell_text, pct, plain
 
@@ -578,5 +579,5 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
 
 
 def render(rep, figures: bool = True, fragment: bool = False) -> str:
-    return render_blocks(doc.report_blocks(rep, figures=figures), rep,
+    return render_blocks(report_blocks(rep, figures=figures), rep,
                          f"bayeserr report: {rep.source}", source=rep.source, fragment=fragment)

@@ -281,9 +281,6 @@ def width_em(text: str) -> float:
     return w
 
 
-#: characters of model names the ranking's caption lists (beyond: their number; the caption
-#: stays within three lines at the 345 pt text width)
-CAPTION_NAMES = 90
 def _breakable(text: str, fit: float | None = None) -> str:
     """Escaped ``text`` (as :func:`esc`: characters beyond Latin-1 written
     out) that breaks at its spaces only — never after the dot of a version
@@ -751,10 +748,26 @@ def _cut_long_names(blocks) -> tuple[list, dict]:
     return out, names
 
 
+def latex_blocks(blocks) -> list:
+    """The blocks as LaTeX shows them: each table's LaTeX variant where it has one, the
+    paragraphs said otherwise in LaTeX left out, and each fold's tables with its title
+    in their captions (LaTeX has no place for the fold's title)."""
+    out = []
+    for b in blocks:
+        if isinstance(b, doc.Fold):
+            out += [replace(t, caption=f"{b.title}. {t.caption}") if isinstance(t, Table) else t
+                    for t in latex_blocks(b.blocks)]
+        elif isinstance(b, Table):
+            out.append(b.latex_variant or b)
+        elif not (isinstance(b, doc.Para) and not b.latex):
+            out.append(b)
+    return out
+
+
 def render_blocks(blocks, header: str, explain: bool = False) -> str:
     """The blocks as LaTeX: tables (``explain``: captions that say what each
     column means), notes, row accounting and warnings as comments."""
-    blocks, cut = _cut_long_names(blocks)
+    blocks, cut = _cut_long_names(latex_blocks(blocks))
     parts, needs, seen = [], set(), {}
     for b in blocks:
         if isinstance(b, Table):
@@ -778,61 +791,9 @@ def render_blocks(blocks, header: str, explain: bool = False) -> str:
     return "\n\n".join(head + parts) + "\n"
 
 
-def _task_blocks(task, scores, comps, rep) -> list:
-    """One task's models and pairs tables, their captions naming the task (the
-    document's fold, whose title LaTeX has no place for)."""
-    from bayeserr.reporting import tables
-    fold = doc.task_fold(task, scores, comps, rep)
-    out = []
-    for b in fold.blocks:
-        if isinstance(b, Table) and b.key == "pairs":  # the headline columns only, as the main pairs table
-            adjust = comps.family.adjust if comps.family is not None else rep.adjust
-            b = tables.pairs_table(tables.select_pairs(comps, scores, rep.pairs), rep.level, adjust,
-                                   compact=True, family=comps.family)
-        out.append(replace(b, caption=f"{fold.title}. {b.caption}") if isinstance(b, Table) else b)
-    return out
-
-
 def render(rep) -> str:
-    """The per-model table (the recommended interval, plus the methods
-    ``--methods`` names, as in every format) and the compact pairwise table
-    (the pairs ``--pairs`` selects), then the row accounting and warnings
-    as comments."""
-    from bayeserr.reporting import tables
-    kw = {"methods": rep.methods or "recommended"}
-    if getattr(rep, "groups", None) is not None:
-        kw["groups"] = rep.groups
-    kw["groups_note"] = getattr(rep, "groups_note", None)
-    blocks = [tables.models_table(rep.scores, rep.level, bayes=rep.bayes is not None, **kw)]
-    suite = getattr(rep, "suite", None)
-    user_suite = suite is not None and suite.headline != "macro"  # the user's weighting answers first
-    if user_suite:
-        blocks += doc.suite_blocks(suite, rep.pairs)[1:]  # the tables, notes as comments
-    if getattr(rep, "ranking", None) is not None:
-        r = rep.ranking
-        table = tables.ranking_table(r)
-        # the answer belongs in the printed caption (three lines at most: the names when they are
-        # short, else their number), the rest in its note
-        table = replace(table, caption=f"{table.caption} {doc.ranking_answer(r, limit=CAPTION_NAMES)}",
-                        latex_notes=(doc.ranking_details(r),))
-        blocks += [table, doc.Para(f"Decisions: {doc.family_text(r.family)}", "note")]
-    if suite is not None and not user_suite:
-        blocks += doc.suite_blocks(suite, rep.pairs)[1:]  # the tables, notes as comments
-    if getattr(rep, "task_groups", None) is not None:
-        blocks += doc.task_group_blocks(rep.task_groups)
-    if getattr(rep, "judge", None) is not None:
-        blocks += doc.judge_blocks(rep.judge)[1:]  # the tables, notes as comments
-    if len(rep.comparisons):
-        shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
-        blocks.append(tables.pairs_table(shown, rep.level, rep.adjust, compact=True,
-                                         family=rep.comparisons.family))
-        if len(shown) < len(rep.comparisons):
-            blocks.append(doc.Para(f"Showing {len(shown)} of {len(rep.comparisons)} pairs; --pairs all "
-                                   "prints every pair.", "note"))
-    for task, scores, comps in getattr(rep, "per_task", ()):  # each task alone, as in every format
-        blocks += _task_blocks(task, scores, comps, rep)
-    blocks += [doc.Para(doc.rows_text(rep.rows), "rows"), *doc.warnings_blocks(rep.warnings)]
-    settings = doc.settings_text(getattr(rep, "provenance", None) or {})
-    if settings:  # the configuration files behind the settings, as in every format
-        blocks.append(doc.Para(settings, "rows"))
-    return render_blocks(blocks, f"bayeserr report: {rep.source}", explain=True)
+    """The report's sections as the LaTeX tables show them (:func:`latex_blocks`): each table
+    with a caption that says what its columns mean, notes, row accounting and warnings as
+    comments."""
+    from bayeserr.reporting.sections import report_blocks
+    return render_blocks(report_blocks(rep, latex=True), f"bayeserr report: {rep.source}", explain=True)

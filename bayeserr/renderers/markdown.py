@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 from bayeserr.reporting import document as doc
+from bayeserr.reporting.sections import report_blocks
 from bayeserr.reporting.tables import Table
 from bayeserr.reporting.text import cell_text, esc, plain
-
 
 #: prose lines wrap at this width (tables cannot: a Markdown table row is one line)
 WIDTH = 100
@@ -66,4 +66,4 @@ def render_blocks(blocks) -> str:
 
 
 def render_report(rep) -> str:
-    return render_blocks(doc.report_blocks(rep))
+    return render_blocks(report_blocks(rep))

@@ -1,8 +1,9 @@
-"""Layer 7, the report: the pipeline that computes every number of a report
-once (:mod:`.build`) and lays it out as neutral tables and blocks
-(:mod:`.tables`, :mod:`.document`, :mod:`.arena`, :mod:`.text`), which the
-renderers (:mod:`bayeserr.renderers`) write out in each format; the output
-formats are listed in :mod:`.formats` (light, for the command line).
+"""Layer 7, the report: its sections, one registry (:mod:`.sections`: how each is
+computed from any engine's source, laid out and written to the JSON), the one assembler
+(:mod:`.build`) and the neutral tables and blocks (:mod:`.tables`, :mod:`.document`,
+:mod:`.arena`, :mod:`.text`), which the renderers (:mod:`bayeserr.renderers`) write out
+in each format; the output formats are listed in :mod:`.formats` (light, for the
+command line).
 
 May import: every layer below (base … analyses).  ``Report.to_markdown()`` and
 its siblings import a renderer when called (a result's display methods).

@@ -7,99 +7,130 @@ Bayesian columns included, for the Python API and the CLI alike
 from __future__ import annotations
 
 import json
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import xarray as xr
 
-from bayeserr.analyses.comparison import (
-    Comparisons,
-    check_pair_memory,
-    compare_view,
-    pair_caveats,
-    ranked_names,
-)
-from bayeserr.analyses.groups import group_scores
+from bayeserr.analyses.comparison import Comparisons, compare_view, pair_caveats
 from bayeserr.analyses.judge import judge as judge_results
-from bayeserr.analyses.ranking import rank_view
 from bayeserr.analyses.scoring import Scores, score_view
-from bayeserr.analyses.suite import suite_view
 from bayeserr.base.jsonable import dumps, to_jsonable  # noqa: F401 (dumps: its former home)
 from bayeserr.data.loading import task_groups
 from bayeserr.registries import caveats as _caveats
 from bayeserr.registries.options import Options
 from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS  # noqa: F401 (their former home)
-from bayeserr.reporting.tables import select_pairs
-from bayeserr.stats.estimators import z_value
-from bayeserr.stats.planning import tie_zone
-from bayeserr.stats.ranking import report_groups
 from bayeserr.stats.view import DataView, check_dataset
+
+if TYPE_CHECKING:
+    from bayeserr.analyses.groups import GroupScores
+    from bayeserr.analyses.judge import Judge
+    from bayeserr.analyses.ranking import Ranking
+    from bayeserr.analyses.suite import Suite
+    from bayeserr.bayes.settings import BayesSettings
 
 SCHEMA = "bayeserr.report/2"
 COMPACT_ABOVE = 300  # pairs
 
 
-
-
-
-
 @dataclass(frozen=True)
 class Report:
-    """Everything ``bayeserr report`` prints, for one results file."""
+    """Everything ``bayeserr report`` prints, for one results file: the settings it was
+    made under and each section's result (:mod:`bayeserr.reporting.sections`)."""
 
     source: str
     level: float
     columns: dict
     rows: dict  #: the row accounting: read, used, dropped [{reason, count}]
-    scores: Scores
-    comparisons: Comparisons
-    tie_zone: dict
-    warnings: tuple
     cluster_correction: str
     adjust: str
-    bayes: object = None  #: BayesSettings, or None when --bayes off
-    prior_sensitivity: tuple = ()
-    posteriors: dict | None = None  #: fits by model, for --save-posterior and figures
-    pass_at_k: dict | None = None  #: k -> (Scores, Comparisons) of per-problem pass@k
+    sections: Mapping[str, Any]  #: section key -> result (None: nothing to show; NotAvailable)
     provenance: dict | None = None  #: version, created, command, inputs (path, sha256), seed
-    methods: object = "recommended"  #: interval columns shown in text formats
+    methods: tuple | str = "recommended"  #: interval columns shown in text formats
     pairs: str = "auto"  #: comparisons shown (see reporting.tables.select_pairs)
-    groups: dict | None = None  #: compact letter groups by model (bayeserr.stats.ranking)
-    groups_note: str | None = None  #: why letter groups are not shown, when they are not
-    ranking: object = None  #: :class:`~bayeserr.analyses.ranking.Ranking`, with two models or more
-    suite: object = None  #: :class:`~bayeserr.analyses.suite.Suite`, with two tasks or more
-    per_task: tuple = ()  #: (task, Scores, Comparisons) for each task of a suite
-    task_groups: object = None  #: :class:`~bayeserr.analyses.groups.GroupScores` (lm-eval groups)
-    judge: object = None  #: :class:`~bayeserr.analyses.judge.Judge`, when answers carry human labels
+
+    def _get(self, key: str, empty=None):
+        from bayeserr.reporting.sections import NotAvailable
+        value = self.sections.get(key)
+        return empty if value is None or isinstance(value, NotAvailable) else value
+
+    @property
+    def scores(self) -> Scores:
+        return self.sections["models"].scores
+
+    @property
+    def comparisons(self) -> Comparisons:
+        return self.sections["pairs"]
+
+    @property
+    def posteriors(self) -> dict | None:
+        """Posterior fits by model, for --save-posterior and figures."""
+        return self.sections["models"].fits
+
+    @property
+    def bayes(self) -> BayesSettings | None:
+        """The Bayesian settings, or None when --bayes off (or the engine has no Bayesian columns)."""
+        return self._get("bayes")
+
+    @property
+    def ranking(self) -> Ranking | None:
+        return self._get("ranking")
+
+    @property
+    def groups(self) -> dict | None:
+        """Compact letter groups by model (bayeserr.stats.ranking)."""
+        return self.sections["letter_groups"].groups
+
+    @property
+    def groups_note(self) -> str | None:
+        """Why letter groups are not shown, when they are not."""
+        return self.sections["letter_groups"].note
+
+    @property
+    def tie_zone(self) -> dict:
+        return self.sections["tie_zone"]
+
+    @property
+    def warnings(self) -> tuple:
+        return self.sections["warnings"]
+
+    @property
+    def prior_sensitivity(self) -> tuple:
+        return self._get("prior_sensitivity", ())
+
+    @property
+    def pass_at_k(self) -> dict | None:
+        """k -> (Scores, Comparisons) of per-problem pass@k."""
+        return self._get("pass_at_k")
+
+    @property
+    def suite(self) -> Suite | None:
+        """With two tasks or more (or --clusters-as strata)."""
+        return self._get("suite")
+
+    @property
+    def per_task(self) -> tuple:
+        """(task, Scores, Comparisons) for each task of a suite."""
+        return self._get("per_task", ())
+
+    @property
+    def task_groups(self) -> GroupScores | None:
+        """lm-eval's groups."""
+        return self._get("task_groups")
+
+    @property
+    def judge(self) -> Judge | None:
+        """When answers carry human labels."""
+        return self._get("judge")
 
     def to_dict(self) -> dict:
         """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
         ``bayeserr/schema/report-2.json``); NaN becomes ``null``."""
-        return to_jsonable({
-            "schema": SCHEMA,
-            "level": self.level,
-            "provenance": self.provenance,
-            "columns": self.columns,
-            "rows": self.rows,
-            "models": [{**m.to_dict(), "group": None if self.groups is None else self.groups.get(m.model)}
-                       for m in self.scores],
-            "comparisons": [c.to_dict() for c in select_pairs(self.comparisons, self.scores, self.pairs,
-                                                               for_json=True)],
-            "adjustment": None if self.comparisons.family is None else self.comparisons.family.to_dict(),
-            "ranking": None if self.ranking is None else self.ranking.to_dict(),
-            "tie_zone": self.tie_zone,
-            "warnings": [w.to_dict() for w in self.warnings],
-            "pass_at_k": None if not self.pass_at_k else {
-                str(k): {"models": s.to_dict(), "comparisons": c.to_dict()}
-                for k, (s, c) in self.pass_at_k.items()},
-            **({} if self.suite is None else {"suite": self.suite.to_dict()}),
-            **({} if not self.per_task else {"per_task": [
-                {"task": t, "models": s.to_dict(), "comparisons": c.to_dict()} for t, s, c in self.per_task]}),
-            **({} if self.task_groups is None else {"task_groups": self.task_groups.to_dict()}),
-            **({} if self.judge is None else {"judge": self.judge.to_dict()}),
-        })
+        from bayeserr.reporting.sections import report_json
+        return to_jsonable({"schema": SCHEMA, "level": self.level, "provenance": self.provenance,
+                            "columns": self.columns, "rows": self.rows, **report_json(self)})
 
     def to_json(self, indent: int | None = None) -> str:
         """JSON text; indented for small reports, one compact line for large
@@ -133,84 +164,6 @@ class Report:
     def __repr__(self) -> str:
         return (f"Report({self.source!r}: {len(self.scores)} models, {len(self.comparisons)} pairs, "
                 f"{len(self.warnings)} warnings)")
-
-
-#: output formats of a report: name -> Report method
-
-
-def _tie_zone(scores: Scores, comps: Comparisons, level: float) -> dict:
-    """Unpaired tie zone at the pooled mean score and median n; paired: the
-    median over pairs of ``z · sd(d)/√n`` (§3.7) — both for one pair alone.
-    From the report's decisions: the largest gap not declared different and
-    the smallest declared different (the resolution the report achieved)."""
-    p = float(np.mean([m.mean for m in scores]))
-    n = float(np.median([m.n_questions for m in scores]))
-    paired = [c.se_paired for c in comps if math.isfinite(c.se_paired)]
-    fam = comps.family
-    members = comps if fam is None else [comps[int(k)] for k in fam.rows]
-    same = [c for c in members if not c.different and math.isfinite(c.diff)]
-    apart = [c for c in members if c.different]
-
-    def gap(cs, pick):
-        if not cs:
-            return None
-        c = pick(cs, key=lambda c: (abs(c.diff), c.a, c.b))
-        return {"a": c.a, "b": c.b, "diff": abs(c.diff)}
-
-    return {"unpaired": tie_zone(p, n, level),
-            "paired_median": float(z_value(level) * np.median(paired)) if paired else None,
-            "largest_not_different": gap(same, max), "smallest_different": gap(apart, min)}
-
-
-def _ranked(view: DataView, options: Options, keep_fits: bool):
-    """Scores sorted best first, and the view in that order."""
-    scores, batch = score_view(view, options, keep_fits=keep_fits)
-    position = {m: j for j, m in enumerate(view.models)}
-    order = [position[m] for m in ranked_names(view)]  # one ordering for the report and compare_all
-    fits = {view.models[j]: batch.fits.get(j, {}) for j in order} if keep_fits else None
-    return Scores([scores[j] for j in order]), view.select([view.models[j] for j in order]), fits, batch.notes
-
-
-def _per_task(view: DataView, options: Options) -> tuple:
-    """Each task's scores and comparisons, as the report's (the models with two answered
-    questions in the task; the closed-form Bayesian intervals of --bayes fast even under
-    mcmc, so a suite of T tasks does not sample T more times)."""
-    from dataclasses import replace
-    bayes = options.bayes if options.bayes.mode != "mcmc" else replace(options.bayes, mode="fast")
-    # Holm without joint draws, and no wild-bootstrap second opinion: T tasks would otherwise
-    # cost T reports (the suite's own numbers and the main tables keep the full treatment)
-    task_options = replace(options, bayes=bayes, prior_sensitivity=False, pass_k=(), adjust="holm")
-    out = []
-    for task in sorted(set(view.tasks)):
-        sub = view.questions_where(view.tasks == task)
-        keep = [m for m, k in zip(sub.models, sub.answered.sum(axis=1)) if k >= 2]
-        if not keep:  # a task of one question: no model has a standard error there
-            continue
-        scores, sub, _, _ = _ranked(sub.select(keep), task_options, False)
-        comps = (compare_view(sub, task_options, second_opinion=False, joint=False) if len(scores) > 1
-                 else Comparisons())
-        out.append((str(task), scores, comps))
-    return tuple(out)
-
-
-def _pass_at_k(view: DataView, options: Options) -> dict:
-    """Per-problem pass@k scored and compared like any other score (§6)."""
-    from dataclasses import replace
-
-    from bayeserr.stats.passk import pass_at_k
-    # the report's settings, but no posteriors kept: pass@k values are fractional scores with one
-    # value per problem, so the Bayesian intervals are the cheap ones (bootstrap, cluster effect)
-    pk_options = replace(options, prior_sensitivity=False)
-    n, c = view.pass_counts()
-    have = n > 0
-    out = {}
-    for k in options.pass_k:
-        values = np.full(n.shape, np.nan)
-        values[have] = pass_at_k(n[have], c[have], int(k))
-        scores, pk_view, _, _ = _ranked(view.with_scores(values), pk_options, False)
-        comps = compare_view(pk_view, pk_options) if len(scores) > 1 else Comparisons()
-        out[int(k)] = (scores, comps)
-    return out
 
 
 def _sha256(path: Path) -> str:
@@ -277,84 +230,29 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
     """The pipeline on a :class:`~bayeserr.stats.view.DataView` (see :func:`build_report`);
     ``task_groups``: lm-eval's group structure (:func:`bayeserr.data.loading.task_groups`);
     ``judge``: the judge-corrected results (:func:`bayeserr.analyses.judge.judge`)."""
-    _check_pairs_option(options.pairs, view.models)
-    check_pair_memory(len(view.models))  # fail at once, before any work, if the pairs cannot fit
-    scores, view, fits, notes = _ranked(view, options, keep_fits=options.bayes.on)
-    comps = compare_view(view, options, ranking=True) if len(scores) > 1 else Comparisons()
-    ranking = rank_view(view, comps, options) if len(scores) > 1 else None
-    sensitivity = ()
-    if options.bayes.on and options.prior_sensitivity:
-        from bayeserr.bayes.priors import prior_sensitivity
-        sensitivity = tuple(prior_sensitivity(scores, level=options.level))
-    warnings = _caveats.look_alike_names(view.models) + [w for m in scores for w in m.caveats]
-    warnings += pair_caveats(comps, view.clustered) + notes
-    warnings += _caveats.early_stopped(view.rows)  # a log stopped by a sequential rule
-    if view.clustered and any(m.binary for m in scores):
-        warnings.append(_caveats.Caveat(
-            "exact_not_cluster_aware", None, "Wilson, Clopper–Pearson, Jeffreys and Agresti–Coull (in the "
-            "JSON, and as columns with --methods all) assume independent questions; with clusters read "
-            "their 'n_eff' versions."))
-    groups, groups_note = _groups(scores, comps)
-    if comps.family is not None and comps.family.draws.min_p >= 1 - options.level:
-        warnings.append(_caveats.family_cannot_decide(comps.family.to_dict()))
-    return Report(source=view.source, level=options.level, columns=view.columns, rows=view.rows,
-                  scores=scores, comparisons=comps, tie_zone=_tie_zone(scores, comps, options.level),
-                  warnings=tuple(warnings), cluster_correction=options.cluster_correction,
-                  adjust=options.adjust, bayes=options.bayes if options.bayes.on else None,
-                  prior_sensitivity=sensitivity, posteriors=fits,
-                  pass_at_k=_pass_at_k(view, options) if options.pass_k else None,
+    from bayeserr.reporting.sections import ViewSource
+    return assemble(ViewSource(view, task_groups, judge), options, source=view.source, columns=view.columns,
+                    inputs=inputs, command=command, config=config)
+
+
+def assemble(src, options: Options, *, source: str, columns: dict, inputs=(), command=None,
+             config=None) -> Report:
+    """The one assembler of every engine: each registered section computed from ``src``
+    (:class:`~bayeserr.reporting.sections.ViewSource` or
+    :class:`~bayeserr.reporting.sections.SufficientSource`), then the :class:`Report`."""
+    from bayeserr.reporting.sections import compute_sections
+    _check_pairs_option(options.pairs, src.models)
+    src.check()
+    options = src.options(options)
+    return Report(source=source, level=options.level, columns=columns, rows=src.rows,
+                  cluster_correction=options.cluster_correction, adjust=options.adjust,
+                  sections=compute_sections(src, options),
                   provenance=provenance(inputs, command, options.seed, config), methods=options.methods,
-                  pairs=options.pairs, groups=groups, groups_note=groups_note, ranking=ranking,
-                  suite=(suite := _suite(view, options)),
-                  per_task=() if suite is None or view.tasks is None else _per_task(view, options),
-                  task_groups=group_scores(view, task_groups, options.level) if task_groups else None,
-                  judge=judge)
-
-
-def _suite(view: DataView, options: Options):
-    """The Suite section: the data's tasks, or the clusters read as fixed strata (``--clusters-as``)."""
-    if options.cluster_reading == "strata":
-        from bayeserr.analyses.suite import strata_suite
-        return strata_suite(view, options.level)
-    return suite_view(view, options.level, options.task_weights)
-
-
-#: letter groups are replaced by a sentence when a model would carry more letters than this
-MAX_LETTERS_PER_MODEL = 4
-
-
-def _groups(scores, comps) -> tuple[dict | None, str | None]:
-    """Letter groups from the report's decisions, or why they are not shown:
-    they need every pair decided (the all-pairs family), and they carry no
-    information when one group holds every model or a model needs many letters."""
-    if not len(comps):
-        return None, None
-    if comps.family is not None and comps.family.family != "all":
-        return None, (f"Letter groups need every pair decided; this report's family is the pairs with "
-                      f"{comps.family.family[3:]} (--pairs {comps.family.family}).")
-    from bayeserr.stats.ranking import differs_matrix, letters_needed
-    names = [m.model for m in scores]
-    at_least = letters_needed(differs_matrix(names, comps))
-    if at_least > MAX_LETTERS_PER_MODEL:  # cannot be read: not built (docs/methods.md §7.1)
-        return None, (f"Letter groups are not shown: a model would carry at least {at_least} letters, which "
-                      "cannot be read; the rank intervals and the pair verdicts say the same more plainly.")
-    groups, complete = report_groups(names, comps)
-    if not complete:
-        return None, ("Letter groups are not shown: the pairs declared different and not different "
-                      "overlap in too many ways (more than 52 groups); the ranking and the verdicts "
-                      "say which models can be told apart.")
-    if not any(c.different for c in comps):
-        return None, ("Letter groups are not shown: no pair is declared different, so every model "
-                      "would share one letter.")
-    most = max(len(v) for v in groups.values())
-    if most > MAX_LETTERS_PER_MODEL:
-        return None, (f"Letter groups are not shown: a model would carry {most} letters, which cannot "
-                      "be read; the rank intervals and the pair verdicts say the same more plainly.")
-    return groups, None
+                  pairs=options.pairs)
 
 
 def build_report(ds, *, options: Options | None = None, inputs=None, command: str | None = None,
-                 config=None, engine: str = "memory", **kwargs) -> Report:
+                 config=None, engine: str = "memory", load=None, **kwargs) -> Report:
     """Score every model, compare every pair, collect the warnings.
 
     Keyword arguments are those of :class:`~bayeserr.registries.options.Options`:
@@ -368,19 +266,32 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
     of ``config`` (a :class:`~bayeserr.data.config.Config`, as the command
     line reads them).
 
-    ``engine="stream"`` (or ``"dask"``) takes the path of Parquet results (a file, folder,
-    glob pattern or hive-partitioned dataset) instead of a dataset and builds
-    the report from sufficient statistics in bounded memory
-    (:func:`bayeserr.reporting.build.stream_report`; ``docs/guide/scale.md``).
+    ``engine`` (:data:`bayeserr.engines.registry.ENGINES`): ``"stream"`` or ``"dask"`` take the
+    path of Parquet results (a file, folder, glob pattern or hive-partitioned dataset, or a list
+    of them) instead of a dataset and build the report from sufficient statistics in bounded
+    memory (``docs/guide/scale.md``); their column options (``model_col``, …, or ``load``, a
+    mapping of them) go to the engine's reader, and so do its own options (``progress``,
+    ``tmp_dir``; for dask ``scheduler``, ``workers``, ``worker_memory``).
     """
     from bayeserr.base.errors import InputError, describe
-    if engine != "memory":
-        return _engine_report(ds, engine, options, inputs, command, config, kwargs)
-    options = Options.coerce(options, **kwargs)
+    from bayeserr.engines.registry import COLUMN_OPTIONS, ENGINES
+    chosen = ENGINES.get_checked(engine)
+    own = {k: kwargs.pop(k) for k in list(kwargs) if any(k in e.options for e in ENGINES.values())}
+    chosen.check_options(own)
     if command is not None and not isinstance(command, str):
         raise InputError(f"command takes text (the command line recorded in the provenance); got "
                          f"{describe(command)}.")
     inputs = None if inputs is None else _check_inputs(inputs)
+    if not chosen.per_question:
+        chosen.check_source(ds)
+        columns = {k: kwargs.pop(k) for k in list(kwargs) if k in COLUMN_OPTIONS}
+        load = chosen.check_load({**(load or {}), **columns})
+        options = Options.coerce(options, **kwargs)
+        result = chosen.run(ds, load, **own)
+        return report_from_sufficient(result, options, engine=chosen.name,
+                                      inputs=result.inputs if inputs is None else inputs, command=command,
+                                      config=config)
+    options = Options.coerce(options, **kwargs)
     if inputs is None and isinstance(ds, xr.Dataset) and "inputs" in ds.attrs:
         inputs = list(ds.attrs["inputs"])  # every input load() read
     if inputs is None:
@@ -390,91 +301,19 @@ def build_report(ds, *, options: Options | None = None, inputs=None, command: st
         ds = check_dataset(ds)
     view = DataView.from_dataset(ds)  # (checks a Dataset once)
     judge = judge_results(ds, level=options.level) if "human" in ds.data_vars else None
-    rep = build_report_view(view, options, inputs=inputs, command=command, config=config,
-                            task_groups=task_groups(ds) or None, judge=judge)
-    if judge is not None and judge.warnings:  # in the Warnings section and the JSON's warnings, as every caveat
-        from dataclasses import replace
-        rep = replace(rep, warnings=rep.warnings + tuple(_caveats.Caveat("judge_labels", None, w)
-                                                         for w in judge.warnings))
-    return rep
-
-
-def _engine_report(source, engine, options, inputs, command, config, kwargs) -> Report:
-    """``build_report(path, engine="stream")``: column options (``model_col``, …)
-    go to the reader, the rest to :class:`Options`."""
-    import os
-
-    from bayeserr.base.errors import InputError, describe
-    from bayeserr.reporting.scale import STREAM_LOAD
-    if engine not in ("stream", "dask"):
-        raise InputError(f"engine must be 'memory', 'stream' or 'dask'; got {engine!r}.")
-    ok = isinstance(source, (str, os.PathLike)) or (
-        isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source))
-    if not ok:
-        raise InputError(f"engine='{engine}' reads Parquet files: give a path (a file, folder, glob pattern or "
-                         f"hive-partitioned dataset) or a list of them; got {describe(source)}. A loaded "
-                         "dataset is already in memory: use the default engine.")
-    load = {k: kwargs.pop(k) for k in list(kwargs) if k in STREAM_LOAD}
-    if engine == "dask":
-        cluster = {k: kwargs.pop(k) for k in list(kwargs) if k in DASK_CLUSTER}
-        return dask_report(source, options=Options.coerce(options, **kwargs), inputs=inputs, command=command,
-                           config=config, load=load, **cluster)
-    return stream_report(source, options=Options.coerce(options, **kwargs), inputs=inputs, command=command,
-                         config=config, load=load)
-
-
-#: the dask engine's cluster options (``build_report(path, engine="dask", workers=2)``)
-DASK_CLUSTER = ("scheduler", "workers", "worker_memory", "progress", "tmp_dir")
-
-
-def dask_report(source, *, options: Options | None = None, inputs=None, command=None, config=None,
-                load=None, scheduler=None, workers=None, worker_memory="4GiB", tmp_dir=None,
-                progress: bool = True, **kwargs) -> Report:
-    """``bayeserr report SOURCE --engine dask``: the statistics of Parquet
-    results on a dask.distributed cluster (:func:`bayeserr.stats.dask_engine.reduce_dask`:
-    ``scheduler`` an address or a ``distributed.Client``, else a LocalCluster of
-    ``workers`` × ``worker_memory``), then :func:`report_from_sufficient`."""
-    from bayeserr.stats.dask_engine import reduce_dask
-    options = Options.coerce(options, **kwargs)
-    result = reduce_dask(source, scheduler=scheduler, workers=workers, worker_memory=worker_memory,
-                         tmp_dir=tmp_dir, progress=progress, **(load or {}))
-    return report_from_sufficient(result, options, engine="dask",
-                                  inputs=result.inputs if inputs is None else inputs, command=command,
-                                  config=config)
+    return build_report_view(view, options, inputs=inputs, command=command, config=config,
+                             task_groups=task_groups(ds) or None, judge=judge)
 
 
 def report_from_sufficient(result, options: Options, *, engine: str = "stream", inputs=(), command=None,
                            config=None) -> Report:
     """The :class:`Report` of an engine's sufficient statistics
-    (:class:`~bayeserr.stats.stream.StreamResult`): every number that is
-    a function of the sums, through the in-memory report's code
-    (:func:`bayeserr.reporting.scale.sufficient_sections`); the sections that
-    need per-question data are listed in the warnings as not available."""
-    from bayeserr.reporting.scale import sufficient_sections
-    _check_pairs_option(options.pairs, result.stats.models)
-    options, scores, comps, ranking, warnings = sufficient_sections(result, options, engine=engine)
-    groups, groups_note = _groups(scores, comps)
-    return Report(source=result.source, level=options.level, columns=result.columns, rows=result.rows,
-                  scores=scores, comparisons=comps, tie_zone=_tie_zone(scores, comps, options.level),
-                  warnings=tuple(warnings), cluster_correction=options.cluster_correction,
-                  adjust=options.adjust, bayes=None, provenance=provenance(inputs, command, options.seed, config),
-                  methods=options.methods, pairs=options.pairs, groups=groups, groups_note=groups_note,
-                  ranking=ranking)
-
-
-def stream_report(source, *, options: Options | None = None, inputs=None, command=None, config=None,
-                  load=None, tmp_dir=None, progress: bool = True, **kwargs) -> Report:
-    """``bayeserr report SOURCE --engine stream``: the statistics of Parquet
-    results in bounded memory (:func:`bayeserr.stats.stream.reduce_parquet`),
-    then :func:`report_from_sufficient`.  ``load``: the column options
-    (``model_col``, ``question_col``, ``score_col``, ``cluster_col``,
-    ``sample_col``, ``task_col``, ``no_cluster``)."""
-    from bayeserr.stats.stream import reduce_parquet
-    options = Options.coerce(options, **kwargs)
-    result = reduce_parquet(source, tmp_dir=tmp_dir, progress=progress, **(load or {}))
-    return report_from_sufficient(result, options, engine="stream",
-                                  inputs=result.inputs if inputs is None else inputs, command=command,
-                                  config=config)
+    (:class:`~bayeserr.engines.stream.StreamResult`), through the same sections as the
+    in-memory report; those that need per-question data are listed in the warnings as
+    not available, with the reason."""
+    from bayeserr.reporting.sections import SufficientSource
+    return assemble(SufficientSource(result, engine), options, source=result.source, columns=result.columns,
+                    inputs=inputs, command=command, config=config)
 
 
 # ------------------------------------------------------------------ compare

@@ -1,9 +1,9 @@
 """A report as a sequence of neutral blocks (headings, paragraphs, lists,
 tables, figures) that each renderer writes out in its own syntax.
 
-:func:`report_blocks` decides the layout of ``bayeserr report`` once for
-Markdown, HTML and LaTeX; :func:`comparison_blocks` that of ``bayeserr
-compare``.
+:mod:`bayeserr.reporting.sections` lays ``bayeserr report`` out from the blocks
+of its sections here, once for Markdown, HTML and LaTeX; :func:`comparison_blocks`
+lays out ``bayeserr compare``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class Para:
     text: str
     role: str = "text"  #: text | note | rows | verdict
     user_text: bool = False  #: holds model names: renderers escape it as user text
+    latex: bool = True  #: shown by the LaTeX tables (as a comment); False: said there otherwise
 
 
 @dataclass(frozen=True)
@@ -254,76 +255,134 @@ def few_clusters_text(best: dict) -> str:
                        "repositories), --clusters-as strata also ranks with them as fixed strata."))
 
 
-def ranking_blocks(rep, figures: bool = False) -> list:
-    r = rep.ranking
-    if r is None:
-        return []
-    out = [Heading("Ranking"), tables.ranking_table(r), Para(ranking_sentence(r), "verdict", user_text=True),
+#: characters of model names the ranking's LaTeX caption lists (beyond: their number; the caption
+#: stays within three lines at the 345 pt text width)
+CAPTION_NAMES = 90
+
+
+def ranking_blocks(r, rep, layout) -> list:
+    """The Ranking section: its table and answer (in LaTeX, the answer in the caption and the
+    rest in the note under the table), how the decisions were made, the ranks figure."""
+    table = tables.ranking_table(r)
+    latex = replace(table, caption=f"{table.caption} {ranking_answer(r, limit=CAPTION_NAMES)}",
+                    latex_notes=(ranking_details(r),))
+    out = [Heading("Ranking"), replace(table, latex_variant=latex),
+           Para(ranking_sentence(r), "verdict", user_text=True, latex=False),
            Para("Decisions: " + family_text(r.family), "note")]
-    if figures:
+    if layout.figures:
         out.append(Figure("ranks"))
     return out
 
 
-def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
-    """The layout of a report (see the module docstring)."""
-    bayes_on = rep.bayes is not None
-    clustered = any(m.n_clusters is not None for m in rep.scores)
-    out = [Heading(f"bayeserr report: {rep.source}", 1), Heading("Models"),
-           tables.models_table(rep.scores, rep.level, bayes=bayes_on, methods=rep.methods,
-                               groups=rep.groups, groups_note=getattr(rep, "groups_note", None))]
-    if getattr(rep, "judge", None) is not None:
-        out.append(Para(judge_pointer(rep.judge), "note", user_text=True))
-    if bayes_on:
+def models_blocks(m, rep, layout) -> list:
+    """The Models section: the table (letter groups as a column), whose scores these are
+    when a judge scored them, which Bayesian model gave the posterior columns, the forest plot."""
+    out = [Heading("Models"), tables.models_table(m.scores, rep.level, bayes=rep.bayes is not None,
+                                                  methods=rep.methods or "recommended", groups=rep.groups,
+                                                  groups_note=rep.groups_note)]
+    if rep.judge is not None:
+        out.append(Para(judge_pointer(rep.judge), "note", user_text=True, latex=False))
+    if rep.bayes is not None:
+        clustered = any(s.n_clusters is not None for s in m.scores)
         sampled = not any(w.code == "mcmc_not_needed" for w in rep.warnings)
-        out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(rep.scores) > 1), "note"))
-    if figures:
+        out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(m.scores) > 1), "note",
+                        latex=False))
+    if layout.figures:
         out.append(Figure("forest"))
-    user_suite = getattr(rep, "suite", None) is not None and rep.suite.headline != "macro"
-    if user_suite:  # the weighting the user asked for answers first; the pooled view second
-        out += suite_blocks(rep.suite, rep.pairs)
-    out += ranking_blocks(rep, figures)
-    if getattr(rep, "suite", None) is not None and not user_suite:
-        out += suite_blocks(rep.suite, rep.pairs)
-    if getattr(rep, "task_groups", None) is not None:
-        out += task_group_blocks(rep.task_groups)
-    if getattr(rep, "judge", None) is not None:
-        out += judge_blocks(rep.judge, figures)
-    sens = tables.sensitivity_table(rep.prior_sensitivity, rep.level)
-    if sens is not None:
-        out += [Heading(sens.title, 3), sens]
-    var = tables.variance_table(rep.scores)
-    if var is not None:
-        out += [Heading(var.title, 3), var]
-    if len(rep.comparisons):
-        shown = tables.select_pairs(rep.comparisons, rep.scores, rep.pairs)
-        out += [Heading("Pairwise comparisons"), tables.pairs_table(shown, rep.level, rep.adjust,
-                                                                    family=rep.comparisons.family)]
-        if len(shown) < len(rep.comparisons):
-            if str(rep.pairs).startswith("vs="):
-                text = (f"Showing the {len(shown)} pairs of the family ({rep.pairs}), as does the JSON; "
-                        "--pairs all decides and prints every pair.")
-            else:
-                text = (f"Showing {len(shown):,} of {len(rep.comparisons):,} pairs (neighbours in the ranking); "
-                        "--pairs all prints every pair, and the JSON holds them all.")
-            out.append(Para(text, "note", user_text=True))
-        if figures:
-            out.append(Figure("pairs"))
-            if bayes_on:
-                out.append(Figure("heatmap"))
-    if figures and rep.posteriors:
-        out.append(Figure("posterior"))
-    if getattr(rep, "per_task", ()):  # after the suite-wide answers: each task alone, folded in HTML
-        out += [Heading("Each task alone"),
-                *[task_fold(task, scores, comps, rep) for task, scores, comps in rep.per_task]]
-    for k, (scores, comps) in (rep.pass_at_k or {}).items():
+    return out
+
+
+def pairs_blocks(comps, rep, layout) -> list:
+    """The Pairwise comparisons section: the pairs ``--pairs`` selects (LaTeX: the headline
+    columns only), which were left out, the pairs figure and the heatmap."""
+    if not len(comps):
+        return []
+    out = [Heading("Pairwise comparisons"), *_pairs_table_blocks(comps, rep.scores, rep, "the ranking")]
+    if layout.figures:
+        out.append(Figure("pairs"))
+        if rep.bayes is not None:
+            out.append(Figure("heatmap"))
+    return out
+
+
+def _pairs_table_blocks(comps, scores, rep, ranking: str, main: bool = True) -> list:
+    """A pairs table of the pairs the report's ``--pairs`` selects (with its LaTeX variant:
+    the headline columns only) and the note on those left out (``ranking``: whose
+    neighbours are shown)."""
+    shown = tables.select_pairs(comps, scores, rep.pairs)
+    adjust = comps.family.adjust if comps.family is not None else rep.adjust  # each task: Holm
+    compact = tables.pairs_table(shown, rep.level, adjust, compact=True, family=comps.family)
+    out = [replace(tables.pairs_table(shown, rep.level, adjust, family=comps.family, main=main),
+                   latex_variant=compact)]
+    if len(shown) < len(comps):
+        out.append(Para(showing_pairs(len(shown), len(comps), rep.pairs, ranking), "note", user_text=True))
+    return out
+
+
+def showing_pairs(shown: int, every: int, pairs: str, ranking: str) -> str:
+    """Which pairs a table shows when it does not show them all (one sentence for every table)."""
+    if str(pairs).startswith("vs="):
+        return (f"Showing the {shown:,} pairs of the family ({pairs}), as does the JSON; "
+                "--pairs all decides and prints every pair.")
+    return (f"Showing {shown:,} of {every:,} pairs (neighbours in {ranking}); --pairs all prints every pair, "
+            "and the JSON holds them all.")
+
+
+def sensitivity_blocks(rows, rep, layout) -> list:
+    sens = tables.sensitivity_table(rows, rep.level)
+    return [] if sens is None else [Heading(sens.title, 3), sens]
+
+
+def variance_blocks(scores, rep, layout) -> list:
+    var = tables.variance_table(scores)
+    return [] if var is None else [Heading(var.title, 3), var]
+
+
+def posterior_figure_blocks(fits, rep, layout) -> list:
+    return [Figure("posterior")] if layout.figures else []
+
+
+def suite_section_blocks(suite, rep, layout) -> list:
+    return suite_blocks(suite, rep.pairs)
+
+
+def task_group_section_blocks(gs, rep, layout) -> list:
+    return task_group_blocks(gs)
+
+
+def judge_section_blocks(j, rep, layout) -> list:
+    return judge_blocks(j, layout.figures)
+
+
+def per_task_blocks(per_task, rep, layout) -> list:
+    """After the suite-wide answers: each task alone, folded in HTML."""
+    if not per_task:
+        return []
+    return [Heading("Each task alone"),
+            *[task_fold(task, scores, comps, rep) for task, scores, comps in per_task]]
+
+
+def pass_at_k_blocks(pass_at_k, rep, layout) -> list:
+    out = []
+    for k, (scores, comps) in pass_at_k.items():
         out += [Heading(f"pass@{k} (unbiased estimator, per problem)"),
-                *_scores_and_pairs(scores, comps, rep, f"the pass@{k} ranking); --pairs all prints every pair")]
-    if len(rep.scores) > 1:  # one model: no pair, no tie zone
-        out += [Heading("Tie zone"), Para(_tie_zone_text(rep.tie_zone, rep.level), user_text=True)]
-    out += [Heading("Warnings"), *warnings_blocks(rep.warnings, warning_limit),
-            Heading("Rows"), Para(rows_text(rep.rows), "rows", user_text=True)]
-    settings = settings_text(getattr(rep, "provenance", None) or {})
+                *_scores_and_pairs(scores, comps, rep, f"the pass@{k} ranking")]
+    return out
+
+
+def tie_zone_blocks(tz, rep, layout) -> list:
+    if len(rep.scores) < 2:  # one model: no pair, no tie zone
+        return []
+    return [Heading("Tie zone"), Para(_tie_zone_text(tz, rep.level), user_text=True)]
+
+
+def warnings_section_blocks(warnings, rep, layout) -> list:
+    return [Heading("Warnings"), *warnings_blocks(warnings, layout.warning_limit)]
+
+
+def rows_blocks(rows, rep, layout) -> list:
+    out = [Heading("Rows"), Para(rows_text(rows), "rows", user_text=True)]
+    settings = settings_text(rep.provenance or {})
     if settings:
         out.append(Para(settings, "rows", user_text=True))
     return out
@@ -331,16 +390,11 @@ def report_blocks(rep, figures: bool = False, warning_limit=MAX_NAMES) -> list:
 
 def _scores_and_pairs(scores, comps, rep, ranking: str) -> list:
     """A secondary models table and its pairs table (pass@k, each task of a suite), the
-    pairs shown as the report's ``--pairs`` selects them; ``ranking`` ends the note on
-    the pairs left out ("the pass@1 ranking); …")."""
+    pairs shown as the report's ``--pairs`` selects them; ``ranking``: whose neighbours
+    the shown pairs are ("the pass@1 ranking")."""
     blocks = [tables.models_table(scores, rep.level, bayes=rep.bayes is not None, methods=rep.methods)]
     if len(comps):
-        shown = tables.select_pairs(comps, scores, rep.pairs)
-        adjust = comps.family.adjust if comps.family is not None else rep.adjust  # each task: Holm
-        blocks.append(tables.pairs_table(shown, rep.level, adjust, family=comps.family, main=False))
-        if len(shown) < len(comps):
-            blocks.append(Para(f"Showing {len(shown):,} of {len(comps):,} pairs (neighbours in {ranking}, and "
-                               "the JSON holds them all.", "note"))
+        blocks += _pairs_table_blocks(comps, scores, rep, ranking, main=False)
     return blocks
 
 
@@ -348,7 +402,7 @@ def task_fold(task, scores, comps, rep) -> Fold:
     """One task's models table and pairs table, as the report's."""
     n = max(s.n_questions for s in scores)
     return Fold(f"Task {task}: {len(scores)} models, up to {n:,} questions",
-                tuple(_scores_and_pairs(scores, comps, rep, "this task's ranking)")))
+                tuple(_scores_and_pairs(scores, comps, rep, "this task's ranking")))
 
 
 def suite_blocks(suite, pairs: str = "auto") -> list:

@@ -54,6 +54,7 @@ class Table:
     caption: str = ""  #: LaTeX caption (plain text; the renderer escapes it)
     sort_keys: dict = field(default_factory=dict)
     latex_notes: tuple = ()  #: sentences of the LaTeX note under the table, before the column meanings
+    latex_variant: Table | None = None  #: what the LaTeX tables print instead (e.g. fewer columns)
 
 
 def text(v) -> Cell:

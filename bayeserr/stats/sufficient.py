@@ -420,16 +420,6 @@ def _close(a, b, rtol) -> bool:
     return bool(np.all(np.abs(a[fin] - b[fin]) <= rtol * scale))
 
 
-def sufficient_from_view(view, centre=None) -> Sufficient:
-    """The statistics of a whole :class:`~bayeserr.stats.view.DataView` (one partition)."""
-    if centre is None:
-        s = view.s
-        with np.errstate(invalid="ignore", divide="ignore"):
-            centre = centre_of(np.nansum(s, axis=1) / (~np.isnan(s)).sum(axis=1))
-    return Sufficient.from_cube(view.models, view.answers, centre, view.codes,
-                                None if view.clusters is None else tuple(view.clusters))
-
-
 class SufficientBatch:
     """The part of :class:`~bayeserr.stats.view.ScoreBatch` the closed-form
     interval methods read (mean, n, the SEs, CR2, design effect, 0/1 flags),

@@ -25,8 +25,8 @@ the input's uncompressed size, in the temporary folder (``tmp_dir``).
 Engines: ways to compute the :class:`~bayeserr.stats.sufficient.Sufficient`
 statistics of a results table too large to hold as a cube.
 
-* ``memory`` (the default) — the loaded :class:`~bayeserr.stats.view.DataView`
-  is one partition (:func:`bayeserr.stats.sufficient.sufficient_from_view`).
+* ``memory`` (the default) — no sufficient statistics: the loaded
+  :class:`~bayeserr.stats.view.DataView` is read question by question.
 * ``stream`` — :func:`reduce_parquet`: Parquet
   (file, folder, glob, hive-partitioned dataset) read in record batches with
   pyarrow, hash-partitioned by question to spill files, each partition reduced
@@ -42,7 +42,8 @@ the row accounting, the columns used and the source label — by
 3. ``combine``: ``sum(parts)`` (``Sufficient.__add__``, associative).
 
 :func:`bayeserr.reporting.build.report_from_sufficient` turns the result
-into the report.  Nothing here is imported by ``import bayeserr``.
+into the report; :data:`bayeserr.engines.registry.ENGINES` lists the engines.  Nothing
+here is imported by ``import bayeserr``.
 """
 
 from __future__ import annotations

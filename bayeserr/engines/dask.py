@@ -1,11 +1,11 @@
 """``--engine dask``: the sufficient statistics of Parquet results on a
 dask.distributed cluster (``docs/guide/scale.md``).
 
-The same contract as :mod:`bayeserr.stats.stream` (scan, reduce by question,
+The same contract as :mod:`bayeserr.engines.stream` (scan, reduce by question,
 combine with ``+``), the work spread over the workers of a cluster:
 
 1. **Scan** (one task per input part: a file, a hive fragment, or a run of a
-   large file's row groups): :func:`bayeserr.stats.stream.check_batch` on
+   large file's row groups): :func:`bayeserr.engines.stream.check_batch` on
    every record batch (the loader's rules, the error naming the file), the
    part's models in first-seen order with their sums and counts, its cluster
    labels, the sample labels seen and whether every score is 0 or 1.  The
@@ -15,7 +15,7 @@ combine with ``+``), the work spread over the workers of a cluster:
    codes from step 1) and ``dask.dataframe.shuffle(on="q")`` (peer-to-peer
    where available) moves every row of a question to one output partition —
    the rows never pass through the client.
-3. **Reduce**: :func:`bayeserr.stats.stream.reduce_table` on each output
+3. **Reduce**: :func:`bayeserr.engines.stream.reduce_table` on each output
    partition → :class:`~bayeserr.stats.sufficient.Sufficient`, summed in a
    tree on the workers as the partitions finish; the client receives one
    :class:`~bayeserr.stats.sufficient.Sufficient`.
@@ -36,7 +36,7 @@ import uuid
 import numpy as np
 
 from bayeserr.base.errors import InputError
-from bayeserr.stats.stream import (
+from bayeserr.engines.stream import (
     ROWS_PER_PARTITION,
     Progress,
     StreamResult,
@@ -204,7 +204,7 @@ def read_coded(part, cols, wanted, models, clusters, binary, dtypes):
 
 
 def _text(column) -> np.ndarray:
-    """A column's values as text labels (as :class:`~bayeserr.stats.stream._Codes` names them)."""
+    """A column's values as text labels (as :class:`~bayeserr.engines.stream._Codes` names them)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     if pa.types.is_dictionary(column.type):
@@ -217,11 +217,11 @@ def _text(column) -> np.ndarray:
 
 
 def reduce_frame(frame, models, centre, clusters, label, cols):
-    """:func:`~bayeserr.stats.stream.reduce_table` of one shuffled partition (a
+    """:func:`~bayeserr.engines.stream.reduce_table` of one shuffled partition (a
     pandas frame holding every row of its questions)."""
     import pyarrow as pa
 
-    from bayeserr.stats.stream import reduce_table
+    from bayeserr.engines.stream import reduce_table
     from bayeserr.stats.sufficient import Sufficient
     if frame is None or len(frame) == 0:
         return Sufficient.empty(tuple(models), centre, clusters)
@@ -301,7 +301,7 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
     ``scheduler``: an address (``tcp://host:8786``) or a ``distributed.Client``;
     without it a LocalCluster of ``workers`` processes × ``worker_memory``
     is started and closed.  ``partitions``: the shuffle's output partitions
-    (default: about :data:`~bayeserr.stats.stream.ROWS_PER_PARTITION` rows each)."""
+    (default: about :data:`~bayeserr.engines.stream.ROWS_PER_PARTITION` rows each)."""
     _require()
     import dask
     import dask.dataframe as dd

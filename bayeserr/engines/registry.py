@@ -1,0 +1,92 @@
+"""The engines a report can be computed by, one registry (``--engine``; ``build_report(...,
+engine=)``): each says what it reads, which reader options it takes and which options of its
+own, and checks them once (``docs/development.md``, "A new engine").
+
+``memory`` computes every section from the per-question data; the others reduce Parquet
+results to sufficient statistics (:class:`~bayeserr.engines.stream.StreamResult`) and the
+report is built from those (:func:`bayeserr.reporting.build.report_from_sufficient`)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+
+from bayeserr.base.errors import InputError, describe
+from bayeserr.base.registry import Registry
+
+#: the reader options of a results table that an engine reducing Parquet takes (column names)
+COLUMN_OPTIONS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "task_col", "no_cluster")
+#: reader options left at these values ask nothing of an engine reducing Parquet
+_DEFAULTS = {"input_format": ("auto", "parquet"), "duplicate_runs": ("error",), "partial_runs": ("exclude",)}
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One engine: ``reduce`` (``"module:function"``, taking the source, the column options
+    and the engine's own ``options``, returning a StreamResult), or ``None`` for the memory
+    engine, which reads the whole table with the loader."""
+
+    name: str
+    summary: str
+    reduce: str | None = None
+    options: tuple = ()  #: the engine's own keyword options (``build_report(path, engine=..., workers=2)``)
+
+    @property
+    def per_question(self) -> bool:
+        return self.reduce is None
+
+    def run(self, source, load: dict, **options):
+        """The engine's sufficient statistics of ``source``."""
+        module, function = self.reduce.split(":")
+        return getattr(importlib.import_module(module), function)(source, **load, **options)
+
+    def check_source(self, source) -> None:
+        """An engine reducing Parquet takes paths, not a loaded dataset."""
+        ok = isinstance(source, (str, os.PathLike)) or (
+            isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source))
+        if not ok:
+            raise InputError(f"engine='{self.name}' reads Parquet files: give a path (a file, folder, glob pattern "
+                             f"or hive-partitioned dataset) or a list of them; got {describe(source)}. A loaded "
+                             "dataset is already in memory: use the default engine.")
+
+    def check_load(self, load: dict, *, where=(), models=None, save_posterior=None) -> dict:
+        """The column options of ``load`` this engine takes; an :class:`InputError` naming each
+        option it does not support (filters, model selection, logs, labels)."""
+        if self.per_question:
+            return dict(load)
+        unsupported = [f"--{k.replace('_', '-')}" for k, v in load.items()
+                       if k not in COLUMN_OPTIONS and v not in _DEFAULTS.get(k, (None, False))]
+        unsupported += ["--where"] if where else []
+        unsupported += ["--models"] if models else []
+        unsupported += ["--save-posterior"] if save_posterior else []
+        if unsupported:
+            raise InputError(f"--engine {self.name} reads Parquet results tables with the column options only; "
+                             f"{', '.join(unsupported)} need{'s' if len(unsupported) == 1 else ''} the default "
+                             "engine (memory). Filter or select models when writing the Parquet files (e.g. one "
+                             "hive partition per model), or drop the option.")
+        return {k: v for k, v in load.items() if k in COLUMN_OPTIONS}
+
+    def check_options(self, options: dict) -> None:
+        """Options of another engine are refused, naming the engine they belong to."""
+        for key, value in options.items():
+            if value in (None, False) or key in self.options:
+                continue
+            owner = next((e.name for e in ENGINES.values() if key in e.options), None)
+            flag = f"--{key.replace('_', '-')}"
+            raise InputError(f"{flag} is an option of --engine {owner}; add --engine {owner} or drop it."
+                             if owner else f"{flag} is not an option of --engine {self.name}.")
+
+
+#: the engines by name (``--engine``, ``build_report(..., engine=)``)
+ENGINES = Registry("engine", "--engine")
+for _engine in (
+    Engine("memory", "load the whole table (every section of the report)"),
+    Engine("stream", "Parquet read in record batches in bounded memory, the report from sufficient statistics "
+           "(the headline numbers; Bayesian, pass@k and suite sections are listed as not available)",
+           "bayeserr.engines.stream:reduce_parquet", ("tmp_dir", "progress")),
+    Engine("dask", "the same statistics on a dask.distributed cluster (pip install 'bayeserr[dask]')",
+           "bayeserr.engines.dask:reduce_dask",
+           ("scheduler", "workers", "worker_memory", "tmp_dir", "progress")),
+):
+    ENGINES.add(_engine.name, _engine)
