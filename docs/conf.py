@@ -203,9 +203,14 @@ def _modules(pkg: str) -> list[str]:
     if pkg in OWN_MODULE and not hasattr(importlib.import_module(pkg), "__path__"):
         return [pkg]
     found = [pkg] if pkg in OWN_MODULE else []
-    found += sorted(f"{pkg}.{p.stem}" for p in _package_dir(pkg).glob("*.py")
-                    if p.stem not in ("__init__", "__main__"))
-    return found
+    root = _package_dir(pkg)
+    # a subpackage (data/readers/) is a module of its own, then its modules
+    for p in sorted(root.rglob("*.py")):
+        parts = list(p.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__main__" or parts == ["__init__"]:
+            continue
+        found.append(".".join([pkg, *(parts[:-1] if parts[-1] == "__init__" else parts)]))
+    return sorted(found)
 
 
 def modules_by_layer() -> list[tuple[str, list[str]]]:

@@ -38,14 +38,13 @@ import pytest
 
 import bayeserr
 from bayeserr.base.errors import InputError
-from bayeserr.data import readers
-from bayeserr.data.readers import read_inspect
+from bayeserr.data.readers import UnfinishedLog, UnscoredLog, archive, read_inspect, values
 
 from .conftest import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = SHARED / "data" / "inspect-logs"
-DEFLATE, ZSTD = zipfile.ZIP_DEFLATED, readers.ZSTD_METHOD
+DEFLATE, ZSTD = zipfile.ZIP_DEFLATED, archive.ZSTD_METHOD
 METHODS = [pytest.param(DEFLATE, id="deflate"), pytest.param(ZSTD, id="zstd")]
 #: the member size of the issue's case: 1 GiB - 4 KiB
 BOMB_SIZE = (1 << 30) - 4096
@@ -198,7 +197,7 @@ def _no_reads(monkeypatch):
     """Fail the test if any member is inflated."""
     def read(self, info):
         raise AssertionError(f"member {info.filename} read")
-    monkeypatch.setattr(readers._EvalArchive, "read", read)
+    monkeypatch.setattr(archive.EvalArchive, "read", read)
 
 
 # ================================================================ item 12: overlapping entries
@@ -295,8 +294,8 @@ def test_small_dense_members_and_ordinary_ratios_are_read(tmp_path):
         dense = {**big_sample(method, 3 << 20), "name": "samples/1_epoch_1.json"}
         payload = PREFIX.replace(b'"id": 1', b'"id": 2') + text + SUFFIX
         large = member("samples/2_epoch_1.json", payload, method)
-        assert large["size"] > readers.RATIO_FREE_BYTES and large["size"] / len(large["raw"]) < 10
-        assert dense["size"] / len(dense["raw"]) > readers.MAX_RATIO
+        assert large["size"] > archive.RATIO_FREE_BYTES and large["size"] / len(large["raw"]) < 10
+        assert dense["size"] / len(dense["raw"]) > archive.MAX_RATIO
         path = write_zip(tmp_path / f"ok{method}.eval", [(member("header.json", header(), method), None),
                                                           (dense, None), (large, None)])
         df, dropped = read_inspect(path)
@@ -312,7 +311,7 @@ def test_real_logs_are_far_below_the_ratio_limit():
     for p in logs:  # every member passes the checks and is read (one of the logs was never scored)
         try:
             read_inspect(p)
-        except readers.UnscoredLog:
+        except UnscoredLog:
             pass
 
 
@@ -380,7 +379,7 @@ def test_huge_integer_score_is_an_input_error(tmp_path, cli, value, shown):
 
 def test_score_values_in_messages_are_shortened():
     with pytest.raises(InputError) as err:
-        readers.inspect_value_to_float({"explanation": "x" * 1_000_000}, "log.eval: sample 1")
+        values.inspect_value_to_float({"explanation": "x" * 1_000_000}, "log.eval: sample 1")
     assert len(str(err.value)) < 600 and "is not one Inspect maps to a number" in str(err.value)
 
 
@@ -393,7 +392,7 @@ def test_megabyte_name_in_the_header_is_refused(tmp_path, cli, field):
     records += [(member(f"samples/{i}_epoch_1.json", sample(i)), None) for i in range(1, 51)]
     path = write_zip(tmp_path / "long.eval", records)
     pattern = (rf"long\.eval: the log header's eval\.{field} is 1,048,576 characters long, above the limit "
-               r"of 4,096 \(bayeserr\.data\.readers\.MAX_NAME_CHARS\)")
+               r"of 4,096 \(bayeserr\.data\.readers\.values\.MAX_NAME_CHARS\)")
     with pytest.raises(InputError, match=pattern):
         read_inspect(path)
     res = cli("report", path, "--bayes", "off", "-o", tmp_path / "r.md")
@@ -407,7 +406,7 @@ def test_megabyte_name_in_the_header_is_refused(tmp_path, cli, field):
 
 
 def test_names_up_to_the_limit_are_read(tmp_path):
-    name = "openai/" + "m" * (readers.MAX_NAME_CHARS - 7)
+    name = "openai/" + "m" * (values.MAX_NAME_CHARS - 7)
     records = [(member("header.json", header(model=name)), None)]
     records += [(member(f"samples/{i}_epoch_1.json", sample(i)), None) for i in range(1, 4)]
     df, _ = read_inspect(write_zip(tmp_path / "ok.eval", records))
@@ -419,7 +418,7 @@ def test_unfinished_log_with_a_megabyte_name_has_a_short_message(tmp_path):
     records = [(member("_journal/start.json", start), None),
                (member("samples/1_epoch_1.json", sample(1)), None)]
     path = write_zip(tmp_path / "run.eval", records)
-    with pytest.raises(readers.UnfinishedLog) as err:
+    with pytest.raises(UnfinishedLog) as err:
         read_inspect(path)
     assert len(str(err.value)) < 1500 and "…" in str(err.value)
 

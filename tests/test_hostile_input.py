@@ -27,8 +27,8 @@ import pytest
 import bayeserr
 from bayeserr import data
 from bayeserr.base.errors import InputError
-from bayeserr.data import memory, readers
-from bayeserr.data.readers import read_inspect, read_lmeval, read_logs
+from bayeserr.data import memory
+from bayeserr.data.readers import archive, read_inspect, read_lmeval, read_logs
 
 from .test_validation import GOOD, _write  # noqa: F401  (shared fixtures)
 
@@ -51,7 +51,7 @@ def _member(name, payload, method=zipfile.ZIP_DEFLATED, *, flags=0, declared=Non
         elif method == zipfile.ZIP_DEFLATED:
             c = zlib.compressobj(6, zlib.DEFLATED, -15)
             raw = c.compress(payload) + c.flush()
-        elif method == readers.ZSTD_METHOD:
+        elif method == archive.ZSTD_METHOD:
             import zstandard
             raw = zstandard.ZstdCompressor().compress(payload)
         elif method == zipfile.ZIP_BZIP2:
@@ -242,7 +242,7 @@ def test_duplicate_rows_inside_one_log_name_the_members(tmp_path):
 
 # ================================================================ archives: size bounds
 def test_member_declaring_more_than_the_limit_is_refused_before_inflating(tmp_path, monkeypatch):
-    monkeypatch.setattr(readers, "MAX_MEMBER_BYTES", 1 << 20)
+    monkeypatch.setattr(archive, "MAX_MEMBER_BYTES", 1 << 20)
     big = json.dumps(_sample(1, "C", input="x" * (5 << 20))).encode()  # 5 MiB, a few KiB compressed
     path = _log(tmp_path / "bomb.eval", samples={"samples/1_epoch_1.json": big, "samples/2_epoch_1.json": _sample(2)})
     assert path.stat().st_size < 50_000
@@ -254,7 +254,7 @@ def test_member_declaring_more_than_the_limit_is_refused_before_inflating(tmp_pa
 def test_real_size_bomb_declared_honestly(tmp_path):
     """An entry that declares 3 GiB is refused from its declared size alone."""
     payload = b"\0" * 1000
-    member = _member("samples/1_epoch_1.json", payload, readers.ZSTD_METHOD, declared=3 << 30)
+    member = _member("samples/1_epoch_1.json", payload, archive.ZSTD_METHOD, declared=3 << 30)
     path = _log(tmp_path / "honest.eval", samples={"samples/2_epoch_1.json": _sample(2)}, extra=[member])
     with pytest.raises(InputError, match=r"member samples/1_epoch_1\.json: declares 3\.0 GiB uncompressed"):
         bayeserr.load(path)
@@ -271,7 +271,7 @@ def test_zstd_frame_header_does_not_override_the_declared_size(tmp_path):
             w.write(chunk)
     raw = buf.getvalue()
     assert len(raw) < 200_000
-    member = _member("samples/1_epoch_1.json", b"{}", readers.ZSTD_METHOD, declared=200, raw=raw)
+    member = _member("samples/1_epoch_1.json", b"{}", archive.ZSTD_METHOD, declared=200, raw=raw)
     path = _log(tmp_path / "liar.eval", samples={"samples/2_epoch_1.json": _sample(2)}, extra=[member])
     with pytest.raises(InputError, match=r"liar\.eval, member samples/1_epoch_1\.json: inflates past the 200 "
                                          r"bytes its entry declares"):
@@ -288,7 +288,7 @@ def test_deflate_member_inflating_past_its_declared_size(tmp_path):
 
 def test_archive_total_limit(tmp_path, monkeypatch):
     path = _log(tmp_path / "many.eval")
-    monkeypatch.setattr(readers, "MAX_ARCHIVE_BYTES", 500)
+    monkeypatch.setattr(archive, "MAX_ARCHIVE_BYTES", 500)
     with pytest.raises(InputError, match=r"many\.eval, member .*inflates past 500 bytes in total"):
         bayeserr.load(path)
 
@@ -303,13 +303,14 @@ def _bad_crc(tmp_path):
 def _bad_crc_zstd(tmp_path):
     payload = json.dumps(_sample(1)).encode()
     return _log(tmp_path / "x.eval", samples={"samples/2_epoch_1.json": _sample(2)},
-                extra=[_member("samples/1_epoch_1.json", payload, readers.ZSTD_METHOD, crc=zlib.crc32(payload) ^ 7)])
+                extra=[_member("samples/1_epoch_1.json", payload, archive.ZSTD_METHOD,
+                               crc=zlib.crc32(payload) ^ 7)])
 
 
 def _corrupt_zstd(tmp_path):
     payload = json.dumps(_sample(1)).encode()
     return _log(tmp_path / "x.eval", samples={"samples/2_epoch_1.json": _sample(2)},
-                extra=[_member("samples/1_epoch_1.json", payload, readers.ZSTD_METHOD,
+                extra=[_member("samples/1_epoch_1.json", payload, archive.ZSTD_METHOD,
                                raw=b"\x28\xb5\x2f\xfdjunk" * 9)])
 
 
@@ -318,7 +319,8 @@ def _truncated_zstd(tmp_path):
     payload = json.dumps(_sample(1, input="z" * 5000)).encode()
     raw = zstandard.ZstdCompressor().compress(payload)
     return _log(tmp_path / "x.eval", samples={"samples/2_epoch_1.json": _sample(2)},
-                extra=[_member("samples/1_epoch_1.json", payload, readers.ZSTD_METHOD, raw=raw[: len(raw) // 2])])
+                extra=[_member("samples/1_epoch_1.json", payload, archive.ZSTD_METHOD,
+                               raw=raw[: len(raw) // 2])])
 
 
 def _truncated_deflate(tmp_path):

@@ -34,7 +34,8 @@ import pytest
 
 import bayeserr
 from bayeserr.base.errors import InputError
-from bayeserr.data.readers import _EvalArchive, read_inspect
+from bayeserr.data.readers import read_inspect
+from bayeserr.data.readers.archive import EvalArchive
 
 from .conftest import SHARED
 from .test_inspect_issue22 import write_log
@@ -60,7 +61,7 @@ def _unfinished(src: Path, dst: Path, keep=3, model=None) -> Path:
     """A copy of an ``.eval`` log as Inspect leaves it while the run is going:
     ``_journal/start.json`` and the first ``keep`` samples, no ``header.json``
     (members read through bayeserr's bounded reader: Inspect writes zstd)."""
-    archive = _EvalArchive(src)
+    archive = EvalArchive(src)
     try:
         members = {i.filename: bytes(archive.read(i)) for i in archive.zip.infolist()}
     finally:
@@ -252,17 +253,17 @@ def test_manifest_and_bayeserr_outputs_are_skipped_with_a_note(tmp_path, cli, cl
 
 
 def test_a_json_file_is_classified_from_its_start_only(tmp_path):
-    from bayeserr.data.readers import PEEK_BYTES, _json_kind
+    from bayeserr.data.readers.runs import PEEK_BYTES, json_kind
 
     big = tmp_path / "report.json"
     # a bayeserr report whose tail is not JSON: only the first PEEK_BYTES are read to classify it
     big.write_text('{\n  "schema": "bayeserr.report/2",\n  "pad": "' + "x" * (2 * PEEK_BYTES) + "<<not json")
-    assert _json_kind(big) == "bayeserr's own output, bayeserr.report/2"
+    assert json_kind(big) == "bayeserr's own output, bayeserr.report/2"
     manifest = tmp_path / "logs.json"
     manifest.write_text('{"2025_x.eval": {"version": 2, "eval": ' + "[" * 100000)
-    assert _json_kind(manifest) == "Inspect's log-folder manifest"
+    assert json_kind(manifest) == "Inspect's log-folder manifest"
     log = write_log(tmp_path / "log.json", metrics=[])
-    assert _json_kind(log) is None
+    assert json_kind(log) is None
     write_log(tmp_path / "b.json", model="m/b", metrics=[])
     df, dropped = read_inspect(tmp_path)
     assert len(df) == 24 and dropped == []

@@ -9,7 +9,11 @@ nothing else of bayeserr.
   ``to_dict``;
 * :mod:`.caveat` — a warning as data;
 * :mod:`.jsonable` — plain JSON (NaN as ``null``);
-* :mod:`.output` — atomic writes that never overwrite an input.
+* :mod:`.output` — atomic writes that never overwrite an input;
+* :mod:`.formats` — numbers and names in text, the same in every format and command;
+* :mod:`.names` — names shown so that two that look alike are told apart;
+* :mod:`.lazy` — a package's public names imported on first use;
+* :mod:`.version` — the version.
 
 May import: the standard library, numpy, pandas.
 """

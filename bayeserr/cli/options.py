@@ -9,6 +9,8 @@ import click
 from bayeserr.base.errors import InputError
 from bayeserr.base.registry import check_range
 from bayeserr.bayes.settings import MODES
+from bayeserr.data.readers.options import OPTIONS  # the declarations only: light
+from bayeserr.data.readers.registry import INPUT_FORMATS
 from bayeserr.registries.options import ADJUSTMENTS, CLUSTER_CORRECTIONS, ON_UNPAIRED
 
 
@@ -72,26 +74,10 @@ def load_options(f):
         click.option("--task-col", help="Column with the task of each question, for suite scores over "
                      "several tasks [default: task if present; logs: the run's task]."),
         click.option("--no-cluster", is_flag=True, help="Ignore the cluster column."),
-        click.option("--input-format", type=click.Choice(["auto", "table", "csv", "tsv", "jsonl", "parquet",
-                                                          "inspect", "lm-eval"]),
-                     default="auto", show_default=True,
+        click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True,
                      help="Results table (csv, tsv, jsonl, parquet), Inspect AI logs (.eval/.json) or "
                           "lm-eval samples; auto picks from the path (and sniffs standard input, '-')."),
-        click.option("--duplicate-runs", type=click.Choice(["error", "latest"]), default="error",
-                     show_default=True,
-                     help="Logs: a folder holding two runs of one task and model stops, or keeps the "
-                          "latest run (older runs are counted as dropped)."),
-        click.option("--partial-runs", type=click.Choice(["exclude", "include"]), default="exclude",
-                     show_default=True,
-                     help="Logs whose status is not 'success' (error, cancelled, started): left out and "
-                          "counted as dropped (as inspect eval-set would re-run them), or used, each "
-                          "named in a note."),
-        click.option("--scorer", help="Inspect: the scorer whose score is used [default: the first]."),
-        click.option("--cluster-field", help="Inspect: sample metadata field used as cluster (dotted path); "
-                     "default: the field the logs' own metrics cluster by (ci_clustered, ci_hierarchical, "
-                     "stderr(cluster=...)), else none."),
-        click.option("--metric", help="lm-eval: the metric used as score [default: acc]."),
-        click.option("--filter", "filt", help="lm-eval: the filter whose rows are used."),
+        *(_reader_option(o) for o in OPTIONS.values() if o.cli and o.name != "human_scorer"),
         click.option("--human-col", metavar="NAME",
                      help="Judge-scored evals: the column with a human label of each answer, in [0, 1] like "
                           "the scores, empty where the answer is not labelled (never guessed). With --labels: "
@@ -102,16 +88,20 @@ def load_options(f):
                           "names of --model-col, --question-col, --sample-col); every label must match an "
                           "answer. One source of labels: not with --human-scorer or a --human-col of the "
                           "results."),
-        click.option("--human-scorer", metavar="NAME",
-                     help="Inspect: the scorer whose value is the human label (e.g. a manual grade added with "
-                          "inspect score), converted like the score; samples without it are unlabelled. "
-                          "--scorer still picks the judge's score [default: the first other scorer]."),
+        _reader_option(OPTIONS["human_scorer"]),
     )(f)
 
 
+def _reader_option(o):
+    """The command-line flag of a reader option (:data:`bayeserr.data.readers.options.OPTIONS`)."""
+    if o.choices:
+        return click.option(o.option, o.name, type=click.Choice(o.choices), default=o.default,
+                            show_default=True, help=o.help)
+    return click.option(o.option, o.name, metavar=o.metavar, help=o.help)
+
+
 LOAD_KEYS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "task_col", "no_cluster",
-             "input_format", "scorer", "cluster_field", "metric", "filt", "duplicate_runs", "partial_runs",
-             "human_col", "labels", "human_scorer")
+             "input_format", "human_col", "labels", *(o.name for o in OPTIONS.values() if o.cli))
 
 
 def pop_load(kw: dict) -> dict:

@@ -12,11 +12,13 @@
 * :mod:`.config` — ``bayeserr.toml`` and ``[tool.bayeserr]`` defaults.
 
 May import: :mod:`bayeserr.base`.  A new input format is a reader in
-:mod:`.readers` (registered in ``READERS``).
+:mod:`.readers` (a ``Reader`` in :mod:`.readers.registry`).
 """
 
 # the public names of the former bayeserr/data.py module, all still here; imported on first use, so
 # that importing one light module of this package (e.g. .config) does not import pandas and xarray
+from bayeserr.base.lazy import lazy_names
+
 _NAMES = {
     "dataset": ("DEFAULT_COLUMNS", "REQUIRED", "Columns", "RowAccount", "cluster_codes", "question_means",
                 "resolve_columns", "rows_of"),
@@ -24,14 +26,4 @@ _NAMES = {
     "memory": ("LOAD_BYTES_PER_ROW", "MAX_CUBE_BYTES", "load_memory_estimate"),
     "tables": ("STDIN", "read_table"),
 }
-_HOME = {name: module for module, names in _NAMES.items() for name in names}
-__all__ = sorted(_HOME)
-
-
-def __getattr__(name):
-    if name in _HOME:
-        from importlib import import_module
-        value = getattr(import_module(f"bayeserr.data.{_HOME[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'bayeserr.data' has no attribute {name!r}")
+__all__, __getattr__ = lazy_names(__name__, _NAMES)

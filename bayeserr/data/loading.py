@@ -61,18 +61,16 @@ from bayeserr.data.readers import (
     TABLE_FORMATS,
     NotALog,
     UnscoredLog,
-    _check_partial_runs,
     check_input_format,
     finish_task_groups,
 )
+from bayeserr.data.readers.options import check_options
 from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 
 # ---------------------------------------------------------------------- public
 _COLUMN_ARGS = {"model_col": "--model-col", "question_col": "--question-col", "score_col": "--score-col",
                 "cluster_col": "--cluster-col", "sample_col": "--sample-col", "task_col": "--task-col",
-                "scorer": "--scorer", "human_col": "--human-col", "human_scorer": "--human-scorer",
-                "cluster_field": "--cluster-field", "metric": "--metric", "filt": "--filter",
-                "name": "name"}
+                "human_col": "--human-col", "name": "name"}
 
 
 def _check_arguments(args: dict) -> None:
@@ -117,10 +115,8 @@ def _as_frame(source: pd.DataFrame, where: str) -> pd.DataFrame:
 
 def load(source, *, model_col=None, question_col=None, score_col=None, cluster_col=None,
          sample_col=None, task_col=None, no_cluster: bool = False, models=None, name: str | None = None,
-         dropped=(), input_format: str = "auto", scorer=None, cluster_field=None, metric=None,
-         filt=None, duplicate_runs: str = "error", where=None,
-         partial_runs: str = "exclude", human_col=None, labels=None, human_scorer=None,
-         in_progress: str = "exclude") -> xr.Dataset:
+         dropped=(), input_format: str = "auto", where=None, human_col=None, labels=None,
+         **reader_options) -> xr.Dataset:
     """Read and validate per-answer results into an ``xarray.Dataset`` (SPEC §1).
 
     Parameters
@@ -167,10 +163,13 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         Reader for eval logs (:mod:`bayeserr.data.readers`); ``auto`` picks from
         the path.  ``csv``/``tsv``/``jsonl``/``parquet`` name a table format
         (for ``"-"``, which is otherwise sniffed: Parquet, JSONL, TSV, else
-        CSV).  ``scorer`` and ``cluster_field`` (Inspect), ``metric`` and
-        ``filt`` (lm-eval) are passed to the reader.  Without
-        ``cluster_field`` (and ``no_cluster``), Inspect logs are clustered by
-        the metadata field their own metrics cluster by (e.g.
+        CSV).
+    **reader_options
+        The eval-log readers' options (:data:`bayeserr.data.readers.options.OPTIONS`),
+        checked once: ``scorer``, ``cluster_field`` and ``human_scorer`` (Inspect),
+        ``metric`` and ``filt`` (lm-eval), and the three below; each reader takes its
+        own.  Without ``cluster_field`` (and ``no_cluster``), Inspect logs are clustered
+        by the metadata field their own metrics cluster by (e.g.
         ``ci_clustered(cluster="repo")``), noted in ``rows["notes"]``.
     duplicate_runs : {"error", "latest"}
         Eval logs only: two runs of one task with the same model on the same
@@ -189,7 +188,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         yet): an error alone and skipped in a folder (``"exclude"``, default),
         or read from Inspect's journal, the samples written so far, with a
         note (``"read"``: ``bayeserr watch``;
-        :func:`bayeserr.data.readers.read_inspect`).
+        :func:`bayeserr.data.readers.inspect_logs.read_inspect`).
         An ``.eval`` without ``header.json`` (a run in progress) is an error
         alone and skipped, counted as dropped, otherwise.
     dropped : list of (reason, count)
@@ -240,7 +239,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         from an Inspect log); for lm-eval output with task groups,
         ``task_groups`` (JSON text: read it with :func:`task_groups`): the
         groups with a task in the data, their leaf tasks, lm-eval's weighting
-        and published scores (:func:`bayeserr.data.readers.read_lmeval`);
+        and published scores (:func:`bayeserr.data.readers.lmeval.read_lmeval`);
         a group some of whose tasks are not in the data (filtered out with
         ``where``, or not run) is kept with those tasks listed as ``missing``;
         with human labels, ``human_source``: where they came from, in words.
@@ -253,15 +252,15 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     from bayeserr.data.filters import apply_where, parse_where_list
 
     args = dict(model_col=model_col, question_col=question_col, score_col=score_col,
-                cluster_col=cluster_col, sample_col=sample_col, task_col=task_col, scorer=scorer,
-                cluster_field=cluster_field, metric=metric, filt=filt, name=name, human_col=human_col,
-                human_scorer=human_scorer)
+                cluster_col=cluster_col, sample_col=sample_col, task_col=task_col, name=name,
+                human_col=human_col)
     _check_arguments(args)
     check_input_format(input_format)
-    _check_partial_runs(partial_runs)
-    _check_human_arguments(human_col, labels, human_scorer, scorer)
-    args["partial_runs"] = partial_runs
-    args["in_progress"] = in_progress
+    reader_options = check_options(reader_options)
+    human_scorer = reader_options["human_scorer"]
+    _check_human_arguments(human_col, labels, human_scorer, reader_options["scorer"])
+    args["reader_options"] = reader_options
+    args["human_scorer"] = human_scorer
     args["human_col"] = human_col if labels is None else None  # with labels: the labels' column
     args["labels_col"] = (human_col or _HUMAN) if labels is not None else None
     models = _model_list(models)
@@ -280,7 +279,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     skipped, notes = [], []  # among several inputs: files that are not logs; notes of skipped logs
     for i, inp in enumerate(inputs):
         try:
-            parts.append(_read_input(inp, args, input_format, no_cluster, duplicate_runs, fields,
+            parts.append(_read_input(inp, args, input_format, no_cluster, fields,
                                      None if several else name, several, i))
             accounts.append((parts[-1].label, len(parts) - 1))
         except NotALog as exc:  # among several inputs (a pattern matching logs.json), skipped
@@ -564,7 +563,7 @@ def _human_note(df, cols, human, source, label, filtered, parts, human_scorer) -
 
 def _task_groups_of(parts: list, df: pd.DataFrame, cols, book) -> dict:
     """The lm-eval task groups of the inputs, for the tasks and models left after ``where`` and
-    ``models`` (:func:`bayeserr.data.readers.finish_task_groups`); notes go to the row accounting."""
+    ``models`` (:func:`bayeserr.data.readers.lmeval.finish_task_groups`); notes go to the row accounting."""
     found = [p.task_groups for p in parts if p.task_groups]
     if not found or cols.task is None:
         return {}
@@ -583,7 +582,7 @@ def task_groups(ds) -> dict:
     must be text or numbers to be written to netCDF); this gives them back as a dict
     ``{group: {"tasks", "children", "metric", "weighting", "weighting_from", "missing",
     "published": {model: {"score", "stderr", "n", "file", "same_run", "fits"}}, "declared"}}``
-    (:func:`bayeserr.data.readers.read_lmeval`).  ``missing`` lists the group's tasks not in
+    (:func:`bayeserr.data.readers.lmeval.read_lmeval`).  ``missing`` lists the group's tasks not in
     the data (a ``where`` filter or a task not run): such a group's score is not lm-eval's.
     """
     raw = getattr(ds, "attrs", {}).get("task_groups")
@@ -746,7 +745,7 @@ def _combined_label(labels: list[str]) -> str:
     return f"{labels[0]} + {labels[1]} + … ({len(labels)} inputs)"
 
 
-def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fields, name,
+def _read_input(inp: _Input, args, input_format, no_cluster, fields, name,
                 several: bool, index: int) -> _Part:
     source = inp.source
     if isinstance(source, pd.DataFrame):
@@ -762,8 +761,8 @@ def _read_input(inp: _Input, args, input_format, no_cluster, duplicate_runs, fie
         if not isinstance(path, str) or not path.strip():
             raise InputError(f"load() needs the path of a results file (or '-' for standard input); "
                              f"got {describe(source)}.")
-        df, rows, more, log, seen, notes = _read_source(path, name, args, input_format, no_cluster,
-                                                        duplicate_runs, fields, several)
+        df, rows, more, log, seen, notes = _read_source(path, name, args, input_format, no_cluster, fields,
+                                                        several)
         part = _Part(source, df, rows, more, rows.where, log, path, seen, notes["notes"],
                      notes["log_cluster"], notes["task_groups"], notes["scorers"])
     if inp.model is not None:
@@ -799,22 +798,21 @@ def _name_model(part: _Part, model: str, args) -> pd.DataFrame:
     return df
 
 
-def _read_source(path, name, args, input_format, no_cluster, duplicate_runs, fields=(),
-                 several: bool = False):
+def _read_source(path, name, args, input_format, no_cluster, fields=(), several: bool = False):
     """``(DataFrame, _Rows, dropped, read by a log reader, metadata fields seen, reader notes)``
     from a path or ``-``; the notes are ``{"notes": [...], "log_cluster": field or None}``.
 
     Inspect logs without ``--cluster-field`` are clustered by the field their
-    own metrics cluster by (:func:`bayeserr.data.readers.read_inspect`);
+    own metrics cluster by (:func:`bayeserr.data.readers.inspect_logs.read_inspect`);
     ``no_cluster`` reads no cluster field at all."""
-    from bayeserr.data.readers import read_logs
+    from types import MappingProxyType
 
-    logs = read_logs(path, input_format, scorer=args["scorer"],
-                     cluster_field=None if no_cluster else args["cluster_field"],
-                     metric=args["metric"], filt=args["filt"], duplicate_runs=duplicate_runs,
-                     fields=[f for f in fields if f not in _LOG_COLUMNS], cluster_from_log=not no_cluster,
-                     partial_runs=args.get("partial_runs", "exclude"), among_others=several,
-                     human_scorer=args.get("human_scorer"), in_progress=args.get("in_progress", "exclude"))
+    from bayeserr.data.readers import read_logs
+    options = args["reader_options"]
+    if no_cluster:  # checked already: only a value taken away
+        options = MappingProxyType({**options, "cluster_field": None})
+    logs = read_logs(path, input_format, options, fields=[f for f in fields if f not in _LOG_COLUMNS],
+                     cluster_from_log=not no_cluster, among_others=several)
     if logs is not None:
         df, dropped = logs
         origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 from bayeserr.base.errors import InputError, describe
 from bayeserr.base.registry import Registry
+from bayeserr.data.readers.options import OPTIONS
 
 #: the reader options of a results table that an engine reducing Parquet takes (column names)
 COLUMN_OPTIONS = ("model_col", "question_col", "score_col", "cluster_col", "sample_col", "task_col", "no_cluster")
 #: reader options left at these values ask nothing of an engine reducing Parquet
-_DEFAULTS = {"input_format": ("auto", "parquet"), "duplicate_runs": ("error",), "partial_runs": ("exclude",)}
+_DEFAULTS = {"input_format": ("auto", "parquet"),
+             **{o.name: (o.default,) for o in OPTIONS.values() if o.choices}}
 
 
 @dataclass(frozen=True)

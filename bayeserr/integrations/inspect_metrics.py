@@ -43,14 +43,14 @@ reduced one (``reducer="mean"``, or the task's reducer) and ours
 model; default prior; same ``level``).  Inspect records each metric with its
 arguments in the log header, and the report, given no ``--cluster-field``,
 clusters by the ``cluster`` of these metrics (and of Inspect's
-``stderr(cluster=...)``; :data:`bayeserr.data.readers.CLUSTER_METRICS`), saying
+``stderr(cluster=...)``; :data:`bayeserr.data.readers.inspect_logs.CLUSTER_METRICS`), saying
 so in a note of its row accounting; an explicit ``--cluster-field`` wins.
 
 * Per-question means first: being ``scores="unreduced"``, a metric gets one
   score per sample *per epoch* whatever epoch reducer the task uses, and
   averages a question's epochs itself (grouped by ``SampleScore.sample_id``).
   Standard errors are over questions (or clusters), never over answers.
-* Score values are mapped by :func:`bayeserr.data.readers.inspect_value_to_float`
+* Score values are mapped by :func:`bayeserr.data.readers.values.inspect_value_to_float`
   (C = 1, I = 0, P = 0.5, N = 0, yes/true = 1, no/false = 0, numbers);
   a value it cannot map is a ``ValueError`` (never a silent 0, unlike
   Inspect's ``value_to_float``).  Unscored samples (NaN) are left out, as

@@ -41,12 +41,12 @@ holds this manager's name (:data:`MANAGER`), the samples skipped and, as its
   epochs run as planned.
 * *A baseline.*  ``baseline`` is the baseline's Inspect log (a file, or a
   folder holding one run of the task), read by bayeserr's Inspect reader
-  (:func:`bayeserr.data.readers.read_inspect`); its score for a question is
+  (:func:`bayeserr.data.readers.inspect_logs.read_inspect`); its score for a question is
   the mean over its epochs.  A − B is taken on the questions both answered,
   in the order the candidate finishes them; the candidate's other questions
   run but do not enter the sequence.
 * *Scores* are mapped as the reader maps them
-  (:func:`bayeserr.data.readers.inspect_value_to_float`: C = 1, I = 0,
+  (:func:`bayeserr.data.readers.values.inspect_value_to_float`: C = 1, I = 0,
   P = 0.5, N = 0, yes/true = 1, no/false = 0, numbers) and must lie in
   [0, 1]; unscored (NaN) and failed samples are left out.
 * *Clusters* (``cluster=`` a sample-metadata field, dotted paths allowed):
@@ -346,9 +346,9 @@ class SequentialStopping:
             base_task = str(frame["task"].iloc[0])
             base_model = str(frame["model"].iloc[0])
             per_question = frame.groupby("question_id", sort=False)["score"].mean()
-            from bayeserr.data.readers import _question_key  # the reader's question ids: "<task>/<id>"
+            from bayeserr.data.readers.values import question_key  # the reader's question ids: "<task>/<id>"
             self._base = {i: float(per_question[k]) for i in ids
-                          if (k := _question_key(base_task, i)) in per_question.index}
+                          if (k := question_key(base_task, i)) in per_question.index}
             self._base_info.update({"source": self._path, "task": base_task, "model": base_model,
                                     "questions": int(per_question.size)})
             label = f"task '{base_task}' with {base_model}"
@@ -375,14 +375,14 @@ class SequentialStopping:
 
         from inspect_ai.log import read_eval_log
 
-        from bayeserr.data.readers import _json_kind, _log_files
+        from bayeserr.data.readers.runs import json_kind, log_files
         root = Path(self._path)
         if not root.is_dir():
             return self._path
         runs = []  # (file, task, model, status, scored, samples, created)
         unreadable = []
-        for f in _log_files(root, ("*.eval", "*.json")):
-            if f.suffix == ".json" and _json_kind(f) is not None:
+        for f in log_files(root, ("*.eval", "*.json")):
+            if f.suffix == ".json" and json_kind(f) is not None:
                 continue  # a manifest, bayeserr's own output: not a log
             try:
                 h = read_eval_log(str(f), header_only=True)

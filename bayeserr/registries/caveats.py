@@ -66,7 +66,7 @@ def for_model(score) -> list[Caveat]:
 
 def early_stopped(rows) -> list[Caveat]:
     """A warning for each input log that Inspect's early stopping ended before its last
-    sample (the reader's note, :data:`bayeserr.data.readers.EARLY_STOP_NOTE`): its fixed-n
+    sample (the reader's note, :data:`bayeserr.data.readers.inspect_logs.EARLY_STOP_NOTE`): its fixed-n
     intervals and p-values ignore the data-dependent stop; the log's anytime-valid
     sequence (quoted) is the valid one (``docs/guide/early-stopping.md``)."""
     from bayeserr.data.readers import EARLY_STOP_NOTE
