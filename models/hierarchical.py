@@ -743,7 +743,7 @@ def batch_intervals(k, n, level: float = 0.95, prior: HierarchicalPrior = Hierar
 
 
 # ----------------------------------------------------------------- answer-weighted mean of the groups
-def _weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights=None, order: int = 4, cells=None):
+def weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights=None, order: int = 4, cells=None):
     """The first ``order`` cumulants of ``W = Σ_g c_g θ_g`` given (μ, κ) and
     the data, each on the outer grid (len(logit_mu) × len(log_kappa)), or
     only at the grid ``cells`` = (row indices, column indices) when given.
@@ -804,7 +804,7 @@ def _weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights=None, order: int
 
 
 def _cumulant_polynomials(kg, ng, kappa, order: int, flip: bool) -> list:
-    """Coefficients of the Beta cumulants of :func:`_weighted_mean_cumulants`
+    """Coefficients of the Beta cumulants of :func:`weighted_mean_cumulants`
     as polynomials in t = μ (or t = 1 − μ with ``flip``) on each κ line:
     ``order`` arrays (degree j + 1, len(kappa), groups), lowest degree first,
     the denominators included.  a = A0 + A1 t and b = B0 + B1 t."""
@@ -833,8 +833,8 @@ def _cumulant_polynomials(kg, ng, kappa, order: int, flip: bool) -> list:
 
 
 def _weighted_mean_moments(logit_mu, log_kappa, k, n, weights=None):
-    """Conditional mean and variance of W on the grid (see :func:`_weighted_mean_cumulants`)."""
-    return tuple(_weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights, order=2))
+    """Conditional mean and variance of W on the grid (see :func:`weighted_mean_cumulants`)."""
+    return tuple(weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights, order=2))
 
 
 def _pearson_type_one(mean, var, k3, k4):
@@ -899,7 +899,7 @@ def _merge_components(pi, m, v, k3, k4):
 
 
 def _weighted_mean_quantiles(logit_mu, log_kappa, mass, k, n, q, weights=None) -> np.ndarray:
-    """Quantiles ``q`` of W = Σ c_g θ_g (see :func:`_weighted_mean_cumulants`)
+    """Quantiles ``q`` of W = Σ c_g θ_g (see :func:`weighted_mean_cumulants`)
     from a grid posterior of (μ, κ) with node masses ``mass``.
 
     W's law is the grid mixture, over (μ, κ) with the posterior masses, of
@@ -921,7 +921,7 @@ def _weighted_mean_quantiles(logit_mu, log_kappa, mass, k, n, q, weights=None) -
     keep = pi > 1e-13 * pi.max()  # the rest holds < 1e-13 × (cells) of the mass
     rows, cols = np.divmod(np.flatnonzero(keep), np.shape(mass)[1])
     pi = pi[keep] / pi[keep].sum()
-    cum = _weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights, cells=(rows, cols))
+    cum = weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights, cells=(rows, cols))
     return _mixture_quantiles(pi, cum, q)
 
 
@@ -1001,7 +1001,7 @@ def weighted_mean_intervals(k, n, level: float = 0.95, prior: HierarchicalPrior 
     Given (μ, κ) and the data the θ_g are independent
     ``Beta(μκ + k_g, (1 − μ)κ + N_g − k_g)``, so W's conditional mean and
     variance — and third and fourth cumulants — are exact sums
-    (``_weighted_mean_cumulants``); W's posterior is the mixture, over
+    (``weighted_mean_cumulants``); W's posterior is the mixture, over
     the same (μ, κ) grid as the μ interval (``_grid_posteriors``), of
     laws matching those four cumulants: four-moment (Pearson type I) Beta
     laws (``_pearson_type_one``), or Edgeworth expansions where the

@@ -461,6 +461,7 @@ def _check_settings(level, prior_scale, prior_df, sigma_prior) -> tuple[float, f
 
 
 def _posterior(D, sizes, Q, within, rope, level, s, df, nu0, s0, exact):
+    # size: the model's sufficient statistics passed as arrays, no object between calls
     w, loc, scale, nu, rho_all, S, h, c, from_zero = _mixture(D, sizes, Q, within, s, df, nu0, s0, exact)
     nuc = nu[:, None]
     # one small tail per component: T(−|z|); the large side is 1 − tail

@@ -67,7 +67,7 @@ Two fits of the same model:
   W's posterior is the grid mixture of laws with those cumulants (Pearson
   type I or Edgeworth, ``hierarchical._mixture_quantiles``) on η lines
   refined by interpolation, each node's law widened by its cell
-  (``_w_mixture``).
+  (``w_mixture``).
 * :func:`fit_mcmc` — PyMC NUTS on the same model, non-centred.
 
 Both are tested against each other (tests/test_three_level.py: within 4
@@ -613,6 +613,7 @@ def _shared_levels(lat, flat, n, j0, base, level, taus, lo, hi, Ecol, res):
     outside its own table), the normal weights of all the level's columns
     computed once, and one matrix product; the constant tails beyond each
     table's ends are added to its sums."""
+    # size: the model's sufficient statistics passed as arrays, no object between calls
     RD = flat.shape[1]
     C = Ecol.shape[1]
     scale = 1 / np.sqrt(2 * np.pi)
@@ -1110,7 +1111,7 @@ def _finer(values: np.ndarray, factor: int, axis: int, even: bool = False) -> np
     return np.moveaxis(np.concatenate([out, v[-1:]]), 0, axis)
 
 
-def _w_mixture(weights, cumulants, tau, factor=None):
+def w_mixture(weights, cumulants, tau, factor=None):
     """Masses and cumulants of the mixture that gives W's law.
 
     A node of the product trapezoid rule stands for its cell, and where W's
@@ -1207,7 +1208,7 @@ class ThreeLevelPosterior:
     def weighted_mean_quantiles(self, q) -> np.ndarray:
         """Quantiles of W = Σ_c m_c φ_c / Σ_c m_c (the score's estimand): the
         grid mixture of four-cumulant laws (``hierarchical._mixture_quantiles``)."""
-        w, cum = _w_mixture(self.weights, self.cumulants, self.tau)
+        w, cum = w_mixture(self.weights, self.cumulants, self.tau)
         pi = w.ravel()
         keep = (pi > 1e-13 * pi.max()) & np.isfinite(cum[1].ravel())
         cum = [c.ravel()[keep] for c in cum]
@@ -1237,7 +1238,7 @@ class ThreeLevelPosterior:
                                 attrs={"model": "three_level_beta_binomial", "method": "exact grid"})
 
 
-def _one_thread():
+def one_thread():
     """BLAS limited to one thread: the products here are many and small, and
     OpenBLAS's threads cost more than they give (several-fold on a busy machine)."""
     try:
@@ -1259,7 +1260,7 @@ def fit_exact(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *
     added to the ones the grid refinement checks.
     """
     data = _prepare(k, n, cluster_codes, weights)
-    with _one_thread():
+    with one_thread():
         return _fit_prepared(data, prior, quantiles, coarse, fine)
 
 
@@ -1280,7 +1281,7 @@ def fit_many(rows, prior: ThreeLevelPrior = ThreeLevelPrior(), *, quantiles=(),
     from concurrent.futures import ThreadPoolExecutor
     prepared = [_prepare(k, n, codes) for k, n, codes in rows]
     workers = workers or max(1, min(len(prepared), len(os.sched_getaffinity(0))))
-    with _one_thread():  # set once for all threads (threadpoolctl's limit is process-wide)
+    with one_thread():  # set once for all threads (threadpoolctl's limit is process-wide)
         if workers == 1:
             return [_fit_prepared(d, prior, quantiles, COARSE, FINE) for d in prepared]
         with ThreadPoolExecutor(workers) as pool:
@@ -1348,6 +1349,7 @@ def fit_mcmc(k, n, cluster_codes, prior: ThreeLevelPrior = ThreeLevelPrior(), *,
     """NUTS fit; returns the posterior of ``mu``, ``phi``, ``eta``, ``tau``,
     ``kappa_question`` … (``arviz.InferenceData``, or ``xarray.DataTree`` under
     ArviZ 1: :mod:`~bayeserr.models.compat`; ``attrs["target_accept"]``)."""
+    # size: the sampler's settings, as fit_grid takes them
     return fit_mcmc_many([(k, n, cluster_codes)], prior, draws=draws, tune=tune, chains=chains,
                          seed=seed, target_accept=target_accept, progressbar=progressbar, cores=cores)[0]
 

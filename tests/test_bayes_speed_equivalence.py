@@ -113,7 +113,7 @@ def test_fits_do_not_depend_on_the_lattice_levels_or_the_moment_pass(monkeypatch
 
 def _cumulants_per_cell(logit_mu, log_kappa, k, n, weights=None):
     """The four Beta cumulant sums of W, cell by cell (the formulas of
-    ``hierarchical._weighted_mean_cumulants``, written out directly)."""
+    ``hierarchical.weighted_mean_cumulants``, written out directly)."""
     k, n = np.asarray(k, float), np.asarray(n, float)
     c = n if weights is None else np.asarray(weights, float)
     used = c > 0
@@ -143,13 +143,13 @@ def test_weighted_mean_cumulants_as_polynomials_match_the_cell_sums(seed):
     k = rng.binomial(n.astype(int), p).astype(float)
     w = None if seed % 2 else rng.uniform(0, 3, G)
     lm, lk = np.linspace(-12, 12, 61), np.linspace(-6.5, 11.5, 19)
-    got = hierarchical._weighted_mean_cumulants(lm, lk, k, n, w)
+    got = hierarchical.weighted_mean_cumulants(lm, lk, k, n, w)
     want = _cumulants_per_cell(lm, lk, k, n, w)
     for j, (g, x) in enumerate(zip(got, want)):
         scale = np.abs(x) if j == 0 else np.maximum(np.abs(x), want[1] ** ((j + 1) / 2))
         assert np.max(np.abs(g - x) / scale) < 1e-12, j
     rows, cols = rng.integers(0, lm.size, 50), rng.integers(0, lk.size, 50)
-    cells = hierarchical._weighted_mean_cumulants(lm, lk, k, n, w, cells=(rows, cols))
+    cells = hierarchical.weighted_mean_cumulants(lm, lk, k, n, w, cells=(rows, cols))
     for j, (g, x) in enumerate(zip(cells, want)):
         x = x[rows, cols]
         scale = np.abs(x) if j == 0 else np.maximum(np.abs(x), want[1][rows, cols] ** ((j + 1) / 2))

@@ -11,8 +11,8 @@ import pytest
 
 import bayeserr
 from bayeserr.base.errors import InputError
-from bayeserr.reporting.build import build_report
 from bayeserr.engines.stream import reduce_parquet
+from bayeserr.reporting.build import build_report
 
 from .conftest import real_file
 

@@ -21,8 +21,13 @@ def demo_report():
     return bayeserr.report(bayeserr.load(example_path()))
 
 
-def _pt(x):
+def _tex(x):
+    """A number in a LaTeX math-mode column: the hyphen is the minus sign there."""
     return f"{100 * x:.1f}"
+
+
+def _pt(x):
+    return f"{100 * x:.1f}".replace("-", "−")  # every format's minus sign
 
 
 def test_latex_numbers_agree_with_json(cli, cli_json):
@@ -31,14 +36,14 @@ def test_latex_numbers_agree_with_json(cli, cli_json):
     assert tex.count(r"\toprule") == 3 and r"\begin{tabular}" in tex and r"\caption{" in tex
     for m in rep["models"]:
         # mean with the (clustered) SE in parentheses beneath it, then n and C
-        cell = rf"{_pt(m['mean'])}\\ ({_pt(m['se_clustered'])})"
+        cell = rf"{_tex(m['mean'])}\\ ({_tex(m['se_clustered'])})"
         assert cell in tex and f"& {m['n_questions']} & {m['n_clusters']} &" in tex
         lo, hi = m["intervals"]["clustered"]
-        assert f"[{_pt(lo)}, {_pt(hi)}]" in tex
+        assert f"[{_tex(lo)}, {_tex(hi)}]" in tex
     for c in rep["comparisons"]:
         row = next(line for line in tex.splitlines() if line.startswith(f"{c['a']} $-$ {c['b']} &"))
-        assert (f"& {_pt(c['diff'])} & {_pt(c['se_clustered_paired'])} & {c['df']:.1f} & "
-                f"[{_pt(c['ci'][0])}, {_pt(c['ci'][1])}]") in row
+        assert (f"& {_tex(c['diff'])} & {_tex(c['se_clustered_paired'])} & {c['df']:.1f} & "
+                f"[{_tex(c['ci'][0])}, {_tex(c['ci'][1])}]") in row
     assert "clustered SE (CR2)" in tex and r"95\%" in tex
 
 

@@ -716,8 +716,9 @@ def test_the_first_p_of_the_json_and_the_summary_is_the_decisions(cli, tmp_path)
     candidate's JSON (before the t-test's own p_value), with a note on why there are two,
     and it is the job summary's p column; the gate study shows why (the t-test alone can
     pass more often than the level at SWE-bench's repositories, the decision does not)."""
-    import pandas as pd
     from pathlib import Path
+
+    import pandas as pd
     res = cli("gate", EXAMPLE, "--candidate", "ckpt-0426", "--baseline", "ckpt-0419", "--margin", "0.05",
               "--format", "json")
     first = json.loads(res.stdout)["candidates"][0]

@@ -605,7 +605,7 @@ def test_dense_cube_limit(tmp_path, monkeypatch):
         bayeserr.load(path)
     assert bayeserr.load(path, models=["A"])["score"].shape == (1, 6, 1)
     monkeypatch.setattr(memory, "MAX_CUBE_BYTES", 8 << 30)
-    monkeypatch.setattr(memory, "_available_memory", lambda: 80)
+    monkeypatch.setattr(memory, "available_memory", lambda: 80)
     with pytest.raises(InputError, match="more than the memory available now"):
         bayeserr.load(path)
 

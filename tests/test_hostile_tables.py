@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 import bayeserr
-from bayeserr.cli import main
 from bayeserr.base.errors import InputError
+from bayeserr.cli import main
 from bayeserr.data import tables
 from bayeserr.data.dataset import rows_of
 from bayeserr.data.readers import read_inspect, read_lmeval

@@ -23,9 +23,9 @@ import pandas as pd
 import pytest
 
 import bayeserr
-from bayeserr.reporting.sections import report_blocks
 from bayeserr.renderers import html as html_renderer
 from bayeserr.reporting import document as doc
+from bayeserr.reporting.sections import report_blocks
 from bayeserr.reporting.tables import Cell, Column, Table
 
 from .conftest import real_file

@@ -138,7 +138,7 @@ def test_indexing_is_refused_after_the_rows_are_selected(monkeypatch):
 def test_memory_limits_are_read_from_the_system():
     limits = memory._memory_limits()
     assert limits and all(left >= 0 and kind in (0, 1) for left, _, kind in limits)
-    assert memory._available_memory() == min(left for left, _, _ in limits)
+    assert memory.available_memory() == min(left for left, _, _ in limits)
 
 
 

@@ -318,7 +318,7 @@ def test_html_sort_puts_missing_values_last(tmp_path):
     facts, _, console = browse(page, tmp_path, "", probe)
     assert console == []
     up, down, p_up, p_down = facts["clicks"]
-    assert up == ["-25.0", "10.0", "50.0", "–", "–"] and down == ["50.0", "10.0", "-25.0", "–", "–"]
+    assert up == ["−25.0", "10.0", "50.0", "–", "–"] and down == ["50.0", "10.0", "−25.0", "–", "–"]
     assert p_up == ["<0.0001", "0.0300", "0.2000", "0.5000", "–"]
     assert p_down == ["0.5000", "0.2000", "0.0300", "<0.0001", "–"]
 

@@ -78,7 +78,7 @@ def test_json_and_markdown_agree(cli, cli_json):
         assert (f"| {m['model']} | {m['group']} | {100 * m['mean']:.1f} ({100 * m['se_clustered']:.1f}) "
                 "| 200 |") in md
     c = rep["comparisons"][0]
-    assert f"[{100 * c['ci'][0]:.1f}, {100 * c['ci'][1]:.1f}]" in md
+    assert f"[{100 * c['ci'][0]:.1f}, {100 * c['ci'][1]:.1f}]".replace("-", "−") in md  # a true minus
     assert "Rows read: 2400; used: 2400; dropped: 0." in md
     assert "## Warnings" in md and "## Tie zone" in md
 

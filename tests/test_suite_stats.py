@@ -238,14 +238,14 @@ def test_coverage_when_clusters_cross_tasks():
     """12 clusters of 40 questions, each split across two tasks: treating the tasks as
     strata with clusters inside them covers about 86%; the crossed CR2 (S3) with the pooled
     clusters' BM df holds the level (the report and the gate use it when clusters cross)."""
-    from bayeserr.analyses.suite import _suite_rows
+    from bayeserr.analyses.suite import suite_rows
     rng = np.random.default_rng(20261202)
     C, m, R = 12, 40, 2000
     codes = np.repeat(np.arange(C), m)
     tasks = np.tile(np.arange(2), C * m // 2)
     u = rng.normal(0, 0.8, (R, C))[:, codes]
     y = (rng.random((R, C * m)) < 1 / (1 + np.exp(-u))).astype(float)  # true mean 0.5 (symmetry)
-    mean, se, df = _suite_rows(y, tasks, codes, "across tasks", np.array([0.5, 0.5]))
+    mean, se, df = suite_rows(y, tasks, codes, "across tasks", np.array([0.5, 0.5]))
     cover = np.mean(np.abs(mean - 0.5) <= stats.t.ppf(0.975, df) * se)
     mc = 3 * np.sqrt(0.95 * 0.05 / R)
     assert 0.95 - mc <= cover <= 0.95 + mc + 0.02, cover
@@ -282,7 +282,7 @@ def test_level_with_one_task_of_few_very_unequal_clusters(design, tau, crossed):
     the two-sided 5% test rejected 8.6–16.7% (the old df, checked here too); with the
     model-based variances of (S2) the two-sided and both one-sided tests at 5% hold the level
     within Monte Carlo error (3 SE)."""
-    from bayeserr.analyses.suite import _suite_rows
+    from bayeserr.analyses.suite import suite_rows
     R = 10_000
     if design.startswith("8x30"):
         sizes = [[30] * 8, [100, 10]]
@@ -297,7 +297,7 @@ def test_level_with_one_task_of_few_very_unequal_clusters(design, tau, crossed):
     d = _paired_differences(np.random.default_rng(20261225), R, codes, tau)
     w = np.array([0.5, 0.5])
     if crossed:
-        mean, se, df = _suite_rows(d, tasks, codes, "across tasks", w)
+        mean, se, df = suite_rows(d, tasks, codes, "across tasks", w)
         from bayeserr.stats.fewclusters import bm_df
         old = np.full(R, bm_df(np.bincount(codes).astype(float)))
     else:

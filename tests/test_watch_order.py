@@ -96,8 +96,8 @@ def test_the_figure_draws_user_text_literally_and_the_page_uses_the_sentence_num
     i = w.stop.index
     cells = {r[-1].value: r for r in looks_table(w).rows}["stop"]
     shown = cells[2].value
-    assert shown == f"[{points(s.lower[i], True)}, {points(s.upper[i], True)}]" and shown in w.sentence
-    assert "−" in points(-0.006, True) and points(0.251, True) == "+25.1"
+    assert shown == f"[{points(s.lower[i], signed=True)}, {points(s.upper[i], signed=True)}]" and shown in w.sentence
+    assert "−" in points(-0.006, signed=True) and points(0.251, signed=True) == "+25.1"
     assert "$y$" in render_html(w, "x.csv").replace("&amp;", "&")
 
 

@@ -6,7 +6,12 @@ returns a frozen result with ``to_frame()`` / ``to_dict()``.
   adjusted over their family (:mod:`.families`: the one set of decisions);
 * :mod:`.ranking` — ``bayeserr.rank``: rank intervals, tied with the best;
 * :mod:`.power` — ``bayeserr.plan``: power and sample size;
-* :mod:`.arena` — Bradley–Terry ratings from pairwise votes.
+* :mod:`.arena` — Bradley–Terry ratings from pairwise votes, and
+  :mod:`.arena_judge` — ratings from judge votes corrected by human votes;
+* :mod:`.suite` — suite scores over tasks, and :mod:`.groups` — lm-eval's task groups;
+* :mod:`.judge` — judge-scored evals corrected by human labels;
+* :mod:`.gate` — the release gate (non-inferiority and superiority);
+* :mod:`.sequential` — watching a run: confidence sequences over the looks.
 
 May import: every layer below (base, data, stats, models, bayes, registries).
 A result's display methods (``to_markdown``, ``_repr_html_``, …) import a

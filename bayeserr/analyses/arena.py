@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from bayeserr.base.caveat import Caveat
-from bayeserr.base.errors import InputError, _row_list, suggest
+from bayeserr.base.errors import InputError, row_list, suggest
 from bayeserr.data.dataset import RowAccount
 from bayeserr.data.tables import read_table
 from bayeserr.registries.caveats import look_alike_names
@@ -258,7 +258,7 @@ def load_votes(source, *, model_a_col="model_a", model_b_col="model_b", winner_c
 def _fail(label, line, mask, problem, fix):
     if mask.any():
         rows = line[np.flatnonzero(mask)]
-        raise InputError(f"{label}: {problem} in {len(rows)} vote(s) (data rows {_row_list(rows)}). {fix}")
+        raise InputError(f"{label}: {problem} in {len(rows)} vote(s) (data rows {row_list(rows)}). {fix}")
 
 
 # ------------------------------------------------------------------ maximum likelihood
@@ -764,6 +764,7 @@ def summarise(models, s_hat, draws, st, n_votes, *, level, by, rows=None, source
     """:class:`Ratings` from a centred fit ``s_hat`` and its bootstrap strengths ``draws``
     (B × models, NaN where a resample left a model out): percentile intervals, rank
     intervals, the neighbours the resamples do not order and the win probabilities."""
+    # size: every statistic of the ratings is an argument of the one result it builds
     m = len(models)
     q = [(1 - level) / 2, (1 + level) / 2]
     elo, elo_draws = to_elo(s_hat), to_elo(draws)

@@ -54,7 +54,8 @@ import pandas as pd
 
 from bayeserr.analyses import arena as ar
 from bayeserr.base.caveat import Caveat
-from bayeserr.base.errors import InputError, _row_list, describe, suggest
+from bayeserr.base.errors import InputError, describe, row_list, suggest
+from bayeserr.base.jsonable import as_float
 from bayeserr.data.dataset import RowAccount
 from bayeserr.stats import ppi
 
@@ -129,6 +130,7 @@ def load_judged(source, *, judge_col: str, human, judge, item_col: str = "pair_i
     models or in different clusters, an item with human votes but no judge
     verdict, and no labelled item at all.
     """
+    # size: the public API's keyword options, each documented above
     from bayeserr.data.tables import read_table
     for arg, value in (("judge_col", judge_col), ("item_col", item_col)):
         _check_column_name(arg, value)
@@ -177,7 +179,7 @@ def load_judged(source, *, judge_col: str, human, judge, item_col: str = "pair_i
             rows = np.sort(line[np.isin(item, np.unique(item[bad]))])
             raise InputError(f"{label}: {len(items)} item(s) of '{item_col}' have votes {what} (items "
                              f"{', '.join(items[:5])}{' …' if len(items) > 5 else ''}; data rows "
-                             f"{_row_list(rows)}). {fix}")
+                             f"{row_list(rows)}). {fix}")
         return first
 
     a = _per_item_constant(lo, "on different pairs of models",
@@ -199,7 +201,7 @@ def load_judged(source, *, judge_col: str, human, judge, item_col: str = "pair_i
         items = item_labels[orphan]
         rows = np.sort(line[np.isin(item, np.flatnonzero(orphan))])
         raise InputError(f"{label}: {items.size} item(s) have {human} votes but no {judge} verdict (items "
-                         f"{', '.join(items[:5])}{' …' if items.size > 5 else ''}; data rows {_row_list(rows)}). "
+                         f"{', '.join(items[:5])}{' …' if items.size > 5 else ''}; data rows {row_list(rows)}). "
                          f"The correction needs the judge on every item: add the judge's verdicts, or remove "
                          "those items.")
     if not (nh > 0).any():
@@ -325,7 +327,7 @@ class PPIFit:
     lam_shrunk: bool = False  #: λ was halved because the loss was unbounded below
 
 
-def _check_lam(lam):
+def check_lam(lam):
     if lam is None:
         return None
     if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real) or not math.isfinite(lam):
@@ -355,7 +357,7 @@ def fit_ppi(m: int, a, b, human, judge, labelled, lam=None) -> PPIFit:
     (:func:`tuned_lambda` at the human-only fit, clipped to [0, 1]); fewer than two
     unlabelled items: λ = 0.  λ is halved while the loss is unbounded below
     (:func:`bounded_fit`; ``lam_shrunk``)."""
-    lam = _check_lam(lam)
+    lam = check_lam(lam)
     n, N = int(labelled.sum()), int((~labelled).sum())
     maps = [item_map(m, a[sel], b[sel], x[sel]) for sel, x in
             ((labelled, human), (labelled, judge), (~labelled, judge))]
@@ -410,7 +412,7 @@ class ArenaJudgeSummary:
     n_groups: int
 
     def to_dict(self) -> dict:
-        f = ppi._float
+        f = ppi.as_float
         return {"leader": self.leader, "rating": f(self.rating), "interval": [f(v) for v in self.interval],
                 "tied_with_best": list(self.tied_with_best),
                 "tie_rule": "corrected rank interval includes 1 (within the leader's group)",
@@ -524,15 +526,15 @@ class JudgeRatings:
                          "multiple_human_votes": self.multiple_human_votes,
                          "multiple_judge_votes": self.multiple_judge_votes,
                          "pooling": "votes on one item are averaged (a tie counts half)"},
-               "lambda": {"value": self.lam, "raw": ppi._float(self.lam_raw), "tuned": self.lam_tuned},
-               "effective_labels": ppi._float(self.effective_labels), "groups": base["groups"]}
+               "lambda": {"value": self.lam, "raw": as_float(self.lam_raw), "tuned": self.lam_tuned},
+               "effective_labels": as_float(self.effective_labels), "groups": base["groups"]}
         models = []
         for entry in base["models"]:
             i = self.models.index(entry["model"])
             entry.pop("bayes_interval")
             n_votes = entry.pop("n_votes")
             wr = self.win_rates[i]
-            models.append({**entry, "se": ppi._float(self.se[i]), "n_items": int(self.n_items_per_model[i]),
+            models.append({**entry, "se": as_float(self.se[i]), "n_items": int(self.n_items_per_model[i]),
                            "n_labelled": int(self.n_labelled_per_model[i]), "n_votes": n_votes,
                            "human_only": _fit_dict(self.human_only, i), "judge_only": _fit_dict(self.judge_only, i),
                            "win_rate": None if wr is None else wr.to_dict()})
@@ -544,7 +546,7 @@ class JudgeRatings:
 
 
 def _fit_dict(r, i) -> dict:
-    return {"rating": ppi._float(r.rating[i]), "interval": [ppi._float(v) for v in r.interval[i]],
+    return {"rating": as_float(r.rating[i]), "interval": [as_float(v) for v in r.interval[i]],
             "identified": bool(r.identified[i]) and bool(np.isfinite(r.rating[i]))}
 
 
@@ -591,7 +593,7 @@ def check_judged(items: JudgedItems, *, lam=None, bootstrap: int = 1000, by: str
     bad value is one error line."""
     from bayeserr.base.registry import check_level, check_range
     items = _check_items(items)
-    lam = _check_lam(lam)
+    lam = check_lam(lam)
     bootstrap = check_range("--bootstrap", bootstrap, 1, integer=True)
     level = check_level(level)
     seed = None if seed is None else check_range("--seed", seed, 0, integer=True)
@@ -743,6 +745,7 @@ def arena_judge(source, *, judge_col: str, human, judge, item_col: str = "pair_i
     The human votes (``judge_col == human``) on a random subset of the comparison
     items correct the judge's verdicts (``judge_col == judge``) on every item; the
     result holds the corrected ratings beside the human-only and judge-only fits."""
+    # size: the public API's keyword options, each documented above
     items = load_judged(source, judge_col=judge_col, human=human, judge=judge, item_col=item_col,
                         model_a_col=model_a_col, model_b_col=model_b_col, winner_col=winner_col,
                         cluster_col=cluster_col, where=where, name=name)

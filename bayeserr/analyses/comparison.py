@@ -348,10 +348,10 @@ BYTES_PER_MATRIX_CELL = 8 * 16
 def check_pair_memory(n_models: int) -> None:
     """Refuse, before allocating, an all-pairs comparison that cannot fit in memory."""
     from bayeserr.base.errors import InputError
-    from bayeserr.data.memory import MAX_CUBE_BYTES, _available_memory
+    from bayeserr.data.memory import MAX_CUBE_BYTES, available_memory
     n_pairs = n_models * (n_models - 1) // 2
     need = n_pairs * BYTES_PER_PAIR + n_models**2 * BYTES_PER_MATRIX_CELL
-    limit = min(MAX_CUBE_BYTES, _available_memory() or MAX_CUBE_BYTES)
+    limit = min(MAX_CUBE_BYTES, available_memory() or MAX_CUBE_BYTES)
     if need > limit:
         from bayeserr.base.errors import human_bytes
         raise InputError(

@@ -75,6 +75,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bayeserr.base.errors import InputError, describe
+from bayeserr.base.formats import points as _points
 
 #: the two questions a gate can ask
 MODES = ("non-inferiority", "superiority")
@@ -208,6 +209,7 @@ def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_ef
     ``n_eff`` = n where those are the moments of 0/1 answers
     (:func:`~bayeserr.stats.paired_margin.counts_from_moments`).  :func:`gate` always passes
     ``counts``; suite differences (``wild=False``) never take the score test."""
+    # size: each statistic of the candidates is an array argument (vectorized over them)
     from bayeserr.analyses.comparison import WILD_DF
     diff, se = np.atleast_1d(np.asarray(diff, float)), np.atleast_1d(np.asarray(se, float))
     df = np.broadcast_to(np.asarray(df, float), diff.shape)
@@ -698,20 +700,13 @@ _MODE_WORD = {"non-inferiority": "non-inferior", "superiority": "superior"}
 
 
 def _pct(x: float) -> str:
+    """A share in percent with three significant digits (a level, a power)."""
     return "less than 0.1%" if 0 < x < 0.001 else f"{100 * x:.3g}%"
 
 
-def points(x, digits: int = 1, sign: bool = True) -> str:
-    """``x`` in percentage points with a typographic minus (``−0.4``), ±∞ for unbounded ends."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if math.isinf(x):
-        return "−∞" if x < 0 else "+∞"
-    v = round(100 * x, digits)
-    if v == 0:
-        v = 0.0
-    text = f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
-    return text.replace("-", "−").replace("+", "+" if sign and v != 0 else "")
+def points(x, digits: int = 1) -> str:
+    """A difference or margin in signed points (:func:`bayeserr.base.formats.points`)."""
+    return _points(x, digits, signed=True)
 
 
 def _digits(*pairs) -> int:
@@ -733,6 +728,7 @@ def _pv(p: float) -> str:
 def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, method, power, n_needed,
            too_small, stopped, notes) -> GateCheck:
     """One candidate's verdict and sentence."""
+    # size: every argument of gate() checked in one place, before any work
     p_t = float(d0.t.p_value[0])
     wild = None
     if d0.wild is not None:

@@ -223,6 +223,7 @@ def plan(*, delta=None, n=None, omega2=None, sigma2_a=0.0, sigma2_b=0.0, k_a=Non
     ICC are estimated from it (§4.5) unless given explicitly.  Inconsistent or
     missing inputs raise :class:`~bayeserr.base.errors.InputError` naming what to give.
     """
+    # size: the public API's keyword options, each documented above
     if judge_corr is not None or half_width is not None:
         _drop("--judge-corr (human labels for a judge-scored eval)", delta=delta is not None,
               omega2=omega2 is not None, rho=rho is not None, pilot=pilot is not None, unpaired=bool(unpaired),

@@ -31,6 +31,7 @@ import numpy as np
 
 from bayeserr.base.errors import InputError, describe
 from bayeserr.base.formats import interval, points  # noqa: F401 (also this module's API)
+from bayeserr.registries.options import WATCH_SAMPLES
 from bayeserr.stats import sequential as seq
 
 #: fewer clusters than this and a cluster-level sequence rests on few units (§3.13)
@@ -149,7 +150,7 @@ def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str,
     what = f"{a} − {b}" if b is not None else f"{a}'s mean score"
 
     def fmt(x):
-        return points(x, b is not None)
+        return points(x, signed=b is not None)
     k = int(s.units[i])
     unit = "" if s.unit == "question" else f" in {k:,} complete cluster{'s' if k != 1 else ''}"
     shuffled = "" if seed is None else f" taken in a random order (seed {seed})"
@@ -311,6 +312,7 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
     saying the arrival order looks not random (:func:`order_findings`), which
     the verdict repeats; ``seed``: the scores were put in a random order with
     this seed (the verdict says so)."""
+    # size: the public API's keyword options, each documented above
     pair = b_scores is not None
     if pair and b is None:
         b = "B"
@@ -392,7 +394,7 @@ def _shuffled(n: int, clusters, seed: int) -> np.ndarray:
 
 
 #: how a question answered several times (Inspect epochs, repeated samples) enters the sequence
-SAMPLES = ("first", "mean")
+SAMPLES = tuple(WATCH_SAMPLES)
 
 
 def _sample_order(labels) -> list[int]:
@@ -467,6 +469,7 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
         w = bayeserr.sequential(ds, "new", "prod", margin=0.01)
         w.decision, w.sentence      # "stop" / "continue", one sentence
     """
+    # size: the public API's keyword options; its steps (read, order, look, decide) are commented
     from bayeserr.base.registry import check_level
     from bayeserr.stats.view import check_dataset
     ds = check_dataset(ds)

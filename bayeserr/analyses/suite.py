@@ -173,7 +173,7 @@ def _cluster_rule(view: DataView, task_codes: np.ndarray) -> tuple:
     return view.codes, "across tasks" if (tasks_of_cluster > 1).any() else "within tasks"
 
 
-def _suite_rows(y, task_codes, codes, how: str, w):
+def suite_rows(y, task_codes, codes, how: str, w):
     """Suite mean, SE and df of each row of ``y`` under the cluster rule ``how``."""
     res = suite_mean(y, task_codes, codes if how == "within tasks" else None, w)
     if how != "across tasks":
@@ -246,13 +246,13 @@ def suite_view(view: DataView, level: float = 0.95, weights=None, strata: bool =
     scores, diffs, used = [], [], {}
     for label, w in weightings.items():
         w = np.asarray(w, dtype=float) if not isinstance(w, str) else w
-        mean, se, dof = _suite_rows(s, task_codes, codes, how, w)
+        mean, se, dof = suite_rows(s, task_codes, codes, how, w)
         used[label] = tuple(float(x) for x in task_weights(w, np.bincount(task_codes)))
         ci = np.clip(t_test(mean, se, dof, level).ci, 0.0, 1.0)  # a mean of scores in [0, 1]
         scores += [SuiteScore(m, label, float(mean[j]), float(se[j]), float(dof[j]),
                               (float(ci[j, 0]), float(ci[j, 1]))) for j, m in enumerate(names)]
         if pairs:
-            pm, pse, pdf = _suite_rows(d, task_codes, codes, how, w)
+            pm, pse, pdf = suite_rows(d, task_codes, codes, how, w)
             tt = t_test(pm, pse, pdf, level)
             pci = np.clip(tt.ci, -1.0, 1.0)
             p_holm = _holm_finite(tt.p_value)

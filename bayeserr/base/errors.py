@@ -19,7 +19,7 @@ class InputError(ValueError):
     """Bad input data or arguments; the message says what and how to fix it."""
 
 
-def _row_list(rows, limit: int = 5) -> str:
+def row_list(rows, limit: int = 5) -> str:
     """Format data-file row numbers (1-based, header = line 1) for a message,
     or any other list of places (``"a.eval samples/3_epoch_1.json"``)."""
     rows = list(rows)

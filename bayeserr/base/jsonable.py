@@ -10,6 +10,12 @@ import math
 import numpy as np
 
 
+def as_float(x):
+    """A plain float for JSON: ``None`` for NaN and infinities."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
 def to_jsonable(obj):
     """Plain JSON types: NaN and infinities become ``None`` (JSON ``null``)."""
     t = type(obj)

@@ -8,7 +8,10 @@ Split by job:
 * :mod:`.fitting` — which model fits which data (two or three levels, NUTS
   or exact), with sampler output and diagnostics kept in their place;
 * :mod:`.pairs` — posterior probabilities for pairs of models;
-* :mod:`.saving` — writing posteriors to netCDF.
+* :mod:`.saving` — writing posteriors to netCDF;
+* :mod:`.priors` — the prior-sensitivity table (the score under other priors);
+* :mod:`.sampling` — NUTS runs with their diagnostics and interrupt handling;
+* :mod:`.densities` — each model's posterior density of its score, for the posterior figure.
 
 Nothing here is imported by ``import bayeserr``; PyMC and ArviZ are imported
 only inside the functions that sample or save.

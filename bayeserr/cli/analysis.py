@@ -30,7 +30,7 @@ from bayeserr.cli.options import (
     ranged,
     where_option,
 )
-from bayeserr.registries.options import CLUSTER_READINGS, RANK_INTERVALS
+from bayeserr.registries.options import CLUSTER_READINGS, COMPARE_FAMILIES, RANK_INTERVALS
 from bayeserr.renderers import FIGURE_KINDS, FIGURE_SUFFIXES
 from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS
 
@@ -157,6 +157,7 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     model of every row of PATH (a table without a model column, or a log
     whose model name is replaced).
     """
+    # size: a click command: one parameter per option
     from bayeserr.registries.options import Options
     from bayeserr.reporting import build_report
     _apart(output, save_posterior)
@@ -196,7 +197,7 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
 @where_option
 @analysis_options(COMPARE_FORMATS)
 @bayes_options
-@click.option("--family", "family", type=click.Choice(["report", "pair"]), default="report", show_default=True,
+@click.option("--family", "family", type=click.Choice(COMPARE_FAMILIES.choices), default="report", show_default=True,
               help="report: also the verdict the report of every model in FILE gives this pair (its family "
                    "and adjustment; reads every model); pair: this pair alone (reads only A and B).")
 def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, where, family="report", **kw):
@@ -286,7 +287,7 @@ def compare(items, fmt, level, cluster_correction, on_unpaired, save_posterior, 
                    "column and format options as report).")
 @load_options
 @where_option
-@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS.choices), default="md", show_default=True)
 @click.pass_context
 def power(ctx, pilot, fmt, power_, where, **kw):
     """Plan an eval: questions needed (M9), minimum detectable effect (M10), tie zones.

@@ -12,6 +12,8 @@ from bayeserr.base.errors import InputError
 from bayeserr.cli.app import main
 from bayeserr.cli.common import emit, output_format
 from bayeserr.cli.options import LEVEL, SEED, nonempty, ranged
+from bayeserr.registries.options import BOOTSTRAP_UNITS
+from bayeserr.reporting.formats import FORMATS
 
 
 @main.command()
@@ -28,7 +30,7 @@ from bayeserr.cli.options import LEVEL, SEED, nonempty, ranged
                    "more values of one column (any may match).")
 @click.option("--bootstrap", type=int, default=1000, show_default=True, callback=ranged(1, integer=True),
               help="Bootstrap resamples (≥ 1).")
-@click.option("--bootstrap-by", type=click.Choice(["votes", "items", "cluster"]), default="votes", show_default=True,
+@click.option("--bootstrap-by", type=click.Choice(BOOTSTRAP_UNITS.choices), default="votes", show_default=True,
               help="Resample single votes, or whole clusters of --cluster-col (at least 2); with --judge, votes "
                    "and items both resample comparison items (labelled and unlabelled separately).")
 @click.option("--judge-col", help="Column saying who voted (e.g. judge_type): with --human and --judge, the "
@@ -44,7 +46,7 @@ from bayeserr.cli.options import LEVEL, SEED, nonempty, ranged
 @click.option("--bayes", "bayes_flag", is_flag=True, help="Also fit the Bayesian Bradley–Terry model (PyMC).")
 @click.option("--level", type=float, default=0.95, show_default=True, callback=LEVEL)
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "latex", "html"]), default="md",
+@click.option("--format", "fmt", type=click.Choice(FORMATS.choices), default="md",
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), callback=nonempty, help="Write to this file.")
 def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_text, bootstrap, bootstrap_by,
@@ -58,6 +60,7 @@ def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_t
     Warns (in every format) when the votes do not identify what is shown: groups of
     models that never met, a model that won or lost every vote, all votes tied.
     The same votes in any row order give the same output for the same --seed."""
+    # size: a click command: one parameter per option
     from bayeserr.analyses import arena as ar
     from bayeserr.base.jsonable import to_jsonable
     from bayeserr.base.output import protect
@@ -86,7 +89,7 @@ def arena(votes_file, model_a_col, model_b_col, winner_col, cluster_col, where_t
         raise InputError("--bayes is not available with --judge (the correction has no Bayesian fit); drop one.")
     if judged:
         from bayeserr.analyses import arena_judge as aj
-        lam = aj._check_lam(lam)  # before the file is read
+        lam = aj.check_lam(lam)  # before the file is read
     fmt = output_format(fmt, output, "ratings.html")
     protect(votes_file)
     if judged:

@@ -17,6 +17,7 @@ from bayeserr.cli.app import main
 from bayeserr.cli.common import emit
 from bayeserr.cli.defaults import option_of
 from bayeserr.data.config import KEYS
+from bayeserr.reporting.formats import TEXT_FORMATS
 
 
 def _config_params() -> list:
@@ -81,7 +82,7 @@ def _config(ctx, fmt, **values):
 config = click.Command(
     "config", callback=_config,
     params=[*_config_params(),
-            click.Option(["--format", "fmt"], type=click.Choice(["text", "json"]), default="text",
+            click.Option(["--format", "fmt"], type=click.Choice(TEXT_FORMATS.choices), default="text",
                          show_default=True)],
     help=_config.__doc__, short_help="Show the settings in force and where each came from.")
 main.add_command(config)

@@ -56,8 +56,8 @@ def _as_flag_value(param: click.Option, key: str, value, where: str):
 def _semantic_check(key: str, value) -> None:
     """The checks the analysis itself makes on values click passes through."""
     if key == "methods":
-        from bayeserr.registries.options import _methods
-        _methods(value)
+        from bayeserr.registries.options import checked_methods
+        checked_methods(value)
     elif key == "pairs":
         from bayeserr.registries.options import Options
         Options(pairs=value, bayes="off")

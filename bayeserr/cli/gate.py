@@ -14,7 +14,8 @@ import click
 from bayeserr.cli.app import main
 from bayeserr.cli.common import emit, load
 from bayeserr.cli.options import SEED, choice, load_options, nonempty, pop_load, ranged, where_option
-from bayeserr.registries.options import ON_UNPAIRED
+from bayeserr.registries.options import GATE_BAYES, ON_UNPAIRED, SUITE_WEIGHTINGS
+from bayeserr.reporting.formats import TEXT_FORMATS
 
 
 @main.command()
@@ -34,19 +35,19 @@ from bayeserr.registries.options import ON_UNPAIRED
               callback=ranged(0.5, 1, low_open=True, high_open=True),
               help="Confidence of the one-sided bound, in (0.5, 1): the gate falsely passes at most "
                    "1 − level of the time.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(TEXT_FORMATS.choices), default="text", show_default=True)
 @click.option("--summary", type=click.Path(dir_okay=False), callback=nonempty, metavar="FILE",
               help="Also write the verdict as Markdown for a CI job summary (e.g. \"$GITHUB_STEP_SUMMARY\"); "
                    "appended when FILE exists (never an input).")
 @click.option("--on-unpaired", type=choice(ON_UNPAIRED), default="error", show_default=True,
               help="Models with different question sets: stop, or compare on the questions both answered.")
-@click.option("--bayes", "bayes_mode", type=click.Choice(["fast", "off"]), default="fast", show_default=True,
+@click.option("--bayes", "bayes_mode", type=click.Choice(GATE_BAYES.choices), default="fast", show_default=True,
               help="Show the Bayesian P(A − B > −m) (or > m) beside the verdict; it is not the decision.")
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED,
               help="Seed of the wild cluster bootstrap and the Bayesian draws (≥ 0).")
 @click.option("--task", "task", metavar="TASK",
               help="Gate one task of a suite (the questions of TASK only).")
-@click.option("--suite", "suite", type=click.Choice(["macro", "size"]),
+@click.option("--suite", "suite", type=click.Choice(SUITE_WEIGHTINGS.choices),
               help="Gate the suite score over every task: macro (tasks equal) or size (questions equal), "
                    "tasks as fixed strata.")
 @load_options
@@ -66,6 +67,7 @@ def gate(ctx, files, candidates, baseline, margin, mode, level, fmt, summary, on
 
     Example: bayeserr gate results.csv --candidate new --baseline prod --margin 0.01
     """
+    # size: a click command: one parameter per option
     from bayeserr.analyses.gate import gate as run_gate
     from bayeserr.base.output import check_writable
     from bayeserr.bayes.settings import BayesSettings

@@ -13,6 +13,7 @@ from bayeserr.base.errors import InputError
 from bayeserr.cli.app import main
 from bayeserr.cli.common import emit, floats, ints
 from bayeserr.cli.options import LEVEL, PROBABILITY, SEED, ranged
+from bayeserr.reporting.formats import LAB_FORMATS
 
 
 def grid_options(f):
@@ -31,7 +32,7 @@ def grid_options(f):
         click.option("--fractional", is_flag=True, help="Scores are probabilities, not 0/1 answers."),
         click.option("--reps", type=click.IntRange(10), default=2000, show_default=True),
         click.option("--seed", type=int, default=0, show_default=True, callback=SEED),
-        click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True),
+        click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -92,6 +93,7 @@ def simulate():
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the coverage figure (svg, png or pdf).")
 def simulate_coverage(n_text, p_text, m_text, icc, k_text, spread, fractional, reps, seed, fmt, level, plot):
     """Coverage and mean width of every interval method over a grid (md table: coverage %)."""
+    # size: a click command: one parameter per option
     from bayeserr.lab import simulate as sim
     designs = _designs(n_text, p_text, m_text, icc, k_text, spread, fractional)
     df = _run(designs, sim.coverage, reps, seed, level=level)
@@ -112,6 +114,7 @@ def simulate_coverage(n_text, p_text, m_text, icc, k_text, spread, fractional, r
 def simulate_power(n_text, p_text, m_text, icc, k_text, spread, fractional, reps, seed, fmt, gap_text,
                    rho_text, alpha, plan_power):
     """False-positive rate (gap 0) and detection rate (gap > 0) of every test (md table: rate %)."""
+    # size: a click command: one parameter per option
     from bayeserr.lab import simulate as sim
     designs = _designs(n_text, p_text, m_text, icc, k_text, spread, fractional,
                        gap=floats(gap_text, "gap"), rho=floats(rho_text, "rho"))
@@ -176,7 +179,7 @@ def _run_fewclusters(reps, seed, designs_text="all", icc_diff_text="0,0.02,0.05,
 @click.option("--alpha", type=float, default=0.05, show_default=True, callback=PROBABILITY)
 @click.option("--reps", type=click.IntRange(10), default=2000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the false-positive-rate figure (svg, png or pdf).")
 def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, wild_draws, alpha, reps, seed,
                          fmt, plot):
@@ -185,6 +188,7 @@ def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, w
     rate of paired z, M8 z, CR1 t, CR2 t, wild bootstrap, McNemar, the
     report's Bayesian rule (cluster random-effect model) and the old cluster
     bootstrap rule (md: the tables, ± one Monte Carlo SE)."""
+    # size: a click command: one parameter per option
     from bayeserr.lab import publish
     df = _run_fewclusters(reps, seed, designs_text, icc_diff_text, gap, accuracy, icc, rho, wild_draws, alpha)
     _emit(df, fmt, lambda d: "\n".join(publish.fewcluster_section(d)[2:]))
@@ -201,7 +205,7 @@ def simulate_fewclusters(designs_text, icc_diff_text, gap, accuracy, icc, rho, w
 @click.option("--level", type=float, default=0.95, show_default=True, callback=LEVEL)
 @click.option("--reps", type=click.IntRange(10), default=4000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the calibration figure (svg, png or pdf).")
 def simulate_pair_prior(designs_text, delta_range, level, reps, seed, fmt, plot):
     """The Bayesian pair model (cluster random effect on the difference) on
@@ -242,7 +246,7 @@ def _run_pair_prior(reps, seed, designs_text="all", delta_range=0.1, level=0.95)
               help="Range of the true logits (comma-separated); 0 is the complete null.")
 @click.option("--reps", type=click.IntRange(10), default=400, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
 @click.option("--publish", type=click.Path(file_okay=False),
               help="Write calibration_ranking.csv and the ranking section of calibration.md in this folder.")
 def simulate_ranking(models_text, clusters_text, spread_text, reps, seed, fmt, publish):
@@ -274,7 +278,7 @@ def simulate_ranking(models_text, clusters_text, spread_text, reps, seed, fmt, p
 @simulate.command("best-set")
 @click.option("--reps", type=click.IntRange(10), default=400, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
 @click.option("--publish", type=click.Path(),
               help="Write calibration_best_set.csv and the best-set section of this calibration page "
                    "(or of calibration.md in this folder).")
@@ -346,7 +350,7 @@ def _run_gate(reps, seed, n_text="100,500", clusters_text="none,swebench,suite",
               help="Margins of the gate, score units (comma-separated).")
 @click.option("--reps", type=click.IntRange(10), default=10_000, show_default=True, help="Data sets per cell.")
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
 @click.option("--publish", type=click.Path(),
               help="Write the gate's section into this calibration page (a Markdown file, or a folder's "
                    "calibration.md), and calibration_gate.csv beside it.")
@@ -383,7 +387,7 @@ def _run_sequential(reps, seed, saved_reps, jobs=2):
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
 @click.option("--jobs", type=click.IntRange(1), default=2, show_default=True,
               help="Worker processes (the numbers do not depend on it).")
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
 @click.option("--publish", type=click.Path(),
               help="Write the section into this calibration page (a Markdown file, or a folder's "
                    "calibration.md), and calibration_sequential.csv beside it.")
@@ -416,7 +420,7 @@ def _run_judge(reps, seed, jobs=2):
 @click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
 @click.option("--jobs", type=click.IntRange(1), default=2, show_default=True,
               help="Worker processes (the numbers do not depend on it).")
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "csv"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
 @click.option("--publish", type=click.Path(),
               help="Write the section into this calibration page (a Markdown file, or a folder's "
                    "calibration.md), and calibration_judge.csv beside it.")

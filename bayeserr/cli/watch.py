@@ -21,6 +21,8 @@ import click
 from bayeserr.cli.app import main
 from bayeserr.cli.common import emit, load
 from bayeserr.cli.options import load_options, nonempty, pop_load, ranged, where_option
+from bayeserr.registries.options import WATCH_METHODS, WATCH_SAMPLES
+from bayeserr.reporting.formats import TEXT_FORMATS
 
 #: a damaged or half-written archive is read again this many times at once, this many seconds apart ...
 QUICK_TRIES, QUICK_PAUSE = 3, 0.5
@@ -43,10 +45,10 @@ UNREADABLE_LOOKS = 5
 @click.option("--level", default=0.95, show_default=True, type=float,
               callback=ranged(0.5, 1, low_open=True, high_open=True),
               help="Confidence of the sequence, valid at every look at once.")
-@click.option("--method", type=click.Choice(["auto", "betting", "asymptotic"]), default="auto", show_default=True,
+@click.option("--method", type=click.Choice(WATCH_METHODS.choices), default="auto", show_default=True,
               help="betting: valid at every sample size; asymptotic: narrower, valid as answers grow; auto: "
                    "betting per question, asymptotic per cluster (cluster-level betting rarely settles).")
-@click.option("--samples", type=click.Choice(["first", "mean"]), default="first", show_default=True,
+@click.option("--samples", type=click.Choice(WATCH_SAMPLES.choices), default="first", show_default=True,
               help="A question answered several times (Inspect epochs): its first sample's score enters the "
                    "sequence (later epochs would change questions already in it), or the mean (finished "
                    "data, or samples written together). The baseline (B of --pair) enters with its mean.")
@@ -59,7 +61,7 @@ UNREADABLE_LOOKS = 5
               help="--follow: seconds between reads.")
 @click.option("--timeout", type=click.FloatRange(0), default=None,
               help="--follow: give up after this many seconds (exit 1).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(TEXT_FORMATS.choices), default="text", show_default=True)
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), callback=nonempty, metavar="FILE",
               help="Also write an HTML page with the sequence's figure (never an input).")
 @load_options
@@ -88,6 +90,7 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, sa
 
     Example: bayeserr watch logs/candidate.eval logs/baseline.eval --pair new prod --margin 0.01
     """
+    # size: a click command: one parameter per option
     import time
 
     from bayeserr.analyses.sequential import Rules

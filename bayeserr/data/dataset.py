@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayeserr.base.errors import InputError, _row_list, suggest
+from bayeserr.base.errors import InputError, row_list, suggest
 from bayeserr.data.memory import _check_cube_size
 
 DEFAULT_COLUMNS = {
@@ -116,8 +116,8 @@ class _Rows:
 
     def describe(self, positions: np.ndarray) -> str:
         if self.origin is not None:
-            return _row_list(self.origin[positions])
-        return f"{self.unit} {_row_list(self.numbers[positions])}{self.note}"
+            return row_list(self.origin[positions])
+        return f"{self.unit} {row_list(self.numbers[positions])}{self.note}"
 
 
 class _MultiRows:
@@ -309,7 +309,7 @@ def _question_labels(rows, cols, key, q_codes, n_questions, df) -> np.ndarray | 
     return labels[of_question]
 
 
-def _check_min_questions(where, model_labels, n_answered, model_col: str = "model") -> None:
+def check_min_questions(where, model_labels, n_answered, model_col: str = "model") -> None:
     """Every model needs two questions; the error names the models and the
     ``--where`` that leaves them out (so a folder with one broken run needs one
     option, not a list of every other model)."""
@@ -377,7 +377,7 @@ def _build_dataset(df, cols, scores, rows: _Rows, account, human=None) -> xr.Dat
         labels = labels.reshape(shape)
     cube[flat] = scores
     cube = cube.reshape(shape)
-    _check_min_questions(where, m_labels, (~np.isnan(cube)).any(axis=2).sum(axis=1), cols.model)
+    check_min_questions(where, m_labels, (~np.isnan(cube)).any(axis=2).sum(axis=1), cols.model)
     coords = {"model": m_labels, "question": q_labels, "sample": s_labels}
     if clusters is not None:
         coords["cluster"] = ("question", clusters)

@@ -64,6 +64,7 @@ from bayeserr.data.readers import (
     check_input_format,
     finish_task_groups,
 )
+from bayeserr.data.readers.registry import ignored_options
 from bayeserr.data.readers.options import check_options
 from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 
@@ -249,6 +250,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
     InputError
         For every problem with the input or the arguments (what, where, fix).
     """
+    # size: the public API's keyword options; one pass over the inputs sharing the row accounting
     from bayeserr.data.filters import apply_where, parse_where_list
 
     args = dict(model_col=model_col, question_col=question_col, score_col=score_col,
@@ -294,6 +296,9 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
                                                                    exc.n_samples),))))
             if exc.reason is not None:
                 notes.append(PARTIAL_RULE)
+    idle = ignored_options(reader_options, {_reader_name(p, input_format) for p in parts})
+    if idle:
+        notes.append(idle)
     if skipped:
         notes.insert(0, f"Not logs, skipped: {', '.join(skipped[:6])}"
                         f"{f' and {len(skipped) - 6} more' if len(skipped) > 6 else ''}.")
@@ -774,6 +779,14 @@ def _read_input(inp: _Input, args, input_format, no_cluster, fields, name,
                 renamed[g] = {**e, "published": {inp.model: pubs[0]} if pubs else {}}
             part.task_groups = renamed
     return part
+
+
+def _reader_name(part: _Part, input_format: str) -> str:
+    """The reader an input was read by."""
+    if not part.log:
+        return "table"
+    from bayeserr.data.readers.registry import READERS, detect
+    return input_format if input_format in READERS else detect(part.path)
 
 
 def _attrs_groups(df: pd.DataFrame) -> dict | None:

@@ -93,7 +93,7 @@ def _memory_limits() -> list[tuple[int, str, int]]:
     return out
 
 
-def _available_memory() -> int | None:
+def available_memory() -> int | None:
     """The least memory left under any limit (:func:`_memory_limits`), else None."""
     limits = _memory_limits()
     return min(left for left, _, _ in limits) if limits else None
@@ -140,7 +140,7 @@ def _check_cube_size(where, shape) -> None:
     cells = int(shape[0]) * int(shape[1]) * int(shape[2])
     need = cells * 8
     limit, what = MAX_CUBE_BYTES, "the limit bayeserr.data.memory.MAX_CUBE_BYTES"
-    available = _available_memory()
+    available = available_memory()
     if available is not None and available < limit:
         limit, what = available, "the memory available now"
     if need > limit:

@@ -302,6 +302,7 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
     without it a LocalCluster of ``workers`` processes × ``worker_memory``
     is started and closed.  ``partitions``: the shuffle's output partitions
     (default: about :data:`~bayeserr.engines.stream.ROWS_PER_PARTITION` rows each)."""
+    # size: the column options of a results table and the cluster's options
     _require()
     import dask
     import dask.dataframe as dd
@@ -374,8 +375,8 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
                 waiting = None
         total = total + waiting.result()
         t2 = time.perf_counter()
-    from bayeserr.data.dataset import _check_min_questions
-    _check_min_questions(label, names, total.n, cols.model)
+    from bayeserr.data.dataset import check_min_questions
+    check_min_questions(label, names, total.n, cols.model)
     show(f"done: {scan['rows']:,} rows in {t2 - t0:.0f} s", force=True)
     return StreamResult(total, {"read": scan["rows"], "used": scan["rows"], "dropped": []}, cols.to_dict(),
                         label, [p for p, _ in files], samples=len(scan["samples"]) > 1,

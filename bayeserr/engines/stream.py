@@ -287,6 +287,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
     """The :class:`~bayeserr.stats.sufficient.Sufficient` statistics of a Parquet
     source in two passes (module docstring).  ``partitions``: the number of
     spill files (default: about :data:`ROWS_PER_PARTITION` rows each)."""
+    # size: the column options of a results table and the engine's options
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
@@ -375,8 +376,8 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
             os.remove(spill)
             show(f"pass 2 (reduce): partition {i + 1} of {len(writers)}, {done:,} of {read:,} rows")
         t2 = time.perf_counter()
-    from bayeserr.data.dataset import _check_min_questions
-    _check_min_questions(label, names, total_stats.n, cols.model)
+    from bayeserr.data.dataset import check_min_questions
+    check_min_questions(label, names, total_stats.n, cols.model)
     show(f"done: {read:,} rows in {t2 - t0:.0f} s", force=True)
     return StreamResult(total_stats, {"read": read, "used": read, "dropped": []}, cols.to_dict(), label,
                         [p for p, _ in files], samples=len(sample_seen) > 1, tasks=cols.task is not None,

@@ -1,5 +1,5 @@
-"""Top layer, glue to other tools: Inspect AI metrics
-(:mod:`.inspect_metrics`).  Nothing of bayeserr imports this package.
+"""Top layer, glue to other tools: Inspect AI metrics (:mod:`.inspect_metrics`) and
+the sequential stopping manager for Inspect evals (:mod:`.inspect_stopping`).  Nothing of bayeserr imports this package.
 
 May import: every layer.
 """

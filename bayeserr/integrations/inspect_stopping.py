@@ -136,6 +136,7 @@ class SequentialStopping:
                  width: float | None = None, budget: int | None = None, level: float = 0.95,
                  method: str = "auto", baseline_model: str | None = None,
                  baseline_scorer: str | None = None, check_every: int | None = None):
+        # size: the public API's keyword options, each documented above
         self.pair = baseline is not None
         tie, margin, width = _fraction("tie", tie), _fraction("margin", margin), _fraction("width", width)
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
@@ -741,6 +742,7 @@ def sequential_stopping(*, baseline=None, scorer: str | None = None, cluster: st
         sample id in common with the task, or a scorer the task does not
         have, when the task starts.
     """
+    # size: the public API's keyword options, each documented above
     return SequentialStopping(baseline=baseline, scorer=scorer, cluster=cluster, settle=settle, tie=tie,
                               margin=margin, width=width, budget=budget, level=level, method=method,
                               baseline_model=baseline_model, baseline_scorer=baseline_scorer,

@@ -39,7 +39,7 @@ least ``level`` of the time).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 

@@ -1,6 +1,6 @@
-"""Number formats shared by the lab's published sections (``docs/calibration.md``):
-a rate with its Monte Carlo SE, a percentage, a nominal level, and the test for a
-missing value.  No heavy import, so a lab module can use them at import time."""
+"""Number formats of the lab's published sections (``docs/calibration.md``), beside those
+of :mod:`bayeserr.base.formats` (a share in percent, :func:`~bayeserr.base.formats.percent`):
+a rate with its Monte Carlo SE, a nominal level, and the test for a missing value.  No heavy import, so a lab module can use them at import time."""
 
 from __future__ import annotations
 
@@ -10,11 +10,6 @@ import math
 def pm(rate: float, se: float) -> str:
     """``12.3 ± 0.4`` (points)."""
     return f"{100 * rate:.1f} ± {100 * se:.1f}"
-
-
-def pct(x: float) -> str:
-    """``12.3%``."""
-    return f"{100 * x:.1f}%"
 
 
 def nominal(x: float) -> str:

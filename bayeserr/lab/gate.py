@@ -49,9 +49,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError
+from bayeserr.base.formats import number
+from bayeserr.base.formats import percent as _percent
 from bayeserr.lab.formats import missing as _missing
 from bayeserr.lab.formats import nominal as _nominal
-from bayeserr.lab.formats import pct as _pct
 from bayeserr.lab.formats import pm as _pm
 
 #: SWE-bench Verified's 12 repositories (django 231, sympy 75, sphinx-doc 44, matplotlib 34,
@@ -224,9 +225,9 @@ def suite_inputs(a, b, codes, tasks) -> GateInputs:
     macro suite difference, its SE (S1) and df (S2) as :func:`bayeserr.analyses.suite.suite_view`
     computes them for a pair (clusters within tasks), no wild bootstrap arrays, and the
     questions as the units behind an SE of 0 (the gate's ``_n_eff`` of a suite test)."""
-    from bayeserr.analyses.suite import _suite_rows
+    from bayeserr.analyses.suite import suite_rows
     d = np.atleast_2d(np.asarray(a, float) - np.asarray(b, float))
-    diff, se, df = _suite_rows(d, tasks, codes, "within tasks", SUITE_WEIGHTING)
+    diff, se, df = suite_rows(d, tasks, codes, "within tasks", SUITE_WEIGHTING)
     return GateInputs(diff, se, df, None, None, float(d.shape[-1]))
 
 
@@ -353,9 +354,8 @@ def run_gate(grid, reps: int, seed: int = 0, *, verify: int = 1, progress=None):
 
 
 def _signed(x: float) -> str:
-    """``x`` with one decimal and its sign, a typographic minus (``−0.4``, ``+1.2``)."""
-    text = f"{x:+.1f}"
-    return "0.0" if text in ("+0.0", "-0.0") else text.replace("-", "−")
+    """``x`` with one decimal and its sign (``−0.4``, ``+1.2``, ``0.0``)."""
+    return number(x, 1, signed=True)
 
 
 def clearly_above(rate, reps, alpha: float = 0.05):
@@ -412,7 +412,7 @@ def gate_table(df) -> list[str]:
              "the gate's own power estimate |",
              "|---|---|---|---|---|---|---|"]
     for _, w in _wide(df).iterrows():
-        est = "–" if "estimate" not in w or _missing(w["estimate"]) else _pct(w["estimate"])
+        est = "–" if "estimate" not in w or _missing(w["estimate"]) else _percent(w["estimate"])
         lines.append(f"| {int(w['n'])} | {_structure(w)} | {w['margin']:g} | {_cell(w, 'ni_size')} | "
                      f"{_cell(w, 'sup_size')} | {_cell(w, 'ni_power')} | {est} |")
     return lines
@@ -441,7 +441,7 @@ def gate_findings(df) -> list[str]:
         z = (g["pass_rate"] - alpha) / np.sqrt(alpha * (1 - alpha) / g["reps"])
         truth = "−m" if mode == "non-inferiority" else "+m"
         text = (f"- **{mode.capitalize()}, true A − B exactly at {truth}:** the gate passed in "
-                f"{_pct(g['pass_rate'].min())}–{_pct(g['pass_rate'].max())} of data sets over {len(g)} designs "
+                f"{_percent(g['pass_rate'].min())}–{_percent(g['pass_rate'].max())} of data sets over {len(g)} designs "
                 f"(nominal at most {_nominal(alpha)}; the highest at {_where(worst)}: "
                 f"{_pm(worst['pass_rate'], worst['pass_se'])}%). ")
         if len(liberal):
@@ -473,36 +473,36 @@ def gate_findings(df) -> list[str]:
     if len(cl):
         both = cl[cl["wild_share"] > 0]
         text = (f"- **With SWE-bench's clusters** (Bell–McCaffrey df {cl['df'].min():.1f}–{cl['df'].max():.1f}) "
-                f"the size is {_pct(cl['pass_rate'].min())}–{_pct(cl['pass_rate'].max())}")
+                f"the size is {_percent(cl['pass_rate'].min())}–{_percent(cl['pass_rate'].max())}")
         if len(both):
             text += (f": with a df below {_wild_df()} the gate passes only when the wild cluster bootstrap passes "
-                     f"too, and the CR2 t test alone would have passed {_pct(both['t_pass_rate'].min())}–"
-                     f"{_pct(both['t_pass_rate'].max())} of the same data sets")
+                     f"too, and the CR2 t test alone would have passed {_percent(both['t_pass_rate'].min())}–"
+                     f"{_percent(both['t_pass_rate'].max())} of the same data sets")
         if len(none):
-            text += (f"; without clusters (the Tango score test with its continuity and skewness corrections) it is {_pct(none['pass_rate'].min())}–"
-                     f"{_pct(none['pass_rate'].max())}")
+            text += (f"; without clusters (the Tango score test with its continuity and skewness corrections) it is {_percent(none['pass_rate'].min())}–"
+                     f"{_percent(none['pass_rate'].max())}")
         out.append(text + ".")
     suites = size[size.clusters == "suite"]
     if len(suites):
         out.append(f"- **A suite** (`--suite {SUITE_WEIGHTING}`: SWE-bench's clusters in one of two equal tasks, "
                    "the other unclustered; the t test on the df (S2) of `docs/methods.md` §3.12, median "
                    f"{suites['df'].min():.1f}–{suites['df'].max():.1f}, no wild bootstrap): the size is "
-                   f"{_pct(suites['pass_rate'].min())}–{_pct(suites['pass_rate'].max())}.")
+                   f"{_percent(suites['pass_rate'].min())}–{_percent(suites['pass_rate'].max())}.")
     power = df[df.measures == "power"]
     if len(power):
         best, worst = power.loc[power["pass_rate"].idxmax()], power.loc[power["pass_rate"].idxmin()]
         low = power[power["pass_rate"] < 0.5]
         text = (f"- **The price: a candidate exactly as good as the baseline** passes a non-inferiority gate in "
-                f"{_pct(worst['pass_rate'])} of data sets at {_where(worst)}, and at most "
-                f"{_pct(best['pass_rate'])} (at {_where(best)}). In {len(low)} of {len(power)} designs it "
+                f"{_percent(worst['pass_rate'])} of data sets at {_where(worst)}, and at most "
+                f"{_percent(best['pass_rate'])} (at {_where(best)}). In {len(low)} of {len(power)} designs it "
                 "passes less than half the time: the eval is too small for the margin, the case the gate's "
                 "\"too small for this margin\" message is for.")
         pairs = []
         for (n_, m), g in power.groupby(["n", "margin"], sort=True):
             no, swe = g[g.clusters == "none"], g[g.clusters == "swebench"].sort_values("tau")
             if len(no) and len(swe):
-                taus = ", ".join(f"{_pct(r['pass_rate'])} at τ = {r['tau']:g}" for _, r in swe.iterrows())
-                pairs.append(f"n = {int(n_)}, m = {m:g}: {_pct(no['pass_rate'].iloc[0])} without clusters, "
+                taus = ", ".join(f"{_percent(r['pass_rate'])} at τ = {r['tau']:g}" for _, r in swe.iterrows())
+                pairs.append(f"n = {int(n_)}, m = {m:g}: {_percent(no['pass_rate'].iloc[0])} without clusters, "
                              f"{taus} with SWE-bench's")
         if pairs:
             text += " Few effective clusters cost power: " + "; ".join(pairs) + "."
@@ -514,10 +514,10 @@ def gate_findings(df) -> list[str]:
             text = (f"- **The gate's own estimate of that chance** (Φ(m/SE − t_df), from each data set's SE, "
                     "averaged over the data sets) is off the simulated one by "
                     f"{_signed(100 * gap.min())} to {_signed(100 * gap.max())} points; most at {_where(top)}: "
-                    f"{_pct(top['gate_power_estimate'])} against {_pct(top['pass_rate'])}")
+                    f"{_percent(top['gate_power_estimate'])} against {_percent(top['pass_rate'])}")
             if top["wild_share"] > 0 and (abs(top["gate_power_estimate"] - top["t_pass_rate"])
                                           < abs(top["gate_power_estimate"] - top["pass_rate"])):
-                text += (f" (the CR2 t test alone passes {_pct(top['t_pass_rate'])} there: the estimate does not "
+                text += (f" (the CR2 t test alone passes {_percent(top['t_pass_rate'])} there: the estimate does not "
                          "count the wild bootstrap's veto)")
             out.append(text + ".")
     return out

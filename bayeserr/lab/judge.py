@@ -49,9 +49,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError
+from bayeserr.base.formats import percent as _percent
 from bayeserr.lab.formats import missing as _missing
 from bayeserr.lab.formats import nominal as _nominal
-from bayeserr.lab.formats import pct as _pct
 from bayeserr.lab.formats import pm as _pm
 from bayeserr.lab.gate import SWEBENCH_SIZES, scaled_sizes
 
@@ -520,7 +520,7 @@ def width_table(df) -> list[str]:
     return lines
 
 
-def _span(values, fmt=_pct) -> str:
+def _span(values, fmt=_percent) -> str:
     lo, hi = min(values), max(values)
     return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}–{fmt(hi)}"
 
@@ -556,20 +556,20 @@ def _coverage_finding(df, method: str) -> str:
             f"human-scored truth in {_span(g['coverage'])} of data sets")
     if not len(low):
         return text + f", never more than {BELOW_SE} Monte Carlo SEs below {_nominal(level)}."
-    text += (f"; {len(low)} of the {len(g)} below {_nominal(level)} − {BELOW_SE} MC SE ({_pct(floor)}), where "
+    text += (f"; {len(low)} of the {len(g)} below {_nominal(level)} − {BELOW_SE} MC SE ({_percent(floor)}), where "
              f"chance alone would put about {len(g) * _below_chance():.1f}: "
              + "; ".join(f"{_cell(r)}: {_pm(r['coverage'], r['coverage_se'])}%" for _, r in low.iterrows()) + ".")
     far = low[low["coverage"] < level - 3 * _nominal_se(level, reps)]
     if len(far):
         worst = far.loc[far["coverage"].idxmin()]
         text += (f" The largest shortfall, {_cell(worst)}: the truth lies below the interval in "
-                 f"{_pct(worst['below'])} of data sets and above it in {_pct(worst['above'])} (nominal "
-                 f"{_pct((1 - level) / 2)} each), the mean estimate is {worst['mean_estimate']:.4f} against "
+                 f"{_percent(worst['below'])} of data sets and above it in {_percent(worst['above'])} (nominal "
+                 f"{_percent((1 - level) / 2)} each), the mean estimate is {worst['mean_estimate']:.4f} against "
                  f"{worst['truth']:g}, and the SD of the estimate is {worst['sd_ratio']:.3f} times the RMS SE.")
     wald = low[(low.clusters == "none") & (low.quantity != "A − B")] if method == "classical" else low.iloc[:0]
     if len(wald):
         text += (" Without clusters this interval on 0/1 labels is the Wald interval (with t), whose exact coverage "
-                 "(binomial sum) is " + _and(f"{_pct(exact_classical_coverage(int(r['n_labels']), r['truth'], level))}"
+                 "(binomial sum) is " + _and(f"{_percent(exact_classical_coverage(int(r['n_labels']), r['truth'], level))}"
                                             f" for {r['quantity']} at {int(r['n_labels'])} labels"
                                             for _, r in wald.iterrows())
                  + ": the discreteness of 0/1 scores, not Monte Carlo error.")
@@ -597,7 +597,7 @@ def _judge_finding(df) -> str | None:
     fair = g[~g.index.isin(biased.index)]
     parts = []
     for q, h in biased.groupby("quantity", sort=False):
-        parts.append(f"{_quantity(q)}: " + "; ".join(f"{_pct(r['coverage'])} ({_where(r['clusters'])})"
+        parts.append(f"{_quantity(q)}: " + "; ".join(f"{_percent(r['coverage'])} ({_where(r['clusters'])})"
                                                      for _, r in h.iterrows()))
     text = ("- **The judge-only interval collapses.** With the judge's bias it covers the human-scored truth in "
             + "; ".join(parts)
@@ -673,7 +673,7 @@ def _rg_finding(df) -> str | None:
     ppi = df[df.method == "ppi"].set_index(["clusters", "quantity", "n_labels"])
     parts = []
     for (q, c), h in _ordered(rg).groupby(["quantity", "clusters"], sort=False):
-        parts.append(f"{q} ({_where(c)}): " + _and(f"{_pct(r['coverage'])} at {int(r['n_labels'])}"
+        parts.append(f"{q} ({_where(c)}): " + _and(f"{_percent(r['coverage'])} at {int(r['n_labels'])}"
                                                   for _, r in h.iterrows()))
     text = ("- **Rogan–Gladen** (the 0/1 judge's sensitivity and specificity from the labels, its rate from the "
             "unlabelled questions; delta method without clusters, CR2 with t on the df of (J7) over its three "
@@ -694,7 +694,7 @@ def _rg_finding(df) -> str | None:
     if len(unusable):
         text += ("; it was unusable (Youden's J ≤ 0.1, no labelled 0 or 1, or with clusters a set of the "
                  "labels in one cluster) in "
-                 + _and(f"{_pct(1 - r['usable'])} of data sets ({_cell(r)})" for _, r in unusable.iterrows())
+                 + _and(f"{_percent(1 - r['usable'])} of data sets ({_cell(r)})" for _, r in unusable.iterrows())
                  + ", counted as misses")
     return text + "."
 

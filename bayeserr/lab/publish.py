@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayeserr.base.formats import percent
 from bayeserr.lab.settings import FEWCLUSTER_SETTINGS
 from bayeserr.registries.methods import INTERVALS, label
 from bayeserr.registries.pairtests import TESTS
@@ -272,6 +273,7 @@ def run_fewclusters(reps: int, seed: int = 0, presets=None, icc_diffs=FEWCLUSTER
     and once at ``gap`` (coverage of the true gap, detection rates), with
     :func:`~bayeserr.lab.simulate.pair_calibration`.  One row per design ×
     test; ``preset`` names the cluster structure."""
+    # size: the study's settings, each a keyword of the published run
     from bayeserr.lab import simulate as sim
     if not gap > 0:
         raise ValueError("gap must be positive (coverage and detection are measured at it)")
@@ -357,14 +359,11 @@ def fewcluster_figure(df: pd.DataFrame, path, alpha: float = 0.05) -> Path:
 CLEAR_SE = 3
 
 
-def _pct(x) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def fewcluster_findings(df: pd.DataFrame) -> list[str]:
     """Plain-language conclusions of the few-cluster study, each computed
     from the results (a sentence is left out when its designs are not in
     ``df``)."""
+    # size: one sentence per finding of the published study, each computed from the results table in turn
     null, alt = df[df.gap == 0], df[df.gap > 0]
     alpha = float(df["alpha"].iloc[0])
     gap = float(alt["gap"].iloc[0]) if len(alt) else float("nan")
@@ -381,7 +380,7 @@ def fewcluster_findings(df: pd.DataFrame) -> list[str]:
 
     def span(g, col="rate"):
         lo, hi = float(g[col].min()), float(g[col].max())
-        return _pct(lo) if abs(hi - lo) < 5e-4 else f"{_pct(lo)}–{_pct(hi)}"
+        return percent(lo) if abs(hi - lo) < 5e-4 else f"{percent(lo)}–{percent(hi)}"
 
     def where(r):
         return f"{r['name']}, ICC of d {r['icc_diff']:g}"
@@ -735,13 +734,13 @@ def pair_prior_findings(df: pd.DataFrame) -> list[str]:
     pooled_cov = float((per["coverage"] * per["reps"]).sum() / total)
     flagged = ", ".join(f"{r['name']}, {_pm(r['coverage'], r['coverage_se'])}%" for _, r in off.iterrows())
     text = (f"- **The credible interval covers at its nominal rate.** Over the {len(per)} designs its "
-            f"{level:.0%} interval contains the true Δ in {_pct(lo)}–{_pct(hi)} of data sets "
+            f"{level:.0%} interval contains the true Δ in {percent(lo)}–{percent(hi)} of data sets "
             + (f"(each within {CLEAR_SE} Monte Carlo SE of {level:.0%})" if len(off) == 0 else
                f"({len(off)} design{'s' if len(off) > 1 else ''} more than {CLEAR_SE} MC SE from "
                f"{level:.0%}: {flagged})")
             + f"; pooled over the designs, {_pm(pooled_cov, _rate_se_of(pooled_cov, total))}%. Δ falls below "
-            f"it in {_pct(per['below'].min())}–{_pct(per['below'].max())} and above it in "
-            f"{_pct(per['above'].min())}–{_pct(per['above'].max())} (nominal {_pct(tail)} each).")
+            f"it in {percent(per['below'].min())}–{percent(per['below'].max())} and above it in "
+            f"{percent(per['above'].min())}–{percent(per['above'].max())} (nominal {percent(tail)} each).")
     out.append(text)
     if len(pooled):
         off = pooled[(pooled["freq"] - pooled["mean_p"]).abs() > CLEAR_SE * pooled["freq_se"]]

@@ -56,9 +56,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError
+from bayeserr.base.formats import number
+from bayeserr.base.formats import percent as _percent
 from bayeserr.lab.formats import missing as _missing
 from bayeserr.lab.formats import nominal as _nominal
-from bayeserr.lab.formats import pct as _pct
 from bayeserr.lab.formats import pm as _pm
 from bayeserr.lab.gate import SWEBENCH_SIZES
 
@@ -567,8 +568,7 @@ def saved_table(df) -> list[str]:
 
 
 def _signed_n(x: float) -> str:
-    text = f"{x:+,.0f}"
-    return "0" if text in ("+0", "-0") else text.replace("-", "−")
+    return number(x, 0, signed=True, grouped=True)
 
 
 def _where(r) -> str:
@@ -591,17 +591,17 @@ def error_findings(df) -> list[str]:
     worst = cs.loc[cs["rate"].idxmax()]
     text = (f"- **The sequences hold their error over every look.** Over {len(cs)} cells (A − B and A's mean; "
             "betting and asymptotic; without and with clusters) the 95% sequence ever excluded the true value "
-            f"between n = {FIRST_LOOK} and {_n(N_MAX)} in {_pct(cs['rate'].min())}–{_pct(cs['rate'].max())} of "
+            f"between n = {FIRST_LOOK} and {_n(N_MAX)} in {_percent(cs['rate'].min())}–{_percent(cs['rate'].max())} of "
             f"data sets (nominal at most {_nominal(alpha)}; the highest, {_where(worst)}: "
             f"{_pm(worst['rate'], worst['rate_se'])}%).")
     for m in METHODS:
         g = cs[cs.procedure == m]
         if len(g):
-            text += f" {m.capitalize()}: {_pct(g['rate'].min())}–{_pct(g['rate'].max())}."
+            text += f" {m.capitalize()}: {_percent(g['rate'].min())}–{_percent(g['rate'].max())}."
     cl = cs[cs.clusters != "none"]
     if len(cl):
         text += (f" With clusters the cluster-level sequences are conservative here: "
-                 f"{_pct(cl['rate'].min())}–{_pct(cl['rate'].max())}.")
+                 f"{_percent(cl['rate'].min())}–{_percent(cl['rate'].max())}.")
     above = cs[clearly_above(cs["rate"], cs["reps"], alpha)]
     if len(above):
         text += (f" **Above nominal** (more than {CLEAR_SE} Monte Carlo SEs over {_nominal(alpha)}): "
@@ -666,7 +666,7 @@ def saved_findings(df) -> list[str]:
                 continue
             parts.append(f"after {_and(_n(x) for x in r['mean_n'])} questions on average with the {m} sequence "
                          f"(medians {_and(_n(x) for x in r['median_n'])}; stopped by {_n(N_MAX)} in "
-                         f"{_and(_pct(x) for x in r['stopped'])})")
+                         f"{_and(_percent(x) for x in r['stopped'])})")
         text = f"- {head}, at true gaps of {_and(_points(x) for x in gaps)} points the settle rule stopped "
         text += " and ".join(parts)
         if never:
@@ -683,7 +683,7 @@ def saved_findings(df) -> list[str]:
                  + (", fewer than the sequences needed on average at every gap (the price of being free to stop "
                     "at any look), but it must know the gap in advance" if more
                     else ", and it must know the gap in advance")
-                 + f"; its test reached {_and(_pct(x) for x in fixed['fixed_power'])} power on the same data "
+                 + f"; its test reached {_and(_percent(x) for x in fixed['fixed_power'])} power on the same data "
                    "sets.")
         smallest = fixed.iloc[0]
         later = {m: rows[rows["gap"] > smallest["gap"]] for m, rows in by.items() if m not in never}
@@ -702,7 +702,7 @@ def saved_findings(df) -> list[str]:
         out.append("- **Not settled within the budget:** "
                    + "; ".join(f"gap {_points(r['gap'])} points, {r['procedure']}, "
                                f"{'no clusters' if r['clusters'] == 'none' else 'clusters'}: stopped by "
-                               f"{_n(N_MAX)} in {_pct(r['stopped'])}" for _, r in slow.iterrows()) + ".")
+                               f"{_n(N_MAX)} in {_percent(r['stopped'])}" for _, r in slow.iterrows()) + ".")
     stuck = sv[(sv.clusters != "none") & (sv.procedure == "betting")]
     if len(stuck):
         alpha = 1 - float(stuck["level"].iloc[0])
@@ -723,8 +723,8 @@ def saved_findings(df) -> list[str]:
             text += (" The cluster-level asymptotic sequence (`bayeserr watch --method asymptotic`), whose "
                      "guarantee holds as the number of clusters grows, "
                      + ("held its error here" if held else "did **not** hold its error here")
-                     + f" ({_pct(asy['rate'].min())}–{_pct(asy['rate'].max())} at a true gap of 0) and settled "
-                     + _and(f"{_pct(r['stopped'])} (at {_points(r['gap'])} points)" for _, r in settled.iterrows())
+                     + f" ({_percent(asy['rate'].min())}–{_percent(asy['rate'].max())} at a true gap of 0) and settled "
+                     + _and(f"{_percent(r['stopped'])} (at {_points(r['gap'])} points)" for _, r in settled.iterrows())
                      + " of data sets.")
         out.append(text)
     wrong = sv[sv["wrong"] > 0]

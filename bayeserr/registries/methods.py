@@ -264,8 +264,8 @@ def _hierarchical(batch, level):
             batch.record(int(row), "hierarchical", idata)
             batch.notes.extend(notes)
         return out
-    from bayeserr.models.three_level import _one_thread
-    with _one_thread():  # many small array products: BLAS threads cost more than they give
+    from bayeserr.models.three_level import one_thread
+    with one_thread():  # many small array products: BLAS threads cost more than they give
         _hierarchical_grid(batch, level, rows, out, mu_out, k_u, n_u, m_u)
     return out
 

@@ -40,6 +40,31 @@ CLUSTER_READINGS = Registry("reading of the clusters", "--clusters-as", {
     "strata": "the clusters are the whole population of interest: also rank with them as fixed strata",
 })
 
+# the choices of the other commands, each a registry the command line names
+COMPARE_FAMILIES = Registry("family of a compared pair", "--family", {
+    "report": "also the verdict the report of every model gives the pair (its family and adjustment)",
+    "pair": "the pair alone",
+})
+GATE_BAYES = Registry("gate's Bayesian column", "--bayes", {
+    "fast": "the posterior P(A − B > margin) beside the decision (exact, no sampler)",
+    "off": "the frequentist decision only",
+})
+SUITE_WEIGHTINGS = Registry("suite weighting", "--suite", {
+    "macro": "each task weighs 1/T", "size": "each question weighs the same",
+})
+WATCH_METHODS = Registry("confidence sequence", "--method", {
+    "auto": "betting for 0/1 scores and few looks, else asymptotic (docs/methods.md §3.13)",
+    "betting": "the betting confidence sequence (exact, bounded scores)",
+    "asymptotic": "the asymptotic confidence sequence (normal mixture)",
+})
+WATCH_SAMPLES = Registry("use of repeated samples", "--samples", {
+    "first": "each question's first sample", "mean": "each question's mean over its samples",
+})
+BOOTSTRAP_UNITS = Registry("bootstrap unit", "--bootstrap-by", {
+    "votes": "resample votes", "items": "resample the items voted on (their votes together)",
+    "cluster": "resample clusters of items",
+})
+
 
 @dataclass(frozen=True)
 class Options:
@@ -81,7 +106,7 @@ class Options:
         object.__setattr__(self, "prior_sensitivity", bool(self.prior_sensitivity))
         object.__setattr__(self, "pass_k", _pass_k(self.pass_k))
         object.__setattr__(self, "seed", check_range("--seed", self.seed, 0, integer=True))
-        object.__setattr__(self, "methods", _methods(self.methods))
+        object.__setattr__(self, "methods", checked_methods(self.methods))
         object.__setattr__(self, "top_k", check_range("--top-k", self.top_k, 1, integer=True))
         if not (self.pairs in ("auto", "all", "adjacent") or str(self.pairs).startswith("vs=")):
             raise InputError(f"--pairs must be auto, all, adjacent or vs=MODEL (got '{self.pairs}').")
@@ -120,7 +145,7 @@ def _pass_k(value) -> tuple:
     return tuple(check_range("--pass-k", k, 1, integer=True) for k in value)
 
 
-def _methods(value):
+def checked_methods(value):
     """``recommended``, ``all`` or a tuple of registered interval-method keys."""
     from bayeserr.registries.methods import INTERVALS
     if isinstance(value, str) and value in ("recommended", "all"):

@@ -4,7 +4,8 @@ figures.  No statistics are computed here.
 
 * :mod:`.markdown`, :mod:`.latex`, :mod:`.html` — one module per format;
 * :mod:`.plots` — the figures (matplotlib);
-* :mod:`.arena` — the arena ratings page in each format.
+* :mod:`.arena` — the arena ratings page in each format;
+* :mod:`.watch` — the page and figure of a watched run.
 
 May import: every layer below.  A new output format is a module here that
 renders :mod:`bayeserr.reporting.document` blocks, registered in

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bayeserr.reporting.arena import _ratings_table, neighbour_blocks, ratings_blocks
+from bayeserr.reporting.arena import neighbour_blocks, ratings_blocks, ratings_table
 
 
 def to_markdown(r) -> str:
@@ -16,7 +16,7 @@ def to_latex(r) -> str:
     and every warning as comments."""
     from bayeserr.renderers.latex import render_blocks
     from bayeserr.reporting import document as doc
-    blocks = [_ratings_table(r)]
+    blocks = [ratings_table(r)]
     if r.rows is not None:
         blocks.append(doc.Para(doc.rows_text(r.rows.to_dict()), "rows"))
     if r.not_separable:
@@ -133,7 +133,7 @@ def judge_answer(j) -> str:
     human-only ones and what λ amounted to."""
     import numpy as np
 
-    from bayeserr.reporting.document import _some
+    from bayeserr.reporting.document import some_names
     s, r, h = j.summary, j.corrected, j.human_label
     lo, hi = s.interval
     group = " (in the largest group of models that met)" if s.n_groups > 1 else ""
@@ -141,7 +141,7 @@ def judge_answer(j) -> str:
            f"({r.level:.0%} CI {lo:.0f}–{hi:.0f}).")
     if s.tied_with_best:
         k = len(s.tied_with_best)
-        out += (f" The votes do not separate it from {_some(s.tied_with_best, 12)}: {'their' if k > 1 else 'its'} "
+        out += (f" The votes do not separate it from {some_names(s.tied_with_best, 12)}: {'their' if k > 1 else 'its'} "
                 f"rank interval{'s include' if k > 1 else ' includes'} 1, so {'these are' if k > 1 else 'it is'} "
                 "tied with the best.")
     elif len(j.models) > 1:

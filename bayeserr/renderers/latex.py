@@ -244,8 +244,8 @@ def stacked(top: str, bottom: str, align: str = "t") -> str:
 
 
 def _minus(text: str) -> str:
-    """Text-mode numbers: a hyphen before a digit becomes a minus sign."""
-    return re.sub(r"-(?=\d)", "$-$", text)
+    """Text-mode numbers: the minus sign (and a hyphen before a digit) as LaTeX's minus."""
+    return re.sub(r"-(?=\d)", "$-$", text).replace("\u2212", "$-$")
 
 
 def math_text(text: str) -> str:

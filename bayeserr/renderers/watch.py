@@ -83,7 +83,7 @@ def looks_table(w) -> Table:
     for i in _looks(w):
         row = [Cell("int", int(s.t[i]))] + ([Cell("int", int(s.units[i]))] if cluster else [])
         # the sentence's format (points, a true minus, + on differences): one number, one look
-        row += [text(points(s.estimate[i], signed)), text(interval(s.lower[i], s.upper[i], signed)),
+        row += [text(points(s.estimate[i], signed=signed)), text(interval(s.lower[i], s.upper[i], signed=signed)),
                 text(points(s.upper[i] - s.lower[i])),
                 text("stop" if w.stop is not None and i == w.stop.index else "")]
         rows.append(tuple(row))

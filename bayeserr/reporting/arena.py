@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 # ------------------------------------------------------------------ rendering
-def _ratings_table(r):
+def ratings_table(r):
     from bayeserr.reporting.tables import Cell, Column, Table, text
     df = r.to_frame()
     bayes = r.bayes_interval is not None
@@ -108,7 +108,7 @@ def ratings_blocks(r, warning_limit=_SHORT) -> list:
     warnings shown per code (default: as in the Markdown report; ``None``: all)."""
     from bayeserr.reporting import document as doc
     limit = doc.MAX_NAMES if warning_limit is _SHORT else warning_limit
-    out = [doc.Heading(f"Arena ratings: {r.source}", 1), _ratings_table(r),
+    out = [doc.Heading(f"Arena ratings: {r.source}", 1), ratings_table(r),
            doc.Heading("Neighbours the votes cannot order"), *neighbour_blocks(r)]
     out += [doc.Heading("Warnings"), *doc.warnings_blocks(r.warnings, limit)]
     if r.rows is not None:

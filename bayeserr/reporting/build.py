@@ -20,7 +20,7 @@ from bayeserr.analyses.scoring import Scores, score_view
 from bayeserr.base.jsonable import dumps, to_jsonable  # noqa: F401 (dumps: its former home)
 from bayeserr.data.loading import task_groups
 from bayeserr.registries import caveats as _caveats
-from bayeserr.registries.options import Options
+from bayeserr.registries.options import COMPARE_FAMILIES, Options
 from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS  # noqa: F401 (their former home)
 from bayeserr.stats.view import DataView, check_dataset
 
@@ -388,7 +388,7 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, conf
     from bayeserr.analyses.comparison import family_verdict, pair_names
     from bayeserr.base.errors import InputError
     options = Options.coerce(options, **kwargs)
-    if family not in ("report", "pair"):
+    if family not in COMPARE_FAMILIES:
         raise InputError(f"family must be 'report' or 'pair' (got {family!r}).")
     a, b = pair_names(a, b)
     full = DataView.from_dataset(ds)

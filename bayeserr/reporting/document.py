@@ -585,7 +585,7 @@ def judge_blocks(j, figures: bool = False) -> list:
     return out  # the warnings are in the report's Warnings section (judge_labels)
 
 
-def _some(names, limit: int = MAX_NAMES) -> str:
+def some_names(names, limit: int = MAX_NAMES) -> str:
     """``a, b and c`` (at most ``limit`` names, then ``and N more``)."""
     names = list(names)
     if len(names) > limit:
@@ -622,7 +622,7 @@ def judge_answer(j) -> str:
     else:
         out = f"Corrected by the human labels, {s.leader} has the highest human-scored mean {said}."
         if s.tied_with_best:
-            out += (f" The labels do not separate it from {_some(s.tied_with_best)} (Holm over the "
+            out += (f" The labels do not separate it from {some_names(s.tied_with_best)} (Holm over the "
                     f"{s.n_pairs:,} corrected pairs): {'these are' if len(s.tied_with_best) > 1 else 'this is'} "
                     "tied with the best.")
         elif not s.not_compared:
@@ -632,7 +632,7 @@ def judge_answer(j) -> str:
                     "cannot say which models are tied with it (compare models on the same questions, and "
                     "label the same questions for each).")
         elif s.not_compared:
-            out += (f" It has no corrected comparison with {_some(s.not_compared)}: fewer than {MIN_LABELS} "
+            out += (f" It has no corrected comparison with {some_names(s.not_compared)}: fewer than {MIN_LABELS} "
                     "questions labelled for both.")
     if s.judge_leader != s.leader:
         out += f" The judge alone would rank {s.judge_leader} first; " + (

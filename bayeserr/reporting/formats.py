@@ -10,3 +10,7 @@ from bayeserr.base.registry import Registry
 FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json",
                                                   "latex": "to_latex", "html": "to_html"})
 COMPARE_FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json"})
+#: ``gate``, ``watch`` and ``config``: a summary for people or the JSON for programs
+TEXT_FORMATS = Registry("output format", "--format", {"text": "a plain-text summary", "json": "JSON"})
+#: ``bayeserr lab`` and ``simulate``: the published tables, their JSON, or the raw cells as CSV
+LAB_FORMATS = Registry("output format", "--format", {"md": "Markdown tables", "json": "JSON", "csv": "CSV"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 
+from bayeserr.base import formats
 from bayeserr.base.names import visible
 from bayeserr.reporting.tables import Cell
 
@@ -41,16 +42,15 @@ def esc(text) -> str:
 
 
 def number(x, digits: int = 2) -> str:
-    return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+    """A number with a true minus; "–" when missing or not finite (:mod:`bayeserr.base.formats`)."""
+    return "–" if x is None or not math.isfinite(x) else formats.number(x, digits)
 
 
-def pval(p) -> str:
-    if p is None or not math.isfinite(p):
-        return "–"
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+pval = formats.pvalue
 
 
 def interval(ci, digits: int = 1) -> str:
+    """An interval in points, ``[−1.2, 3.4]``."""
     if ci is None:
         return "–"
     return f"[{pct(ci[0], digits)}, {pct(ci[1], digits)}]"
@@ -87,7 +87,8 @@ def cell_text(c: Cell, escape=esc) -> str:
 
 
 def pct(x, digits: int = 1) -> str:
-    """A score in percentage points."""
+    """A score in percentage points (:func:`bayeserr.base.formats.points`; "pct" is points
+    throughout the report tables); "–" when missing or not finite."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
-    return f"{100 * x:.{digits}f}"
+    return formats.points(x, digits)

@@ -3,10 +3,16 @@ in ``docs/methods.md``.  No I/O, no report, no sampler.
 
 * :mod:`.estimators` — means, CLT and clustered SEs, variance components (§2);
 * :mod:`.fewclusters` — CR2, Bell–McCaffrey df, the wild cluster bootstrap (§2.9);
-* :mod:`.exact` — Clopper–Pearson, Wilson, Jeffreys, Agresti–Coull, statsmodels'
-  formulas in closed form (§2.8);
+* :mod:`.exact` — Clopper–Pearson, Wilson, Jeffreys, Agresti–Coull through
+  statsmodels' ``proportion_confint``, and their effective-sample-size versions (§2.8);
 * :mod:`.distributions` — the t, normal, binomial and beta functions a report
-  needs, from ``scipy.special`` (``scipy.stats`` costs every command half a second);
+  needs, from ``scipy.stats`` (imported when first needed);
+* :mod:`.paired_margin` — paired tests of A − B against a margin (Nam, Tango) (§3.11);
+* :mod:`.agreement` — Cohen's κ and Krippendorff's α of judge and human labels (§3.14);
+* :mod:`.ppi` — prediction-powered inference: judge scores corrected by human labels (§3.14);
+* :mod:`.sequential` — anytime-valid confidence sequences (§3.13);
+* :mod:`.sufficient` — sufficient statistics of a results table, added over partitions (§7.3);
+* :mod:`.suite` — suite scores over tasks as fixed strata (§3.12);
 * :mod:`.pairs` — all-pairs paired moments, McNemar, pair cluster totals (§3);
 * :mod:`.passk` — the unbiased pass@k estimator (§6);
 * :mod:`.planning` — power, sample size, tie zone (§4);

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError, describe
+from bayeserr.base.jsonable import as_float
 from bayeserr.base.registry import check_level, check_range
 from bayeserr.stats.distributions import norm_ppf
 
@@ -49,11 +50,6 @@ KAPPA_WEIGHTS = (None, "linear", "quadratic")
 
 #: ordinal α's bootstrap works on the k×k coincidence matrix of every draw: at most this many categories
 MAX_ORDINAL_CATEGORIES = 200
-
-
-def _float(x):
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 def _labelled_pairs(human, judge, what: str):
@@ -105,10 +101,10 @@ class Kappa:
     note: str | None = None     #: why κ is undefined (NaN), if it is
 
     def to_dict(self) -> dict:
-        return {"kappa": _float(self.kappa), "se": _float(self.se), "lower": _float(self.lower),
-                "upper": _float(self.upper), "n": self.n,
-                "observed_agreement": _float(self.observed_agreement),
-                "expected_agreement": _float(self.expected_agreement), "weights": self.weights,
+        return {"kappa": as_float(self.kappa), "se": as_float(self.se), "lower": as_float(self.lower),
+                "upper": as_float(self.upper), "n": self.n,
+                "observed_agreement": as_float(self.observed_agreement),
+                "expected_agreement": as_float(self.expected_agreement), "weights": self.weights,
                 "categories": [float(c) for c in self.categories], "level": self.level, "note": self.note}
 
 
@@ -196,10 +192,10 @@ class Alpha:
     note: str | None = None
 
     def to_dict(self) -> dict:
-        return {"alpha": _float(self.alpha), "lower": _float(self.lower), "upper": _float(self.upper),
+        return {"alpha": as_float(self.alpha), "lower": as_float(self.lower), "upper": as_float(self.upper),
                 "metric": self.metric, "n": self.n,
-                "observed_disagreement": _float(self.observed_disagreement),
-                "expected_disagreement": _float(self.expected_disagreement), "level": self.level,
+                "observed_disagreement": as_float(self.observed_disagreement),
+                "expected_disagreement": as_float(self.expected_disagreement), "level": self.level,
                 "draws": self.draws, "seed": self.seed, "resampled": self.resampled,
                 "draws_undefined": self.draws_undefined, "note": self.note}
 

@@ -9,7 +9,6 @@ dataset.  One place per formula; the docstring names the equation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from statistics import NormalDist
 
 import numpy as np

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.stats.distributions import t_ppf, t_sf
-
 from bayeserr.stats.estimators import cluster_sums
 
 WEIGHT_SCHEMES = ("auto", "rademacher", "webb")
@@ -373,6 +372,7 @@ def wild_cluster_bootstrap(D, sizes, *, level=0.95, draws=9999, seed=0, weights=
     a scalar or a (P,) array.  Cost: O(P·C·B) for the products, O(P·B) per
     candidate null (about 25 candidates for an interval).
     """
+    # size: one algorithm (weights enumerated or drawn, restricted null, inverted interval) on shared arrays
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1 (got {level}); use e.g. 0.95.")
     if variance not in VARIANCES:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass
-
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayeserr.base.errors import InputError, _row_list, describe, suggest
+from bayeserr.base.errors import InputError, describe, row_list, suggest
 from bayeserr.base.registry import check_level
 from bayeserr.stats.estimators import normal_quantile, se_clt, variance_components, z_value
 
@@ -336,7 +335,7 @@ def check_pilot(ds, a, b) -> tuple[xr.Dataset, str, str]:
     for m in (a, b):
         if m not in names:
             raise InputError(f"pilot: model '{m}' is not in the data.{suggest(m, names)} "
-                             f"Models: {_row_list(names)}.")
+                             f"Models: {row_list(names)}.")
     return ds, a, b
 
 

@@ -115,6 +115,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError, describe
+from bayeserr.base.jsonable import as_float
 from bayeserr.base.registry import check_level, check_range
 from bayeserr.stats.distributions import norm_ppf, t_ppf
 from bayeserr.stats.estimators import cluster_sums
@@ -127,12 +128,6 @@ MIN_YOUDEN = 0.1
 # --------------------------------------------------------------------------- #
 # results
 # --------------------------------------------------------------------------- #
-def _float(x):
-    """A plain float for JSON (None for NaN/±inf)."""
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
 @dataclass(frozen=True)
 class Interval:
     """One estimate with its standard error and interval.
@@ -148,8 +143,8 @@ class Interval:
     upper: float
 
     def to_dict(self) -> dict:
-        return {"estimate": _float(self.estimate), "se": _float(self.se), "df": _float(self.df),
-                "lower": _float(self.lower), "upper": _float(self.upper)}
+        return {"estimate": as_float(self.estimate), "se": as_float(self.se), "df": as_float(self.df),
+                "lower": as_float(self.lower), "upper": as_float(self.upper)}
 
 
 def _interval(est, se, df, level) -> Interval:
@@ -192,14 +187,14 @@ class PPIMean:
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k).to_dict() for k in ("ppi", "classical", "judge_only", "bias")}
-        out.update(lam=_float(self.lam), lam_raw=_float(self.lam_raw), lam_tuned=self.lam_tuned,
+        out.update(lam=as_float(self.lam), lam_raw=as_float(self.lam_raw), lam_tuned=self.lam_tuned,
                    n_labelled=self.n_labelled, n_unlabelled=self.n_unlabelled,
-                   effective_labels=_float(self.effective_labels), correlation=_float(self.correlation),
+                   effective_labels=as_float(self.effective_labels), correlation=as_float(self.correlation),
                    level=self.level, variance=self.variance, reference=self.reference,
                    estimand=self.estimand, lam_fit=self.lam_fit,
                    n_clusters=self.n_clusters, n_clusters_labelled=self.n_clusters_labelled,
                    effective_clusters_labelled=(None if self.effective_clusters_labelled is None
-                                                else _float(self.effective_clusters_labelled)))
+                                                else as_float(self.effective_clusters_labelled)))
         return out
 
     def to_frame(self):
@@ -457,7 +452,7 @@ def _check_labelled(y, f, codes, what="human"):
 # --------------------------------------------------------------------------- #
 # the validated entry points
 # --------------------------------------------------------------------------- #
-def _check_lam(lam):
+def check_lam(lam):
     if lam is None:
         return None
     if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real) or not math.isfinite(lam):
@@ -481,7 +476,7 @@ def _result(y, f, codes, level, lam, clip, estimand, reference, lam_fit) -> PPIM
                          "uses CR2 and t on its Satterthwaite df; drop reference or codes.")
     lab = _check_labelled(y, f, codes, "human" if estimand == "mean" else "paired human")
     level = check_level(level, "level")
-    lam = _check_lam(lam)
+    lam = check_lam(lam)
     core = ppi_arrays(y, f, codes, lam=lam, clip=clip, lam_fit=lam_fit)
     n, N = int(core.n), int(core.n_unlabelled)
     d = np.where(lab, f - y, np.nan)
@@ -599,7 +594,7 @@ class RoganGladen:
     n_clusters: int | None = None
 
     def to_dict(self) -> dict:
-        return {k: (_float(v) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        return {k: (as_float(v) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
 def _binary(x, name, allow_nan):
@@ -740,7 +735,7 @@ class PPIPlan:
     attainable: bool
 
     def to_dict(self) -> dict:
-        return {k: (_float(v) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        return {k: (as_float(v) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
 def _plan_inputs(rho, sd, level, n_total, design_effect):

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayeserr.base.errors import InputError, _row_list, describe, suggest
+from bayeserr.base.errors import InputError, describe, row_list, suggest
 
 DIMS = ("model", "question", "sample")
 _LOAD_HINT = "Load your results with bayeserr.load(path_or_dataframe)."
@@ -42,7 +42,7 @@ def _check_question_coord(ds, coord: str, n_questions: int) -> None:
     values = ds[coord].values
     missing = np.asarray(pd.isna(values) | (pd.Index(values).astype(str).str.strip() == ""))
     if missing.any():
-        where = _row_list(repr(q) for q in _labels(ds, "question", n_questions)[missing])
+        where = row_list(repr(q) for q in _labels(ds, "question", n_questions)[missing])
         raise InputError(f"a {coord} id is missing for {int(missing.sum())} question(s) ({where}); give "
                          f"every question a {coord}, or drop the coordinate (ds.drop_vars('{coord}')) "
                          f"to analyse without {coord}s.")
@@ -93,7 +93,7 @@ def check_dataset(ds) -> xr.Dataset:
             index = pd.Index(_labels(ds, what, 0), dtype=object)
             dup = index[index.duplicated()].unique()
             raise InputError(f"the {what} label{'s' if len(dup) > 1 else ''} "
-                             f"{_row_list(repr(d) for d in dup)} appear{'' if len(dup) > 1 else 's'} more "
+                             f"{row_list(repr(d) for d in dup)} appear{'' if len(dup) > 1 else 's'} more "
                              f"than once; give every {what} one label (bayeserr.load merges repeated "
                              "answers into samples).")
     if values.size and values.dtype.kind == "f":

@@ -6,7 +6,8 @@ Each reader turns logs into the long results table of ``docs/methods.md`` §1
 :data:`~bayeserr.data.readers.registry.READERS`, each with the options it takes;
 :func:`~bayeserr.data.readers.registry.detect` picks one from the path.
 
-Modules: :mod:`.registry` (the readers, their options, the one dispatch),
+Modules: :mod:`.registry` (the readers and the one dispatch), :mod:`.options` (their options,
+declared once),
 :mod:`.inspect_logs` (Inspect AI logs and folders), :mod:`.archive` (``.eval`` archives
 read with bounded memory), :mod:`.lmeval` (lm-evaluation-harness samples),
 :mod:`.runs` (log files, runs and re-runs, for every log reader), :mod:`.values` (score

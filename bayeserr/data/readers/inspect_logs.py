@@ -219,7 +219,7 @@ def _early_stop_text(header: dict, path: Path, task: str, model: str) -> str | N
         from bayeserr.base.formats import points  # watch's number format, as the log's sentence
 
         def fmt(x):
-            return points(x, bool(meta.get("b")))
+            return points(x, signed=bool(meta.get("b")))
         quoted.append(f"[{fmt(stop['lower'])}, {fmt(stop['upper'])}] at the stop ({stop['t']:,} questions)")
         if all(isinstance(meta.get(x), (int, float)) for x in ("lower", "upper", "n_questions")):
             quoted.append(f"[{fmt(meta['lower'])}, {fmt(meta['upper'])}] over all {meta['n_questions']:,} "

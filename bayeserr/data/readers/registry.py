@@ -36,6 +36,7 @@ class Reader:
     options: tuple = ()
     read: str | None = None
     context: bool = False
+    noun: str = ""  #: what its inputs are called in a sentence ("Inspect logs")
 
     def reader(self) -> Callable:
         from importlib import import_module
@@ -54,14 +55,15 @@ def _lmeval_file(p: Path) -> bool:
 #: the readers, in the order a folder's contents are tried (``auto`` picks one with :func:`detect`)
 READERS = Registry("reader", "--input-format")
 for _reader in (
-    Reader("table", "results tables: CSV, TSV, JSONL, Parquet (optionally .gz)", lambda p: True),
+    Reader("table", "results tables: CSV, TSV, JSONL, Parquet (optionally .gz)", lambda p: True,
+           noun="results tables"),
     Reader("inspect", "Inspect AI logs (.eval archives, .json logs), a file or a folder of them",
            _inspect_file, lambda p: any(p.rglob("*.eval")),
            ("scorer", "cluster_field", "duplicate_runs", "partial_runs", "human_scorer", "in_progress"),
-           "bayeserr.data.readers.inspect_logs:inspect_logs", context=True),
+           "bayeserr.data.readers.inspect_logs:inspect_logs", context=True, noun="Inspect logs"),
     Reader("lm-eval", "lm-evaluation-harness --log_samples output (samples_<task>_<date>.jsonl)",
            _lmeval_file, lambda p: any(p.rglob("samples_*.jsonl")), ("metric", "filt", "duplicate_runs"),
-           "bayeserr.data.readers.lmeval:lmeval_logs"),
+           "bayeserr.data.readers.lmeval:lmeval_logs", noun="lm-eval samples"),
 ):
     READERS.add(_reader.name, _reader)
 
@@ -123,3 +125,19 @@ def read_logs(path, input_format: str = "auto", options: Mapping | None = None, 
         return reader.reader()(path, own, fields=fields, cluster_from_log=cluster_from_log,
                                among_others=among_others)
     return reader.reader()(path, own)
+
+
+def ignored_options(options: Mapping, used) -> str | None:
+    """A note naming the reader options set away from their default that no reader in
+    ``used`` (the readers the inputs were read by) takes, or ``None``: such an option
+    changed nothing, and the row accounting says so."""
+    from bayeserr.data.readers.options import OPTIONS
+    takes = {k for name in used for k in READERS[name].options}
+    idle = [k for k, v in options.items() if OPTIONS[k].cli and v != OPTIONS[k].default and k not in takes]
+    if not idle:
+        return None
+    said = [f"{OPTIONS[k].option} ({' and '.join(r.noun for r in READERS.values() if k in r.options)})"
+            for k in idle]
+    read = " and ".join(READERS[name].noun for name in READERS if name in used)
+    return (f"Not used: {', '.join(said)}, given for inputs of {'that kind' if len(idle) == 1 else 'those kinds'}; "
+            f"the inputs were read as {read}.")
