@@ -762,7 +762,7 @@ def weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights=None, order: int 
     For fixed κ the denominators do not depend on μ and the numerators are
     polynomials in μ of degree j, so each cumulant of W is, on every κ line,
     a polynomial of degree j in μ whose coefficients are sums over the groups
-    (:func:`_cumulant_polynomials`): the sums over groups are made once per κ
+    (``_cumulant_polynomials``): the sums over groups are made once per κ
     line, not once per grid cell, and each cell costs a Horner evaluation.
     The polynomials are expanded in μ for cells with μ ≤ ½ and in 1 − μ for
     the others, so that a and b near either end carry no cancellation beyond

@@ -384,9 +384,8 @@ def _centre(s: np.ndarray, group: np.ndarray, anchor: np.ndarray) -> np.ndarray:
 
 
 def _names(models, idx) -> str:
-    names = [models[i] for i in idx]
-    more = f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else ""
-    return ", ".join(names[:MAX_NAMES]) + more
+    from bayeserr.base.formats import some
+    return some((models[i] for i in idx), MAX_NAMES)
 
 
 def _reaches(beats: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> bool:

@@ -22,10 +22,8 @@ class InputError(ValueError):
 def row_list(rows, limit: int = 5) -> str:
     """Format data-file row numbers (1-based, header = line 1) for a message,
     or any other list of places (``"a.eval samples/3_epoch_1.json"``)."""
-    rows = list(rows)
-    shown = ", ".join(str(r) for r in rows[:limit])
-    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
-    return f"{shown}{more}"
+    from bayeserr.base.formats import some
+    return some(rows, limit)
 
 
 def human_bytes(n: float) -> str:

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from bayeserr.base.errors import InputError, suggest
+from bayeserr.base.formats import some
 
 #: operators, longest first (so ``<=`` is not read as ``<``)
 OPERATORS = ("==", "!=", "<=", ">=", "=", "<", ">")
@@ -321,8 +322,7 @@ def where_columns(exprs) -> tuple[str, ...]:
 
 
 def _shown(values, limit: int = 10) -> str:
-    values = list(values)
-    return ", ".join(values[:limit]) + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    return some(values, limit)
 
 
 def apply_where(df: pd.DataFrame, exprs, *, where: str = "input", available=None,

@@ -64,8 +64,8 @@ from bayeserr.data.readers import (
     check_input_format,
     finish_task_groups,
 )
-from bayeserr.data.readers.registry import ignored_options
 from bayeserr.data.readers.options import check_options
+from bayeserr.data.readers.registry import ignored_options
 from bayeserr.data.tables import STDIN, _check_unique_columns, _read_table
 
 # ---------------------------------------------------------------------- public

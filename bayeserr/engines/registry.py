@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 from dataclasses import dataclass
 
 from bayeserr.base.errors import InputError, describe
@@ -51,6 +52,13 @@ class Engine:
             raise InputError(f"engine='{self.name}' reads Parquet files: give a path (a file, folder, glob pattern "
                              f"or hive-partitioned dataset) or a list of them; got {describe(source)}. A loaded "
                              "dataset is already in memory: use the default engine.")
+        for item in source if isinstance(source, (list, tuple)) else [source]:
+            suffixes = [s.lower() for s in Path(os.fspath(item)).suffixes if s.lower() != ".gz"]
+            if suffixes and suffixes[-1] in (".csv", ".tsv", ".jsonl", ".json", ".eval"):
+                raise InputError(
+                    f"{os.fspath(item)}: --engine {self.name} reads Parquet results (a .parquet file, a folder or "
+                    f"glob of them, or a hive-partitioned dataset), not {suffixes[-1]} files. Write the table as "
+                    "Parquet (pandas: pd.read_csv(path).to_parquet('results.parquet')), or use the default engine.")
 
     def check_load(self, load: dict, *, where=(), models=None, save_posterior=None) -> dict:
         """The column options of ``load`` this engine takes; an :class:`InputError` naming each

@@ -177,7 +177,10 @@ def esc(text) -> str:
 def _chars(text):
     """The characters of user text as pdflatex source (see :func:`esc`)."""
     text = controls_as_spaces(text)
-    for ch, marked in zip(text, codepoint_marks(text)):
+    for i, (ch, marked) in enumerate(zip(text, codepoint_marks(text))):
+        if ch == "-" and text[i + 1:i + 2] == "-":  # "--pairs": two hyphens, not TeX's en-dash ligature
+            yield "-{}"
+            continue
         yield f"{{[}}U+{ord(ch):04X}{{]}}" if marked else _char(ch)
 
 

@@ -202,9 +202,9 @@ def _check_pairs_option(pairs: str, models) -> None:
         base = str(pairs).split("=", 1)[1]
         if base not in models:
             from bayeserr.base.errors import InputError, suggest
-            more = f" and {len(models) - 20} more" if len(models) > 20 else ""
+            from bayeserr.base.formats import some
             raise InputError(f"--pairs {pairs}: '{base}' is not a model of the report."
-                             f"{suggest(base, models)} Models: {', '.join(list(models)[:20])}{more}.")
+                             f"{suggest(base, models)} Models: {some(models, 20)}.")
 
 
 def _check_inputs(inputs) -> list:

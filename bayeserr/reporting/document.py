@@ -312,10 +312,13 @@ def _pairs_table_blocks(comps, scores, rep, ranking: str, main: bool = True) -> 
     shown = tables.select_pairs(comps, scores, rep.pairs)
     adjust = comps.family.adjust if comps.family is not None else rep.adjust  # each task: Holm
     compact = tables.pairs_table(shown, rep.level, adjust, compact=True, family=comps.family)
+    showing = showing_pairs(len(shown), len(comps), rep.pairs, ranking) if len(shown) < len(comps) else None
+    if showing:  # LaTeX: under the table, where the reader of the paper sees it
+        compact = replace(compact, latex_notes=(*compact.latex_notes, showing))
     out = [replace(tables.pairs_table(shown, rep.level, adjust, family=comps.family, main=main),
                    latex_variant=compact)]
-    if len(shown) < len(comps):
-        out.append(Para(showing_pairs(len(shown), len(comps), rep.pairs, ranking), "note", user_text=True))
+    if showing:
+        out.append(Para(showing, "note", user_text=True, latex=False))
     return out
 
 
@@ -365,8 +368,11 @@ def per_task_blocks(per_task, rep, layout) -> list:
 def pass_at_k_blocks(pass_at_k, rep, layout) -> list:
     out = []
     for k, (scores, comps) in pass_at_k.items():
-        out += [Heading(f"pass@{k} (unbiased estimator, per problem)"),
-                *_scores_and_pairs(scores, comps, rep, f"the pass@{k} ranking")]
+        title = f"pass@{k} (unbiased estimator, per problem)"
+        blocks = _scores_and_pairs(scores, comps, rep, f"the pass@{k} ranking")
+        captioned = [replace(b, latex_variant=replace(b.latex_variant or b, caption=f"{title}. {b.caption}"))
+                     if isinstance(b, tables.Table) else b for b in blocks]  # LaTeX has no heading
+        out += [Heading(title), *captioned]
     return out
 
 
@@ -507,10 +513,7 @@ def suite_pair_blocks(suite, pairs: str = "auto") -> list:
     note = (f"Suite differences under {name}, on the questions both models answered, with the suite score's "
             f"variance (as above); {holm}.")
     if len(shown) < len(every):
-        which = (f"the pairs with {str(pairs)[3:]}" if str(pairs).startswith("vs=") else
-                 "neighbours in the suite ranking")
-        note += (f" Showing {len(shown):,} of {len(every):,} pairs ({which}); --pairs all shows every pair, "
-                 "the JSON holds them all.")
+        note += " " + showing_pairs(len(shown), len(every), pairs, "the suite ranking")
     note += (" These verdicts answer which model is better on these tasks, weighted so; the Pairwise "
              "comparisons below answer it for all questions pooled (each question equal), a different "
              "estimand, so the two can differ.")

@@ -458,7 +458,7 @@ for _section in (
     Section("prior_sensitivity", "Prior sensitivity", _prior_sensitivity, doc.sensitivity_blocks, position=50,
             latex=False),
     Section("pass_at_k", "pass@k", _pass_at_k, doc.pass_at_k_blocks, _key("pass_at_k", True, _pass_at_k_json),
-            position=100, json_position=60, latex=False, json_keys=("pass_at_k",)),
+            position=100, json_position=60, json_keys=("pass_at_k",)),
     Section("suite", "Suite", _suite, doc.suite_section_blocks, _key("suite"), position=_suite_position,
             json_position=70, json_keys=("suite",)),
     Section("per_task", "Each task alone", _per_task, doc.per_task_blocks, _key("per_task", to_json=_per_task_json),

@@ -397,9 +397,8 @@ def _column(x, name: str) -> np.ndarray:
 
 
 def _positions(mask) -> str:
-    idx = np.flatnonzero(mask)
-    more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
-    return ", ".join(str(int(i)) for i in idx[:5]) + more
+    from bayeserr.base.formats import some
+    return some((int(i) for i in np.flatnonzero(mask)), 5)
 
 
 def _check_pair(human, judge, hname="human", jname="judge"):

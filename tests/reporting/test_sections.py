@@ -88,3 +88,19 @@ def test_sections_are_shown_in_the_order_of_their_positions():
     rep = bayeserr.report(bayeserr.load(bayeserr.examples.example_path()), bayes="off")
     heads = [b.text for b in sections.report_blocks(rep) if isinstance(b, doc.Heading) and b.level == 2]
     assert heads == ["Models", "Ranking", "Pairwise comparisons", "Tie zone", "Warnings", "Rows"]
+
+
+def test_latex_shows_every_section_it_has_tables_for(cli):
+    """pass@k reaches the LaTeX tables (captioned with its k), and a pairs table showing a
+    subset says so under the table, not only in a comment."""
+    ex = bayeserr.examples.example_path()
+    tex = cli("report", ex, "--pass-k", "1", "--bayes", "off", "--pairs", "adjacent", "--format", "latex").output
+    assert r"\caption{pass@1 (unbiased estimator, per problem). Scores" in tex
+    assert tex.count(r"\toprule") == 5  # models, ranking, pairs; pass@1 models and pairs
+    note = "Showing 3 of 6 pairs (neighbours in the ranking); -{}-pairs all prints every pair"
+    assert note in tex and "% Showing 3 of 6" not in tex
+
+
+def test_an_engine_reading_parquet_names_the_fix_for_a_csv(cli):
+    res = cli("report", bayeserr.examples.example_path(), "--engine", "stream")
+    assert res.exit_code == 2 and "reads Parquet results" in res.output and "to_parquet" in res.output

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from bayeserr.base.errors import InputError
+from bayeserr.base.formats import some
 from bayeserr.data.readers.values import _Fields
 
 # -------------------------------------------------- what a folder holds besides logs
@@ -224,9 +225,7 @@ def _n(count: int, word: str) -> str:
 
 
 def _shown_files(names: list[str], limit: int = 3) -> str:
-    names = list(dict.fromkeys(names))
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
+    return some(dict.fromkeys(names), limit)
 
 
 def _and(items: list[str]) -> str:
