@@ -1121,11 +1121,11 @@ def w_mixture(weights, cumulants, tau, factor=None):
     grid's index coordinates) onto a grid ``factor`` times finer per axis —
     the mean as a logit, the variance as a log, the third and fourth cumulants
     standardized, so that none leaves its range — and (2) each node's law is
-    convolved with the uniform laws of width |Δm| (m is W's conditional
+    convolved with the uniform laws of width ``|Δm|`` (m is W's conditional
     mean, Δm its change per node along each axis), adding Δm²/12 to the
     variance and −Δm⁴/120 to the fourth cumulant: the mixture's CDF then
     interpolates linearly between nodes.  On the τ = 0 plane (half a cell; m
-    is even in τ) the τ width is |m(τ₁) − m(0)| / 4."""
+    is even in τ) the τ width is ``|m(τ₁) − m(0)| / 4``."""
     factor = W_REFINE if factor is None else factor
     live = weights > 1e-14 * weights.max()
     trap = [_trapezoid(n) for n in weights.shape]

@@ -94,7 +94,7 @@ def _memory_limits() -> list[tuple[int, str, int]]:
 
 
 def available_memory() -> int | None:
-    """The least memory left under any limit (:func:`_memory_limits`), else None."""
+    """The least memory left under any limit (``_memory_limits``), else None."""
     limits = _memory_limits()
     return min(left for left, _, _ in limits) if limits else None
 
