@@ -100,3 +100,19 @@ class DirichletPaired:
 def dirichlet_paired(n_a_only: int, n_b_only: int, n_concordant: int, *, alpha: float = 1.0,
                      rope: float = 0.01) -> DirichletPaired:
     return DirichletPaired(int(n_a_only), int(n_b_only), int(n_concordant), alpha, rope)
+
+
+def prob_above(n_a_only, n_b_only, n_concordant, null: float) -> float:
+    """``P(Δ > null)`` under the Dirichlet 2×2 posterior of the report
+    (this module): with ``(π_A, π_B, π_rest) ~ Dir(a, b, r)``,
+    ``T = π_A + π_B ~ Beta(a + b, r)`` and ``U = π_A/T ~ Beta(a, b)`` are independent and
+    ``Δ = T(2U − 1)``, so ``P(Δ > null) = E_T[ I_{1 − x}(b, a) ]``, ``x = clip((1 + null/T)/2, 0, 1)``,
+    averaged over the T quantile grid that module's ``prob_within`` uses; at null = 0 it is
+    exactly its ``prob_a_better``, ``I_{1/2}(b, a)``."""
+    a, b, r = (float(x) for x in posterior_parameters(n_a_only, n_b_only, n_concordant))
+    if null == 0:
+        return float(special.betainc(b, a, 0.5))
+    q = (np.arange(T_GRID) + 0.5) / T_GRID
+    t = beta_ppf(q, a + b, r)
+    x = np.clip((1.0 + null / t) / 2.0, 0.0, 1.0)
+    return float(special.betainc(b, a, 1.0 - x).mean())

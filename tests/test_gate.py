@@ -399,11 +399,12 @@ def test_the_bayesian_probability_is_the_reports_pair_posterior():
 
 @pytest.mark.parametrize("null", [-0.05, -0.02, 0.01, 0.0])
 def test_dirichlet_probability_above_a_margin_matches_draws(null):
-    from bayeserr.analyses.gate import dirichlet_prob_above
+    from bayeserr.models.paired_dirichlet import prob_above
+
     from models.paired_dirichlet import dirichlet_paired
     for b, c, r in ((29, 28, 443), (3, 9, 88), (40, 25, 35)):
         delta = dirichlet_paired(b, c, r).sample(400_000, seed=1)
-        assert dirichlet_prob_above(b, c, r, null) == pytest.approx(np.mean(delta > null), abs=3e-3)
+        assert prob_above(b, c, r, null) == pytest.approx(np.mean(delta > null), abs=3e-3)
 
 
 def test_the_cluster_model_is_shift_equivariant():

@@ -61,7 +61,7 @@ answer per question, else the Bayesian bootstrap of the questions.
 "Too small to pass": for non-inferiority with m > 0, the chance of passing
 if the true difference is 0, by the normal approximation with the test's
 critical value and the observed SE, ``power = Φ(m/SE − t_df(L))``, and the
-questions that would give :data:`POWER_TARGET` (80%) with differences spread
+questions that would give :data:`~bayeserr.stats.onesided.POWER_TARGET` (80%) with differences spread
 like these (the same SE·√n, the same df), ``n' = n ((t_df(L) + z_0.8) SE / m)²``;
 without clusters that is (M9) with ``α = 2(1 − L)`` (:func:`bayeserr.stats.planning.n_required`).
 The gate says so when the power is below :data:`TOO_SMALL_POWER`.
@@ -76,80 +76,25 @@ import numpy as np
 
 from bayeserr.base.errors import InputError, describe
 from bayeserr.base.formats import points as _points
+from bayeserr.stats.onesided import (  # noqa: F401 (holm_levels, zero_spread: the gate's API too)
+    POWER_TARGET,
+    OneSided,
+    WildOneSided,
+    holm_levels,
+    one_sided_t,
+    power_at_zero,
+    wild_one_sided,
+    zero_spread,
+)
 
 #: the two questions a gate can ask
 MODES = ("non-inferiority", "superiority")
 #: power for which the gate computes the questions needed
-POWER_TARGET = 0.8
 #: below this chance of passing at a true difference of 0 the gate says the eval is too small
 TOO_SMALL_POWER = 0.5
 
 
 # ------------------------------------------------------------------ the tests, on arrays
-@dataclass(frozen=True)
-class OneSided:
-    """One-sided test of ``H1: estimate > null`` for rows of arrays."""
-
-    statistic: np.ndarray
-    p_value: np.ndarray
-    lower: np.ndarray  #: one-sided lower bound at the level
-    upper: np.ndarray  #: one-sided upper bound at the level
-
-
-def one_sided_t(estimate, se, df, null, level) -> OneSided:
-    """``t = (estimate − null)/se`` on Student t with ``df`` (``inf``: normal), one-sided
-    ``p = P(T > t)`` and the one-sided bounds ``estimate ∓ t_df(level)·se``.
-
-    SE = 0: t is ±inf (p 0 or 1) or 0 (p ½) and both bounds are the estimate,
-    as :func:`bayeserr.stats.fewclusters.t_test` treats it.  NaN in gives NaN out.
-    """
-    from bayeserr.stats.distributions import t_ppf, t_sf
-    est, se, df = (np.asarray(x, dtype=float) for x in (estimate, se, df))
-    diff = est - np.asarray(null, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stat = np.where(se > 0, diff / np.where(se > 0, se, 1.0),
-                        np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
-        bad = np.isnan(se) | np.isnan(diff) | np.isnan(df) | (df <= 0)
-        stat = np.where(bad, np.nan, stat)
-        p = np.where(np.isposinf(stat), 0.0, np.where(np.isneginf(stat), 1.0,
-                                                      t_sf(np.where(np.isfinite(stat), stat, 0.0), df)))
-        p = np.where(np.isnan(stat), np.nan, p)
-        half = np.where(se > 0, t_ppf(level, df) * se, 0.0)
-        half = np.where(bad, np.nan, half)
-    return OneSided(stat, p, est - half, est + half)
-
-
-@dataclass(frozen=True)
-class WildOneSided:
-    """The wild cluster restricted bootstrap at the margin, one-sided (rows of arrays)."""
-
-    p_value: np.ndarray  #: one-sided: the share of ``t* ≥ t`` (p/2 on the pass side)
-    p_two_sided: np.ndarray  #: the bootstrap's own share of ``|t*| ≥ |t|``
-    lower: np.ndarray  #: one-sided lower bound at the level (−inf where unbounded)
-    upper: np.ndarray
-    weights: str
-    draws: int
-    exact: bool
-
-
-def wild_one_sided(D, sizes, null, level, *, seed: int = 0) -> WildOneSided:
-    """One-sided wild cluster bootstrap of ``H1: mean > null`` from cluster sums ``D`` (P, C)
-    and ``sizes`` (P, C) or (C,): :func:`~bayeserr.stats.fewclusters.wild_cluster_bootstrap`
-    with ``null=`` the margin, at level ``2·level − 1`` (whose interval's ends are the
-    one-sided bounds at ``level``); p halved on the pass side (the weights are symmetric)."""
-    from bayeserr.stats.fewclusters import wild_cluster_bootstrap
-    D = np.atleast_2d(np.asarray(D, dtype=float))
-    sizes = np.asarray(sizes, dtype=float)
-    res = wild_cluster_bootstrap(D, sizes, level=2.0 * level - 1.0, null=null, seed=seed)
-    n = np.broadcast_to(sizes, D.shape).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        above = D.sum(axis=-1) / n > np.broadcast_to(np.asarray(null, float), (D.shape[0],))
-    p_two = np.asarray(res.p_value, dtype=float)
-    p = np.where(above, p_two / 2.0, 1.0 - p_two / 2.0)
-    p = np.where(np.isnan(p_two), np.nan, p)
-    return WildOneSided(p, p_two, res.ci[:, 0], res.ci[:, 1], res.weights, int(res.draws), bool(res.exact))
-
-
 @dataclass(frozen=True)
 class Decision:
     """The gate's test of rows at one level (arrays): the headline t (or z, or the score
@@ -163,31 +108,6 @@ class Decision:
     lower: np.ndarray  #: the decision bound: min of the two lower bounds
     upper: np.ndarray  #: max of the two upper bounds
     score_rows: np.ndarray | None = None  #: rows decided by the score test (``score_tango``)
-
-
-def zero_spread(value, n_eff, null, level) -> OneSided:
-    """The one-sided test when every paired difference equals ``value`` (SE 0), where the
-    t test would pass any margin on any number of questions.
-
-    Exact and conservative: among ``n_eff`` independent questions none differed from
-    ``value``, so the share π of questions that would differ is below
-    ``π_L = 1 − α^(1/n_eff)`` at level L (the zero-event Clopper–Pearson bound), and as
-    every difference lies in [−1, 1]::
-
-        lower = value − (1 + value) π_L,   upper = value + (1 − value) π_L
-        p     = (1 − π₀)^n_eff,  π₀ = (value − null)/(1 + value)   (1 when value ≤ null)
-
-    (``p < α ⇔ lower > null``).  With clusters the gate passes the effective number of
-    clusters ``n²/Σ n_c²`` as ``n_eff``: the sample size when every question of a cluster
-    agrees (intra-cluster correlation 1), the worst case."""
-    value, n_eff = np.asarray(value, float), np.asarray(n_eff, float)
-    alpha = 1.0 - level
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pi_l = 1.0 - alpha ** (1.0 / n_eff)
-        pi_0 = (value - null) / (1.0 + value)
-        p = np.where(value > null, (1.0 - np.clip(pi_0, 0.0, 1.0)) ** n_eff, 1.0)
-        stat = np.where(value > null, np.inf, np.where(value < null, -np.inf, 0.0))
-    return OneSided(stat, p, value - (1.0 + value) * pi_l, value + (1.0 - value) * pi_l)
 
 
 def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_eff=None,
@@ -262,34 +182,6 @@ def _score_rows(diff, se, df, null, level, n_eff, counts, zero):
     for f in ("statistic", "p_value", "lower", "upper"):
         getattr(full, f)[on] = getattr(res, f)
     return on, full
-
-
-def holm_levels(p, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Holm's adjusted p-values of ``p`` and, per row, the level of its step:
-    ``1 − α/(k − j)`` for the j-th smallest p (0-based, ties in order)."""
-    from bayeserr.stats.simultaneous import holm
-    p = np.asarray(p, float)
-    k = len(p)
-    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
-    step = np.empty(k)
-    step[order] = 1.0 - (1.0 - level) / (k - np.arange(k))
-    return holm(np.where(np.isnan(p), 1.0, p)), step
-
-
-def power_at_zero(se: float, df: float, margin: float, level: float) -> tuple[float | None, float | None]:
-    """Chance of passing a non-inferiority gate when the true difference is 0, and the
-    questions for :data:`POWER_TARGET`, as multiples of the current count: ``(power, scale)``
-    with ``power = Φ(m/SE − t_df(level))`` and ``scale = ((t_df(level) + z_0.8)·SE/m)²``."""
-    from bayeserr.stats.distributions import t_ppf
-    from bayeserr.stats.estimators import normal_quantile
-    if not (margin > 0 and math.isfinite(se) and se >= 0 and not math.isnan(df)):
-        return None, None
-    crit = float(t_ppf(level, df))
-    if se == 0:  # every difference equal: the zero-spread bound, not this approximation
-        return None, None
-    z = margin / se - crit
-    power = 0.5 * math.erfc(-z / math.sqrt(2.0))
-    return power, ((crit + normal_quantile(POWER_TARGET)) * se / margin) ** 2
 
 
 # ------------------------------------------------------------------ results
@@ -659,7 +551,8 @@ def _probability(view, c, null: float, settings) -> tuple[float | None, str]:
                 + ("" if ok else f"; not estimable: {post.reason[0]}"))
     if c.mcnemar is not None:
         mc = c.mcnemar
-        return (dirichlet_prob_above(mc.n_a_only, mc.n_b_only, mc.n_both + mc.n_neither, null),
+        from bayeserr.models.paired_dirichlet import prob_above
+        return (prob_above(mc.n_a_only, mc.n_b_only, mc.n_both + mc.n_neither, null),
                 "Dirichlet 2×2 posterior, Dirichlet(1,1,1,1) prior")
     else:
         from bayeserr.models.bayesian_bootstrap import bootstrap_means
@@ -667,26 +560,6 @@ def _probability(view, c, null: float, settings) -> tuple[float | None, str]:
         delta = means[:, 0] - means[:, 1]
         method = "Bayesian bootstrap over questions"
     return float(pair_probabilities(delta - null, settings.rope)[0]), method
-
-
-def dirichlet_prob_above(n_a_only, n_b_only, n_concordant, null: float) -> float:
-    """``P(Δ > null)`` under the Dirichlet 2×2 posterior of the report
-    (:mod:`bayeserr.models.paired_dirichlet`): with ``(π_A, π_B, π_rest) ~ Dir(a, b, r)``,
-    ``T = π_A + π_B ~ Beta(a + b, r)`` and ``U = π_A/T ~ Beta(a, b)`` are independent and
-    ``Δ = T(2U − 1)``, so ``P(Δ > null) = E_T[ I_{1 − x}(b, a) ]``, ``x = clip((1 + null/T)/2, 0, 1)``,
-    averaged over the T quantile grid that module's ``prob_within`` uses; at null = 0 it is
-    exactly its ``prob_a_better``, ``I_{1/2}(b, a)``."""
-    from scipy import special
-
-    from bayeserr.models.paired_dirichlet import T_GRID, posterior_parameters
-    from bayeserr.stats.distributions import beta_ppf
-    a, b, r = (float(x) for x in posterior_parameters(n_a_only, n_b_only, n_concordant))
-    if null == 0:
-        return float(special.betainc(b, a, 0.5))
-    q = (np.arange(T_GRID) + 0.5) / T_GRID
-    t = beta_ppf(q, a + b, r)
-    x = np.clip((1.0 + null / t) / 2.0, 0.0, 1.0)
-    return float(special.betainc(b, a, 1.0 - x).mean())
 
 
 def _holm_stopped(p, steps, passed) -> list[bool]:

@@ -20,7 +20,7 @@ Cells, for each design (clusters, τ, n) and margin m (all at the gate's level, 
 * superiority at ``Δ = +m``: its size for "better by more than m";
 * non-inferiority at ``Δ = 0``: its power when the candidate is exactly as good as
   the baseline, beside the gate's own estimate of it (the "too small" message:
-  ``Φ(m/SE − t_df(L))``, :func:`~bayeserr.analyses.gate.power_at_zero`) averaged over
+  ``Φ(m/SE − t_df(L))``, :func:`~bayeserr.stats.onesided.power_at_zero`) averaged over
   the replicates.
 
 Suite designs (``clusters="suite"``): the eval is two tasks of n/2 questions each, the
