@@ -38,7 +38,7 @@ from bayeserr.data.readers import read_inspect
 from bayeserr.data.readers.archive import EvalArchive
 
 from .conftest import SHARED
-from .test_inspect_issue22 import write_log
+from .data.readers.test_inspect_logs import write_log
 from .test_inspect_metrics import _offline_env
 
 ROOT = Path(__file__).resolve().parents[1]

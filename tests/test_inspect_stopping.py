@@ -289,7 +289,7 @@ def test_a_baseline_of_another_task_is_refused(runs):
 def test_the_guide_example_runs_offline(tmp_path):
     """docs/guide/early-stopping.md's offline example, as printed there, with the network cut off."""
     pytest.importorskip("inspect_ai")
-    from .test_inspect_issue22 import _offline
+    from .data.readers.test_inspect_logs import _offline
     text = DOCS.read_text()
     (code,) = re.findall(r"```python\n(# stop_early\.py\n.*?)```", text, re.DOTALL)
     (shown,) = re.findall(r"```text\n\$ python stop_early\.py\n(.*?)```", text, re.DOTALL)

@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 import bayeserr
 from bayeserr.reporting import tables
 
-from .test_latex_issue22 import compile_pdf, needs_tex, tables_of
+from .renderers.test_latex_layout import compile_pdf, needs_tex, tables_of
 from .test_suite_report import _table
 
 

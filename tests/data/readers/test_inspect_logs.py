@@ -35,9 +35,9 @@ import bayeserr
 from bayeserr.base.errors import InputError
 from bayeserr.data.readers import read_inspect
 
-from .conftest import SHARED
+from ...conftest import SHARED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 LOGS = SHARED / "data" / "inspect-logs"
 
 
@@ -318,7 +318,7 @@ NO_NETWORK = textwrap.dedent('''
 
 
 def _offline(tmp: Path) -> dict:
-    from .test_inspect_metrics import _offline_env
+    from ...test_inspect_metrics import _offline_env
     env = _offline_env(tmp)
     guard = tmp / "guard"
     guard.mkdir()

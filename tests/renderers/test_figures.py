@@ -29,7 +29,7 @@ from bayeserr.base.errors import InputError
 from bayeserr.examples import example_path
 from bayeserr.renderers import plots
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 # ------------------------------------------------------------------ inputs

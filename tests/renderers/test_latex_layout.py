@@ -26,7 +26,7 @@ from bayeserr.renderers import latex as latex_renderer
 from bayeserr.reporting import document as doc
 from bayeserr.reporting.tables import Cell, Column, Table
 
-from .conftest import real_file
+from ..conftest import real_file
 
 PDFLATEX = shutil.which("pdflatex")
 PDFTOPPM = shutil.which("pdftoppm")

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 import bayeserr
 from bayeserr.stats.fewclusters import wild_cluster_bootstrap
 
-from .conftest import real_file
+from ..conftest import real_file
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
-MODELS = Path(__file__).resolve().parents[1] / "models"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
 def _clustered(models: dict, sizes, seed=0) -> pd.DataFrame:
