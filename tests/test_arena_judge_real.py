@@ -22,9 +22,9 @@ def test_corrected_ratings_cover_the_crowds(judge):
     m = len(items.models)
     assert items.a.size == 2139 and m == 59 and items.labelled.all()
     wins = (aj.item_map(m, items.a, items.b, items.human) @ np.ones(items.a.size)).reshape(m, m)
-    st = ar._structure(wins)
+    st = ar.structure(wins)
     assert st.core.all()  # the crowd identifies every rating: one centring set for all fits
-    truth = ar.to_elo(ar._centre(ar.fit_strengths(wins), st.group, st.core))
+    truth = ar.to_elo(ar.centre(ar.fit_strengths(wins), st.group, st.core))
     keep = np.random.default_rng(0).random(items.a.size) < 0.3
     res = aj.rate_judged(dataclasses.replace(items, human=np.where(keep, items.human, np.nan)), bootstrap=200)
     assert res.corrected.identified.all() and res.judge_only.identified.all()

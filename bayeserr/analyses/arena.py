@@ -54,10 +54,20 @@ from bayeserr.base.errors import InputError, row_list, suggest
 from bayeserr.data.dataset import RowAccount
 from bayeserr.data.tables import read_table
 from bayeserr.registries.caveats import look_alike_names
+from bayeserr.stats.bradley_terry import (  # noqa: F401 (RIDGE, fit_strengths: this module's API too)
+    RIDGE,
+    Structure,
+    centre,
+    fit_strengths,
+    rank_bounds,
+    reaches,
+    replicate,
+    small_blas,
+    structure,
+)
 
 ELO_SCALE = 400 / math.log(10)
 ELO_BASE = 1000.0
-RIDGE = 1e-6
 WINNERS = ("model_a", "model_b", "tie")
 MIN_CLUSTERS = 10  #: a cluster bootstrap over fewer clusters gets the ``few_clusters`` warning
 UNSTABLE_SHARE = 0.01  #: share of resamples not identifying a model before ``bootstrap_unidentified``
@@ -261,126 +271,22 @@ def _fail(label, line, mask, problem, fix):
         raise InputError(f"{label}: {problem} in {len(rows)} vote(s) (data rows {row_list(rows)}). {fix}")
 
 
-# ------------------------------------------------------------------ maximum likelihood
-def _penalized_loglik(s, wins) -> float:
-    d = s[:, None] - s[None, :]
-    return float(-(wins * np.logaddexp(0.0, -d)).sum() - RIDGE / 2 * s @ s)
 
 
-def fit_strengths(wins: np.ndarray, start: np.ndarray | None = None, tol: float = 1e-10,
-                  max_iter: int = 200) -> np.ndarray:
-    """Bradley–Terry MLE (damped Newton) from the (half-)win matrix; centred (``Σ s = 0``).
-
-    The ridge makes the objective strictly concave; steps longer than 1 are
-    halved until they go uphill, so the fit converges also when the MLE is
-    infinite (the ridge then sets it).
-    """
-    from scipy.special import expit
-    m = wins.shape[0]
-    games = wins + wins.T
-    s = np.zeros(m) if start is None else np.asarray(start, dtype=float).copy()
-    s -= s.mean()
-    ones = np.ones((m, m)) / m
-    value = None
-    for _ in range(max_iter):
-        p = expit(s[:, None] - s[None, :])
-        grad = (wins - games * p).sum(axis=1) - RIDGE * s
-        w = games * p * (1 - p)
-        hess = w - np.diag(w.sum(axis=1)) - RIDGE * np.eye(m)
-        # the likelihood is invariant to a shift of s: solve on the centred subspace
-        try:
-            step = np.linalg.solve(hess - ones, -grad)
-        except np.linalg.LinAlgError:  # pragma: no cover - the ridge keeps it regular
-            step = np.linalg.lstsq(hess - ones, -grad, rcond=None)[0]
-        step -= step.mean()
-        t = 1.0
-        if np.abs(step).max() > 1:  # a long step: make sure it goes uphill (halve it until it does)
-            value = _penalized_loglik(s, wins) if value is None else value
-            while True:
-                trial = s + t * step
-                new = _penalized_loglik(trial, wins)
-                if new >= value - 1e-12 * abs(value) or t < 1e-6:
-                    break
-                t /= 2
-            s, value = trial, new
-        else:  # near the optimum Newton's full step converges quadratically
-            s, value = s + step, None
-        if np.abs(t * step).max() < tol:
-            break
-    return s
 
 
-# ------------------------------------------------------------------ what the votes identify
-@dataclass(frozen=True)
-class _Structure:
-    group: np.ndarray  #: group (connected component) of each model, 0 = largest
-    core: np.ndarray  #: model in its group's largest strongly connected set
-    scc: np.ndarray  #: strongly connected set of each model (won-or-tied graph)
 
 
-def _components(matrix: np.ndarray, strong: bool) -> np.ndarray:
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-    return connected_components(csr_matrix(matrix), directed=strong, connection="strong")[1]
 
 
-def _reach(adj: np.ndarray, start: int, members: np.ndarray) -> np.ndarray:
-    """Models reachable from ``start`` along ``adj`` (boolean matrix products, no Python loop
-    over models beyond the graph's diameter)."""
-    seen = np.zeros(adj.shape[0], dtype=bool)
-    seen[start] = True
-    while True:
-        nxt = seen | (adj[seen].any(axis=0) & members)
-        if (nxt == seen).all():
-            return seen
-        seen = nxt
 
 
-def _strongly_connected(beats: np.ndarray, members: np.ndarray) -> bool:
-    """Whether every model of ``members`` reaches every other along ``beats`` and back."""
-    start = int(np.flatnonzero(members)[0])
-    return bool(_reach(beats, start, members)[members].all() and _reach(beats.T, start, members)[members].all())
 
 
-def _structure(wins: np.ndarray) -> _Structure:
-    m = wins.shape[0]
-    comp = _components((wins + wins.T) > 0, strong=False)
-    sizes = np.bincount(comp)
-    first = np.full(sizes.size, m)
-    np.minimum.at(first, comp, np.arange(m))
-    relabel = np.empty(sizes.size, dtype=np.int64)
-    relabel[np.lexsort((first, -sizes))] = np.arange(sizes.size)  # larger groups first
-    group = relabel[comp]
-    scc = _components(wins > 0, strong=True)
-    core = np.zeros(m, dtype=bool)
-    for g in range(sizes.size):
-        core[_largest(scc, group == g)] = True
-    return _Structure(group, core, scc)
 
 
-def _largest(labels: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """Mask of the most common label among ``members`` (ties: the label of the first model)."""
-    idx = np.flatnonzero(members)
-    values, first, counts = np.unique(labels[idx], return_index=True, return_counts=True)
-    best = values[np.lexsort((idx[first], -counts))[0]]
-    return members & (labels == best)
 
 
-def _centre(s: np.ndarray, group: np.ndarray, anchor: np.ndarray) -> np.ndarray:
-    """Shift each group so that its ``anchor`` models have mean strength 0 (last axis = models)."""
-    s = np.array(s, dtype=float, copy=True)
-    for g in np.unique(group):
-        members = group == g
-        ref = anchor & members
-        if s.ndim == 1:
-            ref = ref & np.isfinite(s)
-            if not ref.any():
-                ref = members & np.isfinite(s)
-            if ref.any():
-                s[members] -= s[ref].mean()
-        else:
-            s[..., members] -= s[..., ref].mean(axis=-1, keepdims=True)
-    return s
 
 
 def _names(models, idx) -> str:
@@ -388,14 +294,6 @@ def _names(models, idx) -> str:
     return some((models[i] for i in idx), MAX_NAMES)
 
 
-def _reaches(beats: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> bool:
-    """Whether a chain of "won or tied against" leads from ``sources`` to ``targets``."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import breadth_first_order
-    graph = csr_matrix(beats)
-    seen = breadth_first_order(graph, int(np.flatnonzero(sources)[0]), directed=True,
-                               return_predecessors=False)
-    return bool(targets[seen].any())
 
 
 RIDGE_NOTE = ("The rating, interval and rank shown are set by the weak ridge (λ = 1e-6), not by the "
@@ -407,7 +305,7 @@ def _every(n) -> str:
     return "its only vote" if n == 1 else f"every one of its {n} votes"
 
 
-def _structure_caveats(models, wins, st: _Structure) -> list[Caveat]:
+def _structure_caveats(models, wins, st: Structure) -> list[Caveat]:
     out = []
     n_groups = int(st.group.max()) + 1
     if n_groups > 1:
@@ -439,11 +337,11 @@ def _structure_caveats(models, wins, st: _Structure) -> list[Caveat]:
                 what = (f"lost {_every(games[idx].sum())} (no wins, no ties)"
                         if one else "never won or tied a vote against the other models they met")
                 mle, meaning = "−∞", "below every model it met"
-            elif _reaches(beats, s, core):
+            elif reaches(beats, s, core):
                 what = (f"sits above the main set of models ({core_names}): every chain of votes "
                         "between them goes one way")
                 mle, meaning = "+∞ relative to them", "above that set"
-            elif _reaches(beats, core, s):
+            elif reaches(beats, core, s):
                 what = (f"sits below the main set of models ({core_names}): every chain of votes "
                         "between them goes one way")
                 mle, meaning = "−∞ relative to them", "below that set"
@@ -507,49 +405,8 @@ class _Cells:
         return rng.multinomial(self.size, np.full(self.size, 1 / self.size)).astype(float)
 
 
-def _replicate(wins: np.ndarray, start: np.ndarray, st: _Structure):
-    """A bootstrap fit: centred strengths (NaN for models left out), and which
-    present models the resample does not identify."""
-    s = fit_strengths(wins, start=start)
-    absent = (wins + wins.T).sum(axis=1) == 0
-    beats = wins > 0
-    if not absent.any() and all(_strongly_connected(beats, st.group == g) for g in np.unique(st.group)):
-        return _centre(s, st.group, st.core), absent, np.zeros(s.size, dtype=bool)
-    scc = _components(beats, strong=True)
-    anchor = np.zeros(s.size, dtype=bool)
-    for g in np.unique(st.group):
-        members = (st.group == g) & ~absent
-        core = st.core & members
-        if members.any():
-            anchor |= _largest(scc, core if core.any() else members)
-    unidentified = np.zeros(s.size, dtype=bool)
-    for g in np.unique(st.group):
-        members = (st.group == g) & ~absent
-        ref = anchor & members
-        if ref.any():
-            unidentified |= members & (scc != scc[np.flatnonzero(ref)[0]])
-    s = _centre(s, st.group, anchor & ~absent)
-    s[absent] = np.nan
-    return s, absent, unidentified
 
 
-def _rank_bounds(draws: np.ndarray, group: np.ndarray):
-    """Per draw: the best and worst rank of each model within its group (ties
-    span their ranks; models left out of a draw are NaN and not counted)."""
-    best = np.full(draws.shape, np.nan)
-    worst = np.full(draws.shape, np.nan)
-    for g in np.unique(group):
-        idx = np.flatnonzero(group == g)
-        d = draws[:, idx]
-        chunk = max(1, int(2e7 // (idx.size * idx.size)))
-        for lo in range(0, d.shape[0], chunk):
-            x = d[lo:lo + chunk]
-            above = x[:, None, :] > x[:, :, None]  # [draw, i, j]: j ahead of i
-            level = x[:, None, :] >= x[:, :, None]
-            gone = np.isnan(x)
-            best[lo:lo + chunk, idx] = np.where(gone, np.nan, 1 + above.sum(axis=2))
-            worst[lo:lo + chunk, idx] = np.where(gone, np.nan, level.sum(axis=2))
-    return best, worst
 
 
 @dataclass(frozen=True)
@@ -651,17 +508,6 @@ def _int(v):
     return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else int(v)
 
 
-def _small_blas(m: int):
-    """One BLAS thread for the many small M×M solves of the bootstrap: threads only
-    add overhead at this size (and stall on a busy machine)."""
-    import contextlib
-    if m > 300:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits  # installed with PyMC
-    except ImportError:  # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
 
 
 def check_bootstrap(votes: Votes, by: str):
@@ -726,8 +572,8 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
     m = votes.n_models
     cells = _Cells(votes, by == "cluster")
     wins = cells.wins(cells.full())
-    st = _structure(wins)
-    s_hat = _centre(fit_strengths(wins), st.group, st.core)
+    st = structure(wins)
+    s_hat = centre(fit_strengths(wins), st.group, st.core)
     caveats = look_alike_names(votes.models) + _structure_caveats(votes.models, wins, st) + caveats
     if np.all(votes.win_a == 0.5):
         caveats.append(Caveat("no_decisive_votes", None, (
@@ -738,9 +584,9 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
     draws = np.empty((bootstrap, m))
     absent = np.zeros(m, dtype=np.int64)
     unidentified = np.zeros(m, dtype=np.int64)
-    with _small_blas(m):
+    with small_blas(m):
         for b in range(bootstrap):
-            draws[b], gone, loose = _replicate(cells.wins(cells.resample(rng)), s_hat, st)
+            draws[b], gone, loose = replicate(cells.wins(cells.resample(rng)), s_hat, st)
             absent += gone
             unidentified += loose
             if progress is not None:
@@ -753,7 +599,7 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
         idata = fit_mcmc(wins, **(bayes_kwargs or {}))
         post = idata.posterior["s"].values.reshape(-1, m)
         q = [(1 - level) / 2, (1 + level) / 2]
-        bayes_iv = np.quantile(to_elo(_centre(post, st.group, st.core)), q, axis=0).T
+        bayes_iv = np.quantile(to_elo(centre(post, st.group, st.core)), q, axis=0).T
     return summarise(votes.models, s_hat, draws, st, n_votes, level=level, by=by, rows=votes.rows,
                      source=votes.source, caveats=caveats, bayes_interval=bayes_iv)
 
@@ -770,7 +616,7 @@ def summarise(models, s_hat, draws, st, n_votes, *, level, by, rows=None, source
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore", RuntimeWarning)  # a model left out of every resample: NaN
         interval = np.nanquantile(elo_draws, q, axis=0).T
-        best, worst = _rank_bounds(elo_draws, st.group)
+        best, worst = rank_bounds(elo_draws, st.group)
         rank_iv = np.column_stack([np.nanquantile(best, q[0], axis=0, method="nearest"),
                                    np.nanquantile(worst, q[1], axis=0, method="nearest")])
     ambiguous = []
@@ -790,7 +636,7 @@ def summarise(models, s_hat, draws, st, n_votes, *, level, by, rows=None, source
                    tuple(caveats))
 
 
-def _bootstrap_caveats(models, absent, unidentified, st: _Structure, bootstrap: int) -> list[Caveat]:
+def _bootstrap_caveats(models, absent, unidentified, st: Structure, bootstrap: int) -> list[Caveat]:
     out = []
     for i in np.flatnonzero(st.core & ((absent + unidentified) >= UNSTABLE_SHARE * bootstrap)):
         parts = []

@@ -58,15 +58,25 @@ from bayeserr.base.errors import InputError, describe, row_list, suggest
 from bayeserr.base.jsonable import as_float
 from bayeserr.data.dataset import RowAccount
 from bayeserr.stats import ppi
+from bayeserr.stats.bradley_terry import (  # noqa: F401 (the PPI fit's pieces: this module's API too)
+    DIVERGED,
+    PPIFit,
+    bounded_fit,
+    check_convex,
+    check_lam,
+    effective_wins,
+    fit_centred,
+    fit_ppi,
+    item_map,
+    replicate,
+    sandwich_cov,
+    small_blas,
+    structure,
+    tuned_lambda,
+)
 
 #: fewer labelled items than this for a model: a warning (its corrected rating leans on few labels)
 FEW_LABELS = 10
-CONVEX_TOL = 1e-12
-#: a centred strength beyond this (logits; ≈ 8,700 Elo) means the corrected loss is unbounded below:
-#: the ridge alone stopped it (a won-every-vote model stops near log(votes/ridge) ≈ 15–25)
-DIVERGED = 50.0
-#: times λ is halved before falling back to 0 when the corrected loss is unbounded below
-MAX_HALVINGS = 8
 
 
 # ------------------------------------------------------------------ items
@@ -215,172 +225,32 @@ def load_judged(source, *, judge_col: str, human, judge, item_col: str = "pair_i
                        votes.clusters, votes.rows, label, human, judge, judge_col)
 
 
-# ------------------------------------------------------------------ the array core
-def item_map(m: int, a, b, share):
-    """Sparse (M² × items) map: column i is item i's contribution to the flattened (half-)win
-    matrix (``share`` to ``W[a, b]``, ``1 − share`` to ``W[b, a]``); ``W = map @ weights``."""
-    from scipy.sparse import csr_matrix
-    k = len(a)
-    share = np.nan_to_num(np.asarray(share, dtype=float))
-    cols = np.arange(k)
-    return csr_matrix((np.r_[share, 1 - share], (np.r_[a * m + b, b * m + a], np.r_[cols, cols])),
-                      shape=(m * m, k))
 
 
-def effective_wins(w_human_lab, w_judge_lab, w_judge_unl, n, N, lam) -> np.ndarray:
-    """``W_λ = W_h,L + λ (n/N · W_f,U − W_f,L)``: n times the PPI++ loss's win matrix
-    (``docs/methods.md`` §5.5.1).  ``N = 0`` (every item labelled): the human matrix."""
-    if N <= 0 or lam == 0:
-        return np.array(w_human_lab, dtype=float)
-    return w_human_lab + lam * (n / N * w_judge_unl - w_judge_lab)
 
 
-def check_convex(wins) -> bool:
-    """Whether every pair's total weight ``W_ij + W_ji`` is ≥ 0 (then the Bradley–Terry loss
-    of ``wins`` is convex: a pair's term has second derivative ``(W_ij + W_ji) σ(d)σ(−d)``)."""
-    games = wins + wins.T
-    return bool((games >= -CONVEX_TOL * max(1.0, np.abs(wins).max(initial=0.0))).all())
 
 
-def item_gradients(s, a, b, share) -> np.ndarray:
-    """Per-item gradients of the Bradley–Terry loss at ``s`` (items × M): ``(p − y)(e_a − e_b)``."""
-    from scipy.special import expit
-    r = expit(s[a] - s[b]) - share
-    g = np.zeros((len(a), s.size))
-    rows = np.arange(len(a))
-    g[rows, a] = r
-    g[rows, b] = -r
-    return g
 
 
-def item_hessian(s, a, b) -> np.ndarray:
-    """Mean Hessian of the item losses at ``s`` (it does not depend on the verdicts)."""
-    from scipy.special import expit
-    m = s.size
-    p = expit(s[a] - s[b])
-    w = np.bincount(a * m + b, weights=p * (1 - p), minlength=m * m).reshape(m, m)
-    w = w + w.T
-    return (np.diag(w.sum(axis=1)) - w) / len(a)
 
 
-def _pinv(h):
-    """Pseudo-inverse: the strengths are identified only up to a constant per group, so the
-    Hessian is singular along the group indicators (which every gradient is orthogonal to)."""
-    return np.linalg.pinv(h, rcond=1e-10, hermitian=True)
 
 
-def _cov(x, y=None) -> np.ndarray:
-    y = x if y is None else y
-    xc, yc = x - x.mean(axis=0), y - y.mean(axis=0)
-    return xc.T @ yc / (x.shape[0] - 1)
 
 
-def tuned_lambda(s, a, b, human, judge, labelled) -> float:
-    """PPI++'s trace-optimal λ̂ for an M-estimator (Angelopoulos, Duchi & Zrnic 2023)::
-
-        λ̂ = Tr(H⁺ (C + Cᵀ) H⁺) / (2 (1 + n/N) Tr(H⁺ V_f H⁺))
-
-    with per-item gradients at ``s``: ``C`` the covariance of the human and judge
-    gradients over the labelled items, ``V_f`` that of the judge gradients over all
-    items, ``H`` the mean Hessian over all items (``H⁺`` its pseudo-inverse: the
-    centred parametrisation).  Unclipped; NaN when it cannot be formed."""
-    n, N = int(labelled.sum()), int((~labelled).sum())
-    if n < 2 or N < 2:
-        return math.nan
-    gf = item_gradients(s, a, b, judge)
-    gy = item_gradients(s, a[labelled], b[labelled], human[labelled])
-    hp = _pinv(item_hessian(s, a, b))
-    k = hp @ hp
-    c = _cov(gy, gf[labelled])
-    v = _cov(gf)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lam = 2 * np.trace(c @ k) / (2 * (1 + n / N) * np.trace(v @ k))
-    return float(lam) if np.isfinite(lam) else math.nan
 
 
-def sandwich_cov(s, a, b, human, judge, labelled, lam) -> np.ndarray:
-    """Asymptotic covariance of the PPI++ strengths, centred per group (``docs/methods.md`` §5.5.1, (A4)).
-
-    The sandwich::
-
-        Σ = H⁺ [Var_L(g_Y − λ g_f)/n + λ² Var_U(g_f)/N] H⁺
-    """
-    n, N = int(labelled.sum()), int((~labelled).sum())
-    gy = item_gradients(s, a[labelled], b[labelled], human[labelled])
-    gfl = item_gradients(s, a[labelled], b[labelled], judge[labelled])
-    mid = _cov(gy - lam * gfl) / n
-    if N >= 2 and lam != 0:
-        mid = mid + lam**2 * _cov(item_gradients(s, a[~labelled], b[~labelled], judge[~labelled])) / N
-    hp = _pinv(item_hessian(s, a, b))
-    return hp @ mid @ hp
 
 
-@dataclass(frozen=True)
-class PPIFit:
-    """Result of :func:`fit_ppi`: centred strengths and the λ used."""
-
-    s: np.ndarray        #: centred strengths (logit scale), each group on its core
-    wins: np.ndarray     #: the effective win matrix ``W_λ``
-    lam: float
-    lam_raw: float       #: λ̂ before clipping (the given λ when fixed)
-    lam_tuned: bool
-    lam_shrunk: bool = False  #: λ was halved because the loss was unbounded below
 
 
-def check_lam(lam):
-    if lam is None:
-        return None
-    if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real) or not math.isfinite(lam):
-        raise InputError(f"λ (--lam, lam=) must be a finite number, or left out (None) for the power-tuned λ̂ "
-                         f"(got {describe(lam)}); 0 gives the human votes alone, 1 plain PPI.")
-    return float(lam)
 
 
-def bounded_fit(whl, wfl, wfu, n, N, lam):
-    """Fit ``W_λ`` (centred), halving λ while the corrected loss is unbounded below: ``(s, W, λ)``.
-
-    A negative entry of ``W_λ`` pulls its pair apart without limit unless other pairs hold it,
-    so a convex ``W_λ`` can still have no minimum in a sparse design (a model whose few labelled
-    items the judge got wrong); the ridge then stops the fit at ``|s| ≫`` :data:`DIVERGED`."""
-    for _ in range(MAX_HALVINGS + 1):
-        wins = effective_wins(whl, wfl, wfu, n, N, lam)
-        s = _fit_centred(wins)
-        if lam == 0 or np.nanmax(np.abs(s), initial=0.0) < DIVERGED:
-            return s, wins, lam
-        lam /= 2
-    wins = np.array(whl, dtype=float)
-    return _fit_centred(wins), wins, 0.0
 
 
-def fit_ppi(m: int, a, b, human, judge, labelled, lam=None) -> PPIFit:
-    """The PPI++ Bradley–Terry fit (``docs/methods.md`` §5.5.1): ``lam=None`` tunes λ
-    (:func:`tuned_lambda` at the human-only fit, clipped to [0, 1]); fewer than two
-    unlabelled items: λ = 0.  λ is halved while the loss is unbounded below
-    (:func:`bounded_fit`; ``lam_shrunk``)."""
-    lam = check_lam(lam)
-    n, N = int(labelled.sum()), int((~labelled).sum())
-    maps = [item_map(m, a[sel], b[sel], x[sel]) for sel, x in
-            ((labelled, human), (labelled, judge), (~labelled, judge))]
-    whl, wfl, wfu = (mp.sum(axis=1).A1.reshape(m, m) for mp in maps)
-    tuned = lam is None
-    if N < 2:
-        lam_raw, lam = (math.nan if tuned else lam), 0.0
-    elif tuned:  # the pilot: the human-only fit (consistent; the λ = 1 fit inherits the judge's spread)
-        lam_raw = tuned_lambda(_fit_centred(whl), a, b, human, judge, labelled)
-        lam = float(np.clip(lam_raw, 0.0, 1.0)) if np.isfinite(lam_raw) else 0.0
-    else:
-        lam_raw = lam
-    if not check_convex(effective_wins(whl, wfl, wfu, n, N, lam)):
-        raise InputError(f"λ = {lam:g} makes some pair's total weight negative (W_ij + W_ji < 0), so the "
-                         "corrected Bradley–Terry loss is not convex and has no minimum; use a λ in [0, 1] "
-                         "(or leave it out for the tuned λ̂).")
-    s, wins, used = bounded_fit(whl, wfl, wfu, n, N, lam)
-    return PPIFit(s, wins, used, lam_raw, tuned, used != lam)
 
 
-def _fit_centred(wins):
-    st = ar._structure(wins)
-    return ar._centre(ar.fit_strengths(wins), st.group, st.core)
 
 
 # ------------------------------------------------------------------ the result
@@ -641,15 +511,15 @@ def rate_judged(items: JudgedItems, *, lam=None, bootstrap: int = 1000, by: str 
     w_h, w_f = wins("h", ones * lab), wins("f", ones)
     fits = {"ppi": (fit.wins, fit.s)}
     for key, w in (("human", w_h), ("judge", w_f)):
-        fits[key] = (w, _fit_centred(w))
-    structures = {key: ar._structure(w) for key, (w, _) in fits.items()}
+        fits[key] = (w, fit_centred(w))
+    structures = {key: structure(w) for key, (w, _) in fits.items()}
     rng = np.random.default_rng(seed)
     draws = {key: np.empty((bootstrap, m)) for key in fits}
     absent = {key: np.zeros(m, dtype=np.int64) for key in fits}
     loose = {key: np.zeros(m, dtype=np.int64) for key in fits}
     n_clusters = len(items.clusters)
     shrunk = 0
-    with ar._small_blas(m):
+    with small_blas(m):
         for r in range(bootstrap):
             w = _resample(rng, lab, items.cluster, by, n_clusters)
             wl, wu = w * lab, w * ~lab
@@ -661,12 +531,12 @@ def rate_judged(items: JudgedItems, *, lam=None, bootstrap: int = 1000, by: str 
                     draws[key][r], gone = np.nan, np.ones(m, dtype=bool)
                     absent[key] += gone
                     continue
-                draws[key][r], gone, unid = ar._replicate(resampled[key], start, structures[key])
+                draws[key][r], gone, unid = replicate(resampled[key], start, structures[key])
                 if key == "ppi" and np.nanmax(np.abs(draws[key][r]), initial=0.0) >= DIVERGED:
                     wl_f, wu_f = wins("f", wl), wins("f", wu)
                     shrunk += 1
                     w_ok = bounded_fit(resampled["human"], wl_f, wu_f, nb, Nb, fit.lam / 2)[1]
-                    draws[key][r], gone, unid = ar._replicate(w_ok, start, structures[key])
+                    draws[key][r], gone, unid = replicate(w_ok, start, structures[key])
                 absent[key] += gone
                 loose[key] += unid
             if progress is not None:

@@ -7,6 +7,8 @@ in ``docs/methods.md``.  No I/O, no report, no sampler.
   statsmodels' ``proportion_confint``, and their effective-sample-size versions (§2.8);
 * :mod:`.distributions` — the t, normal, binomial and beta functions a report
   needs, from ``scipy.stats`` (imported when first needed);
+* :mod:`.bradley_terry` — Bradley–Terry strengths from win matrices, and the PPI++ fit that
+  corrects judge votes with human votes (§5.5);
 * :mod:`.onesided` — one-sided tests against a margin, Holm's levels, power at 0 (§3.11);
 * :mod:`.paired_margin` — paired tests of A − B against a margin (Nam, Tango) (§3.11);
 * :mod:`.agreement` — Cohen's κ and Krippendorff's α of judge and human labels (§3.14);
