@@ -5,4 +5,5 @@ confidence sequences' error over every look and the questions they save
 (:mod:`.sequential`), the judge-scored evals' coverage of the human-scored
 mean (:mod:`.judge`), and the published tables, figures and the calibration
 page (:mod:`.publish`, with the studies' settings in :mod:`.settings` and the
-number formats of the published sections in :mod:`.formats`)."""
+number formats of the published sections in :mod:`.formats`; blocks of replicates run
+over worker processes by :mod:`.blocks`)."""

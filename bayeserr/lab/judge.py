@@ -404,27 +404,8 @@ def run_judge(reps: int, seed: int = 0, *, grid=CLUSTERS, labels=LABELS, jobs: i
     for i, clusters in enumerate(grid):
         for j, start in enumerate(range(0, reps, BLOCK)):
             tasks.append((i, (clusters, min(BLOCK, reps - start), seed + 1000 * i, j, level, labels)))
-    results: dict = {}
-    if jobs == 1:
-        for key, task in tasks:
-            results[(key, task[3])] = _block(task)
-            if progress is not None:
-                progress(task[1])
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
-        try:
-            futures = {pool.submit(_block, task): (key, task) for key, task in tasks}
-            for fut in as_completed(futures):
-                key, task = futures[fut]
-                results[(key, task[3])] = fut.result()
-                if progress is not None:
-                    progress(task[1])
-        except BaseException:  # an interrupt or a failed block: do not wait for the queued blocks
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+    from bayeserr.lab.blocks import run_blocks
+    results = run_blocks(_block, tasks, jobs, progress)
     rows = []
     for i, clusters in enumerate(grid):
         blocks = [results[(i, j)] for j in range(len(range(0, reps, BLOCK)))]

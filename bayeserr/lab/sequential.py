@@ -453,29 +453,10 @@ def run_sequential(reps: int, seed: int = 0, *, saved_reps: int | None = None, g
     for i, cell in enumerate(grid):
         for j, start in enumerate(range(0, counts[i], BLOCK)):
             tasks.append((i, (cell, min(BLOCK, counts[i] - start), seed + 1000 * i, j, level)))
-    results: dict = {}
-    if jobs == 1:
-        for key, task in tasks:
-            results[(key, task[3])] = _block(task)
-            if progress is not None:
-                progress(task[1])
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-        # the expensive cells (per-question betting on 5,000 answers) first, so the workers finish together
-        order = sorted(tasks, key=lambda kt: (kt[1][0].clusters != "none", kt[1][0].study != "error"))
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
-        try:
-            futures = {pool.submit(_block, task): (key, task) for key, task in order}
-            for fut in as_completed(futures):
-                key, task = futures[fut]
-                results[(key, task[3])] = fut.result()
-                if progress is not None:
-                    progress(task[1])
-        except BaseException:  # an interrupt or a failed block: do not wait for the queued blocks
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+    from bayeserr.lab.blocks import run_blocks
+    if jobs != 1:  # the expensive cells (per-question betting on 5,000 answers) first: workers finish together
+        tasks = sorted(tasks, key=lambda kt: (kt[1][0].clusters != "none", kt[1][0].study != "error"))
+    results = run_blocks(_block, tasks, jobs, progress)
     rows = []
     for i, cell in enumerate(grid):
         blocks = [results[(i, j)] for j in range(len(range(0, counts[i], BLOCK)))]
