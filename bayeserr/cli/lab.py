@@ -39,6 +39,25 @@ def grid_options(f):
     return f
 
 
+def study_options(csv: str):
+    """``--seed``, ``--jobs``, ``--format`` and ``--publish`` of a published study whose table
+    is ``csv``."""
+    def deco(f):
+        for o in reversed([
+            click.option("--seed", type=int, default=0, show_default=True, callback=SEED),
+            click.option("--jobs", type=click.IntRange(1), default=2, show_default=True,
+                         help="Worker processes (the numbers do not depend on it)."),
+            click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md",
+                         show_default=True),
+            click.option("--publish", type=click.Path(),
+                         help="Write the section into this calibration page (a Markdown file, or a folder's "
+                              f"calibration.md), and {csv} beside it."),
+        ]):
+            f = o(f)
+        return f
+    return deco
+
+
 def _designs(n_text, p_text, m_text, icc, k_text, spread, fractional, **extra):
     from bayeserr.lab import simulate as sim
     ps = floats(p_text, "p")
@@ -384,13 +403,7 @@ def _run_sequential(reps, seed, saved_reps, jobs=2):
               help="Data sets per cell of the error study (true A − B of 0).")
 @click.option("--saved-reps", type=click.IntRange(10), default=2000, show_default=True,
               help="Data sets per cell of the questions-saved study (true gaps of 5, 10 and 20 points).")
-@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-@click.option("--jobs", type=click.IntRange(1), default=2, show_default=True,
-              help="Worker processes (the numbers do not depend on it).")
-@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
-@click.option("--publish", type=click.Path(),
-              help="Write the section into this calibration page (a Markdown file, or a folder's "
-                   "calibration.md), and calibration_sequential.csv beside it.")
+@study_options("calibration_sequential.csv")
 def simulate_sequential(reps, saved_reps, seed, jobs, fmt, publish):
     """Anytime-valid confidence sequences (bayeserr watch) with known truth: how
     often the 95% sequence of A − B, or of one model's mean, ever excludes the
@@ -417,13 +430,7 @@ def _run_judge(reps, seed, jobs=2):
 @simulate.command("judge")
 @click.option("--reps", type=click.IntRange(10), default=10_000, show_default=True,
               help="Data sets per cluster structure (each gives every label count, quantity and interval).")
-@click.option("--seed", type=int, default=0, show_default=True, callback=SEED)
-@click.option("--jobs", type=click.IntRange(1), default=2, show_default=True,
-              help="Worker processes (the numbers do not depend on it).")
-@click.option("--format", "fmt", type=click.Choice(LAB_FORMATS.choices), default="md", show_default=True)
-@click.option("--publish", type=click.Path(),
-              help="Write the section into this calibration page (a Markdown file, or a folder's "
-                   "calibration.md), and calibration_judge.csv beside it.")
+@study_options("calibration_judge.csv")
 def simulate_judge(reps, seed, jobs, fmt, publish):
     """Judge-scored evals (the report's Judge section) with known truth: how often
     the PPI++, labelled-only, judge-only and Rogan–Gladen intervals cover the
