@@ -11,11 +11,11 @@ Run::
 
     python benchmarks/bench_archive_caps.py                  # every case
     python benchmarks/bench_archive_caps.py --only issue legit
-    python benchmarks/bench_archive_caps.py --readers old_readers.py   # the same with another reader
+    python benchmarks/bench_archive_caps.py --readers old_readers/   # the same with other readers
 
-``--readers FILE`` runs the cases against a copy of the package whose
-``bayeserr/data/readers.py`` is FILE (e.g. ``git show
-HEAD~1:bayeserr/data/readers.py > old.py``), for before/after figures.
+``--readers DIR`` runs the cases against a copy of the package whose
+``bayeserr/data/readers/`` package is DIR (e.g. ``git archive REV bayeserr/data/readers |
+tar -x -C old``, then ``--readers old/bayeserr/data/readers``), for before/after figures.
 
 Cases: ``issue`` (the issue's 33 KB archive: 8 zstd entries on one 1 GiB -
 4 KiB member), ``aliased-deflate``, ``quoted-zstd``, ``quoted-deflate``
@@ -139,9 +139,11 @@ def build(case: str, folder: Path, args) -> Path:
 
 
 def package_with(readers: Path, into: Path) -> Path:
-    """A copy of the package with ``readers`` as its ``bayeserr/data/readers.py``."""
-    shutil.copytree(ROOT / "bayeserr", into / "bayeserr", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(readers, into / "bayeserr" / "data" / "readers.py")
+    """A copy of the package with the folder ``readers`` as its ``bayeserr/data/readers/``."""
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "bayeserr", into / "bayeserr", ignore=ignore)
+    shutil.rmtree(into / "bayeserr" / "data" / "readers")
+    shutil.copytree(readers, into / "bayeserr" / "data" / "readers", ignore=ignore)
     return into
 
 
@@ -178,7 +180,7 @@ def run(path: Path, out: Path, env: dict, timeout: float) -> tuple:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", nargs="+", choices=CASES, default=list(CASES))
-    parser.add_argument("--readers", type=Path, help="run against this bayeserr/data/readers.py instead")
+    parser.add_argument("--readers", type=Path, help="run against this bayeserr/data/readers/ folder instead")
     parser.add_argument("--legit-mib", type=int, default=256)
     parser.add_argument("--name-samples", type=int, default=5000)
     parser.add_argument("--timeout", type=float, default=300)
@@ -188,7 +190,7 @@ def main() -> None:
         tmp = Path(tmp)
         if args.readers:
             env["PYTHONPATH"] = str(package_with(args.readers, tmp / "pkg"))
-        print(f"reader: {args.readers or ROOT / 'bayeserr/data/readers.py'}")
+        print(f"readers: {args.readers or ROOT / 'bayeserr/data/readers'}")
         base = run(tmp / "none.eval", tmp / "none.md", env, args.timeout)
         print(f"{'baseline (no file)':<18} {base[0]:7.2f} s  peak {base[2]:7.0f} MiB  rc {base[1]}")
         for case in args.only:
