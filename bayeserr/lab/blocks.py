@@ -1,6 +1,6 @@
-"""Blocks of seeded replicates run in one process or spread over worker processes, for the
-lab's studies (:mod:`.judge`, :mod:`.sequential`): one place for the worker pool, its
-progress and its clean stop on an interrupt."""
+"""Blocks of seeded replicates run in one process or spread over worker processes, for
+the lab's studies (:mod:`bayeserr.lab.judge`, :mod:`bayeserr.lab.sequential`): one place
+for the worker pool, its progress and its clean stop on an interrupt."""
 
 from __future__ import annotations
 
