@@ -54,21 +54,11 @@ MAX_ORDINAL_CATEGORIES = 200
 
 def _labelled_pairs(human, judge, what: str):
     """The labelled (human, judge) pairs: 1-D, same length, judge finite where labelled."""
-    out = []
-    for x, name in ((human, "human"), (judge, "judge")):
-        try:
-            arr = np.asarray(x, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(f"{name} must be numbers, one per question (got {describe(x)}).") from None
-        if arr.ndim != 1:
-            raise InputError(f"{name} must be one-dimensional, one value per question (got shape {arr.shape}).")
-        out.append(arr)
-    y, f = out
+    from bayeserr.stats.ppi import as_column
+    y, f = as_column(human, "human"), as_column(judge, "judge")
     if len(y) != len(f):
         raise InputError(f"human and judge must have one entry per question each (got lengths {len(y)} "
                          f"and {len(f)}); align them on question_id first.")
-    if np.isinf(y).any() or np.isinf(f).any():
-        raise InputError("human and judge must be finite numbers (an infinite value was given).")
     lab = ~np.isnan(y)
     miss = lab & np.isnan(f)
     if miss.any():

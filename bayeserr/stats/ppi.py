@@ -383,7 +383,8 @@ def sets_df(s2, w, counts, totals, sq):
 # --------------------------------------------------------------------------- #
 # input checks
 # --------------------------------------------------------------------------- #
-def _column(x, name: str) -> np.ndarray:
+def as_column(x, name: str) -> np.ndarray:
+    """``x`` as a 1-D float array of finite numbers or NaN; an InputError naming ``name`` otherwise."""
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
@@ -402,7 +403,7 @@ def _positions(mask) -> str:
 
 
 def _check_pair(human, judge, hname="human", jname="judge"):
-    y, f = _column(human, hname), _column(judge, jname)
+    y, f = as_column(human, hname), as_column(judge, jname)
     if len(y) != len(f):
         raise InputError(f"{hname} and {jname} must have one entry per question each "
                          f"(got lengths {len(y)} and {len(f)}); align them on question_id first.")
