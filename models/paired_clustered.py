@@ -633,7 +633,7 @@ def mean_from_arrays(scores, codes, *, level: float = 0.95, bounds=(0.0, 1.0),
     with few clusters the interval is far too short (measured with fractional
     scores, cluster effects of logit sd 0–0.5: coverage of the population mean
     45–51% with 2 clusters, 65–69% with 3, 77–80% with 5, 81–91% at SWE-bench's
-    12 repository sizes; this model: 93–100%; ``tests/test_clustered_mean.py``).
+    12 repository sizes; this model: 93–100%; ``tests/stats/test_clustered_mean.py``).
     The between-cluster scale has the pair model's prior (module docstring), so
     the interval widens as clusters get fewer instead of collapsing.
     """

@@ -166,7 +166,7 @@ def test_unclustered_one_sided_test_matches_statsmodels_z(mode, margin):
 def test_unclustered_0_1_answers_take_the_score_test(mode, margin):
     """0/1 answers, one per question, no clusters: the gate's p, statistic and bounds are the
     score test of bayeserr.stats.paired_margin on the discordant counts (tested against
-    independent computations in tests/test_paired_margin.py), at the gate's level and at
+    independent computations in tests/stats/test_paired_margin.py), at the gate's level and at
     Holm's step levels; the JSON and the sentence name it."""
     from bayeserr.stats.paired_margin import score_test
     rng = np.random.default_rng(11)

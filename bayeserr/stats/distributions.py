@@ -4,7 +4,7 @@ and ``power`` do not pay for it (``scipy.stats`` costs about half a second of CP
 import; the exact intervals import it with statsmodels in any report of 0/1 scores).
 
 One name per function a formula needs, so each formula reads as its equation; each is
-the ``scipy.stats`` method named in its docstring (``tests/test_distributions.py``).
+the ``scipy.stats`` method named in its docstring (``tests/stats/test_distributions.py``).
 The normal quantile of the planning commands is :func:`bayeserr.stats.estimators.normal_quantile`
 (the standard library's, so ``power`` starts in 0.2 s).
 """

@@ -6,7 +6,7 @@ These assume independent questions with one answer each.  Under clustering
 
 The four intervals are statsmodels' ``proportion_confint`` (imported when first
 needed: it costs about 0.6 s of CPU with scipy.stats, which ``--help`` and ``power``
-do not pay); ``tests/test_exact.py`` checks them against the closed forms of §2.8.
+do not pay); ``tests/stats/test_exact.py`` checks them against the closed forms of §2.8.
 """
 
 from __future__ import annotations

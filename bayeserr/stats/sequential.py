@@ -30,7 +30,7 @@ its 0.6 line needs Python ≥ 3.12, is GPL-3.0-only (bayeserr is MIT), pulls in
 pydantic, plotly and matplotlib, and has no betting CS (its confidence sequence
 is an empirical-Bernstein/gamma-exponential mixture).  The formulas are short;
 they are written here and tested against a loop written straight from the
-papers in ``tests/test_sequential_stats.py``.
+papers in ``tests/stats/test_sequential_stats.py``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from bayeserr.base.errors import InputError
 from bayeserr.engines.stream import reduce_parquet
 from bayeserr.reporting.build import build_report
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 def _differences(a, b, path=""):

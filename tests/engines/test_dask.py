@@ -15,8 +15,8 @@ import bayeserr
 from bayeserr.base.errors import InputError
 from bayeserr.reporting.build import build_report
 
-from .conftest import real_file
-from .test_engine_stream import _differences
+from ..conftest import real_file
+from .test_stream import _differences
 
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("dask.dataframe")

@@ -19,9 +19,9 @@ import pytest
 from bayeserr.analyses.gate import gate
 from bayeserr.lab import gate as lab
 
-from .conftest import real_file
+from ..conftest import real_file
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 ALPHA = 0.05
 
 

@@ -33,7 +33,7 @@ from bayeserr.stats.fewclusters import (
 )
 
 SWE_SIZES = np.array([231, 75, 44, 34, 32, 22, 22, 19, 10, 8, 2, 1])
-SWE_FILE = (Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
+SWE_FILE = (Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
             / "swebench_verified_bashonly_per_instance.csv.gz")
 
 

@@ -22,7 +22,7 @@ from bayeserr.lab import judge as lab
 from bayeserr.lab import sequential as seq_lab
 from bayeserr.stats.ppi import ppi_mean, ppi_paired, rogan_gladen
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 LEVEL = 0.95
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from bayeserr.lab.ranking import RankDesign, holds, rank_calibration, ranking_section
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _slack(p: float, reps: int, k: float = 3.0) -> float:

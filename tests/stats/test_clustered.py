@@ -15,7 +15,7 @@ import statsmodels.api as sm
 import bayeserr
 from bayeserr.stats.estimators import se_clt, se_clustered
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 def _ols_cluster_se(s, groups, correction):

@@ -10,7 +10,7 @@ from scipy import stats
 
 import bayeserr
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 def test_m9_and_m10_are_inverses():

@@ -27,7 +27,7 @@ from bayeserr.stats.estimators import se_clt
 from bayeserr.stats.fewclusters import cr2_mean
 from bayeserr.stats.planning import n_required
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 ALPHA = 0.05
 
 

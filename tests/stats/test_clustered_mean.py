@@ -13,7 +13,7 @@ from scipy import special, stats
 
 import bayeserr
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 def _brute_force_interval(s, codes, level=0.95):

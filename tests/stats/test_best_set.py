@@ -160,7 +160,7 @@ def test_published_best_set_study_holds_and_is_the_page():
     import pandas as pd
 
     from bayeserr.lab import best
-    docs = Path(__file__).resolve().parents[1] / "docs"
+    docs = Path(__file__).resolve().parents[2] / "docs"
     df = pd.read_csv(docs / "calibration_best_set.csv")
     ours = df[df.procedure == "one_sided"]
     assert len(ours) == len(best.published_best_designs())
