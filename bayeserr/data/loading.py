@@ -296,7 +296,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
                                                                    exc.n_samples),))))
             if exc.reason is not None:
                 notes.append(PARTIAL_RULE)
-    idle = ignored_options(reader_options, {_reader_name(p, input_format) for p in parts})
+    idle = ignored_options(reader_options, {p.reader for p in parts})
     if idle:
         notes.append(idle)
     if skipped:
@@ -641,6 +641,7 @@ class _Part:
     log_cluster: str | None = None  #: Inspect: the metadata field the clusters came from
     task_groups: dict | None = None  #: lm-eval: the task groups (readers.read_lmeval)
     scorers: list = field(default_factory=list)  #: Inspect: the scorers of the samples
+    reader: str = "table"  #: the reader it was read by (a name of the reader registry)
 
     def account(self) -> RowAccount:
         return RowAccount(len(self.df) + sum(c for _, c in self.dropped), len(self.df),
@@ -769,7 +770,7 @@ def _read_input(inp: _Input, args, input_format, no_cluster, fields, name,
         df, rows, more, log, seen, notes = _read_source(path, name, args, input_format, no_cluster, fields,
                                                         several)
         part = _Part(source, df, rows, more, rows.where, log, path, seen, notes["notes"],
-                     notes["log_cluster"], notes["task_groups"], notes["scorers"])
+                     notes["log_cluster"], notes["task_groups"], notes["scorers"], notes["reader"])
     if inp.model is not None:
         part.df = _name_model(part, inp.model, args)
         if part.task_groups:  # the published scores are the named model's (the input holds one)
@@ -779,14 +780,6 @@ def _read_input(inp: _Input, args, input_format, no_cluster, fields, name,
                 renamed[g] = {**e, "published": {inp.model: pubs[0]} if pubs else {}}
             part.task_groups = renamed
     return part
-
-
-def _reader_name(part: _Part, input_format: str) -> str:
-    """The reader an input was read by."""
-    if not part.log:
-        return "table"
-    from bayeserr.data.readers.registry import READERS, detect
-    return input_format if input_format in READERS else detect(part.path)
 
 
 def _attrs_groups(df: pd.DataFrame) -> dict | None:
@@ -820,18 +813,21 @@ def _read_source(path, name, args, input_format, no_cluster, fields=(), several:
     ``no_cluster`` reads no cluster field at all."""
     from types import MappingProxyType
 
-    from bayeserr.data.readers import read_logs
+    from bayeserr.data.readers.registry import READERS, detect, read_logs
     options = args["reader_options"]
     if no_cluster:  # checked already: only a value taken away
         options = MappingProxyType({**options, "cluster_field": None})
-    logs = read_logs(path, input_format, options, fields=[f for f in fields if f not in _LOG_COLUMNS],
+    # the reader, chosen once (a folder is searched once): the part keeps its name
+    reader = input_format if input_format in READERS else detect(path) if input_format == "auto" else "table"
+    logs = read_logs(path, reader, options, fields=[f for f in fields if f not in _LOG_COLUMNS],
                      cluster_from_log=not no_cluster, among_others=several)
     if logs is not None:
         df, dropped = logs
         origin = df.attrs.pop("row_origin", None)  # first: pandas copies attrs on every operation
         seen = df.attrs.pop("fields", [])
         notes = {"notes": list(df.attrs.pop("notes", [])), "log_cluster": df.attrs.pop("log_cluster", None),
-                 "task_groups": df.attrs.pop("task_groups", None), "scorers": list(df.attrs.pop("scorers", []))}
+                 "task_groups": df.attrs.pop("task_groups", None),
+                 "scorers": list(df.attrs.pop("scorers", [])), "reader": reader}
         where = name or path
         return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen), notes
     ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in
@@ -852,7 +848,8 @@ def _read_source(path, name, args, input_format, no_cluster, fields=(), several:
         rows = _Rows(where, len(df), note=", counting from 1")
     else:
         rows = _Rows(where, len(df))
-    return df, rows, [], False, [], {"notes": [], "log_cluster": None, "task_groups": None, "scorers": []}
+    return df, rows, [], False, [], {"notes": [], "log_cluster": None, "task_groups": None, "scorers": [],
+                                     "reader": "table"}
 
 
 _FIELDS = ("model", "question", "score", "cluster", "sample", "task")

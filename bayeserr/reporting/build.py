@@ -22,6 +22,13 @@ from bayeserr.data.loading import task_groups
 from bayeserr.registries import caveats as _caveats
 from bayeserr.registries.options import COMPARE_FAMILIES, Options
 from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS  # noqa: F401 (their former home)
+from bayeserr.reporting.sections import (
+    NotAvailable,
+    SufficientSource,
+    ViewSource,
+    compute_sections,
+    report_json,
+)
 from bayeserr.stats.view import DataView, check_dataset
 
 if TYPE_CHECKING:
@@ -52,7 +59,6 @@ class Report:
     pairs: str = "auto"  #: comparisons shown (see reporting.tables.select_pairs)
 
     def _get(self, key: str, empty=None):
-        from bayeserr.reporting.sections import NotAvailable
         value = self.sections.get(key)
         return empty if value is None or isinstance(value, NotAvailable) else value
 
@@ -128,7 +134,6 @@ class Report:
     def to_dict(self) -> dict:
         """The JSON object (``docs/methods.md`` §7.2; JSON Schema in
         ``bayeserr/schema/report-2.json``); NaN becomes ``null``."""
-        from bayeserr.reporting.sections import report_json
         return to_jsonable({"schema": SCHEMA, "level": self.level, "provenance": self.provenance,
                             "columns": self.columns, "rows": self.rows, **report_json(self)})
 
@@ -230,7 +235,6 @@ def build_report_view(view: DataView, options: Options, *, inputs=(), command=No
     """The pipeline on a :class:`~bayeserr.stats.view.DataView` (see :func:`build_report`);
     ``task_groups``: lm-eval's group structure (:func:`bayeserr.data.loading.task_groups`);
     ``judge``: the judge-corrected results (:func:`bayeserr.analyses.judge.judge`)."""
-    from bayeserr.reporting.sections import ViewSource
     return assemble(ViewSource(view, task_groups, judge), options, source=view.source, columns=view.columns,
                     inputs=inputs, command=command, config=config)
 
@@ -240,7 +244,6 @@ def assemble(src, options: Options, *, source: str, columns: dict, inputs=(), co
     """The one assembler of every engine: each registered section computed from ``src``
     (:class:`~bayeserr.reporting.sections.ViewSource` or
     :class:`~bayeserr.reporting.sections.SufficientSource`), then the :class:`Report`."""
-    from bayeserr.reporting.sections import compute_sections
     _check_pairs_option(options.pairs, src.models)
     src.check()
     options = src.options(options)
@@ -311,7 +314,6 @@ def report_from_sufficient(result, options: Options, *, engine: str = "stream", 
     (:class:`~bayeserr.engines.stream.StreamResult`), through the same sections as the
     in-memory report; those that need per-question data are listed in the warnings as
     not available, with the reason."""
-    from bayeserr.reporting.sections import SufficientSource
     return assemble(SufficientSource(result, engine), options, source=result.source, columns=result.columns,
                     inputs=inputs, command=command, config=config)
 

@@ -63,3 +63,19 @@ def test_an_option_no_input_takes_is_said_in_the_row_accounting(tmp_path):
     assert notes == ["Not used: --scorer (Inspect logs), given for inputs of that kind; the inputs were read as "
                      "results tables."]
     assert not bayeserr.load(path).attrs["rows"].get("notes")  # nothing said when nothing was idle
+
+
+def test_a_folder_is_searched_once_for_its_reader(tmp_path, monkeypatch):
+    """load() chooses each input's reader once and the row accounting's note reads that choice."""
+    from bayeserr.data.readers import registry
+
+    from .test_inspect_logs import write_log
+    write_log(tmp_path / "a.eval", model="m/a")
+    write_log(tmp_path / "b.eval", model="m/b")
+    calls = []
+    real = registry.detect
+    monkeypatch.setattr(registry, "detect", lambda path: calls.append(path) or real(path))
+    notes = bayeserr.load(tmp_path, metric="acc").attrs["rows"]["notes"]
+    assert [str(c) for c in calls] == [str(tmp_path)]  # once (read_logs did it a second time)
+    assert "Not used: --metric (lm-eval samples), given for inputs of that kind; the inputs were read as " \
+           "Inspect logs." in notes
