@@ -230,16 +230,22 @@ def _check_ids(df: pd.DataFrame, cols: Columns, rows: _Rows) -> None:
                        f"Fill in the {key} for those rows or remove them.")
 
 
+def _real_column(raw: pd.Series, rows: _Rows, column: str, what: str) -> pd.Series:
+    """``raw`` with booleans as 0.0/1.0; an :class:`InputError` naming ``column`` when it holds
+    complex numbers (an object column is looked at value by value only if not plainly real)."""
+    if raw.dtype == bool:
+        return raw.astype(np.float64)
+    if raw.dtype.kind == "c" or (raw.dtype == object
+                                 and pd.api.types.infer_dtype(raw, skipna=True) not in _PLAIN_KINDS
+                                 and raw.map(lambda v: isinstance(v, complex)).any()):
+        raise InputError(f"{rows.where}: {column} holds complex numbers; {what} are real numbers in [0, 1].")
+    return raw
+
+
 def _validated_scores(df: pd.DataFrame, cols: Columns, rows: _Rows) -> np.ndarray:
     """The score column as float64, after the SPEC §1 score checks."""
     raw = df[cols.score]
-    if raw.dtype == bool:
-        raw = raw.astype(np.float64)
-    if raw.dtype.kind == "c" or (raw.dtype == object  # looked at value by value only if not plainly real
-                                 and pd.api.types.infer_dtype(raw, skipna=True) not in _PLAIN_KINDS
-                                 and raw.map(lambda v: isinstance(v, complex)).any()):
-        raise InputError(f"{rows.where}: the score column '{cols.score}' holds complex numbers; scores are "
-                         "real numbers in [0, 1].")
+    raw = _real_column(raw, rows, f"the score column '{cols.score}'", "scores")
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     missing = raw.isna().to_numpy()
     _fail_rows(rows, missing, f"the score column '{cols.score}' is missing",
@@ -258,13 +264,7 @@ def _validated_labels(df: pd.DataFrame, column: str, rows: _Rows,
     """A human label column as float64, NaN where empty (an answer not labelled),
     after the score checks of SPEC §1 (numbers, finite, in [0, 1])."""
     raw = df[column]
-    if raw.dtype == bool:
-        raw = raw.astype(np.float64)
-    if raw.dtype.kind == "c" or (raw.dtype == object
-                                 and pd.api.types.infer_dtype(raw, skipna=True) not in _PLAIN_KINDS
-                                 and raw.map(lambda v: isinstance(v, complex)).any()):
-        raise InputError(f"{rows.where}: the {what} column '{column}' holds complex numbers; labels are "
-                         "real numbers in [0, 1].")
+    raw = _real_column(raw, rows, f"the {what} column '{column}'", "labels")
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     missing = raw.isna().to_numpy()
     _fail_rows(rows, np.isnan(values) & ~missing, f"the {what} column '{column}' is not a number",

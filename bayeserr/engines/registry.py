@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib
 import os
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 from bayeserr.base.errors import InputError, describe
 from bayeserr.base.registry import Registry

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.base.errors import InputError
+from bayeserr.lab.blocks import publisher
 from bayeserr.lab.ranking import SWEBENCH_SPREAD, RankDesign, _se, _view
 
 #: the procedures compared (module docstring)
@@ -310,7 +311,4 @@ def summary_lines(df, level: float = 0.95) -> list[str]:
     return out
 
 
-def publish_best(df, page, command: str) -> None:
-    """Write ``calibration_best_set.csv`` next to ``page`` and the section into it."""
-    from bayeserr.lab.publish import publish_section
-    publish_section(page, "calibration_best_set.csv", df, best_section(df, command), SECTION_START, SECTION_END)
+publish_best = publisher('calibration_best_set.csv', best_section, SECTION_START, SECTION_END)

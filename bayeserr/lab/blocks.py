@@ -1,6 +1,7 @@
-"""Blocks of seeded replicates run in one process or spread over worker processes, for
-the lab's studies (:mod:`bayeserr.lab.judge`, :mod:`bayeserr.lab.sequential`): one place
-for the worker pool, its progress and its clean stop on an interrupt."""
+"""What the lab's studies share without a heavy import: blocks of seeded replicates run in
+one process or spread over worker processes (:mod:`bayeserr.lab.judge`,
+:mod:`bayeserr.lab.sequential`; one place for the worker pool, its progress and its clean
+stop on an interrupt), and each study's ``publish_*`` function (:func:`publisher`)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,16 @@ def run_blocks(block, tasks, jobs: int = 1, progress=None) -> dict:
         raise
     pool.shutdown()
     return results
+
+
+def publisher(csv_name: str, section, start: str, end: str):
+    """A study's ``publish_*(df, page, command)``: write ``df`` as ``csv_name`` next to
+    ``page`` and ``section(df, command)`` into ``page`` between the markers ``start`` and
+    ``end`` (replaced in place, or appended; :func:`bayeserr.lab.publish.publish_section`,
+    imported when called so that worker processes do not load pandas' writers)."""
+    def publish(df, page, command: str) -> None:
+        from bayeserr.lab.publish import publish_section
+        publish_section(page, csv_name, df, section(df, command), start, end)
+    publish.__doc__ = (f"Write ``{csv_name}`` next to ``page`` and the study's section into ``page`` "
+                       "(replaced in place, or appended).")
+    return publish

@@ -20,3 +20,23 @@ def nominal(x: float) -> str:
 def missing(x) -> bool:
     """None or NaN (a cell of the results that does not apply)."""
     return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def findings_head(command: str, findings) -> list[str]:
+    """A published section's opening after its description: how to reproduce it, then
+    "What the numbers say" and the ``findings`` lines."""
+    return ["", f"Reproduce: `{command}`", "", "### What the numbers say", "", *findings]
+
+
+def rate_cells(by: dict, keys, rate: str, flag) -> list[str]:
+    """One table row's cells: ``by[key]``'s ``rate`` ± its ``rate_se`` (points) for each of
+    ``keys``, in bold where ``flag(row)`` says the rate is clearly off its nominal value;
+    ``–`` for a key without a row."""
+    cells = []
+    for key in keys:
+        if key not in by:
+            cells.append("–")
+            continue
+        text = pm(by[key][rate], by[key][rate + "_se"])
+        cells.append(f"**{text}**" if flag(key, by[key]) else text)
+    return cells

@@ -51,6 +51,8 @@ import numpy as np
 from bayeserr.base.errors import InputError
 from bayeserr.base.formats import number
 from bayeserr.base.formats import percent as _percent
+from bayeserr.lab.blocks import publisher
+from bayeserr.lab.formats import findings_head
 from bayeserr.lab.formats import missing as _missing
 from bayeserr.lab.formats import nominal as _nominal
 from bayeserr.lab.formats import pm as _pm
@@ -567,12 +569,7 @@ def gate_section(df, command: str) -> list[str]:
         f"(±{100 * math.sqrt(alpha * (1 - alpha) / reps):.2f} points for a rate near {_nominal(alpha)}); a size "
         f"in **bold** is more than {CLEAR_SE} SEs above {_nominal(alpha)}. The last column is the gate's own estimate "
         "of its power (the \"too small for this margin\" message), averaged over the data sets.",
-        "",
-        f"Reproduce: `{command}`",
-        "",
-        "### What the numbers say",
-        "",
-        *gate_findings(df),
+        *findings_head(command, gate_findings(df)),
         "",
         "### Pass rates (%)",
         "",
@@ -582,8 +579,4 @@ def gate_section(df, command: str) -> list[str]:
     return lines
 
 
-def publish_gate(df, page, command: str) -> None:
-    """Write ``calibration_gate.csv`` next to ``page`` and the gate's section into ``page``
-    (replaced in place, or appended)."""
-    from bayeserr.lab.publish import publish_section
-    publish_section(page, "calibration_gate.csv", df, gate_section(df, command), SECTION_START, SECTION_END)
+publish_gate = publisher('calibration_gate.csv', gate_section, SECTION_START, SECTION_END)

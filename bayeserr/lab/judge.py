@@ -50,6 +50,8 @@ import numpy as np
 
 from bayeserr.base.errors import InputError
 from bayeserr.base.formats import percent as _percent
+from bayeserr.lab.blocks import publisher
+from bayeserr.lab.formats import findings_head, rate_cells
 from bayeserr.lab.formats import missing as _missing
 from bayeserr.lab.formats import nominal as _nominal
 from bayeserr.lab.formats import pm as _pm
@@ -469,15 +471,8 @@ def coverage_table(df) -> list[str]:
              "|---|---|---|" + "---|" * len(METHODS)]
     for by in _lines(df):
         first = next(iter(by.values()))
-        cells = []
-        for m in METHODS:
-            if m not in by:
-                cells.append("–")
-                continue
-            r = by[m]
-            text = _pm(r["coverage"], r["coverage_se"])
-            cells.append(f"**{text}**" if m != "judge_only" and clearly_below(r["coverage"], r["reps"], r["level"])
-                         else text)
+        cells = rate_cells(by, METHODS, "coverage",
+                           lambda m, r: m != "judge_only" and clearly_below(r["coverage"], r["reps"], r["level"]))
         lines.append(f"| {_quantity(first['quantity'])} | {_structure(first['clusters'])} | "
                      f"{int(first['n_labels'])} | " + " | ".join(cells) + " |")
     return lines
@@ -730,12 +725,7 @@ def judge_section(df, command: str) -> list[str]:
         f"(±{100 * _nominal_se(level, reps):.2f} points for a coverage near {_nominal(level)}); a coverage in "
         f"**bold** is more than {BELOW_SE} SEs below {_nominal(level)}. The judge-only column does not depend on "
         "the labels (the same data sets in each row of a design).",
-        "",
-        f"Reproduce: `{command}`",
-        "",
-        "### What the numbers say",
-        "",
-        *findings(df),
+        *findings_head(command, findings(df)),
         "",
         f"### Coverage of the human-scored truth (%, nominal {_nominal(level)})",
         "",
@@ -752,8 +742,4 @@ def judge_section(df, command: str) -> list[str]:
     return lines
 
 
-def publish_judge(df, page, command: str) -> None:
-    """Write ``calibration_judge.csv`` next to ``page`` and the section into ``page``
-    (replaced in place, or appended)."""
-    from bayeserr.lab.publish import publish_section
-    publish_section(page, "calibration_judge.csv", df, judge_section(df, command), SECTION_START, SECTION_END)
+publish_judge = publisher('calibration_judge.csv', judge_section, SECTION_START, SECTION_END)

@@ -58,6 +58,8 @@ import numpy as np
 from bayeserr.base.errors import InputError
 from bayeserr.base.formats import number
 from bayeserr.base.formats import percent as _percent
+from bayeserr.lab.blocks import publisher
+from bayeserr.lab.formats import findings_head, rate_cells
 from bayeserr.lab.formats import missing as _missing
 from bayeserr.lab.formats import nominal as _nominal
 from bayeserr.lab.formats import pm as _pm
@@ -504,14 +506,7 @@ def error_table(df) -> list[str]:
              "|---|---|" + "---|" * len(PROCEDURES)]
     for (estimand, clusters), g in err.groupby(["estimand", "clusters"], sort=False):
         by = {r["procedure"]: r for _, r in g.iterrows()}
-        cells_ = []
-        for p in PROCEDURES:
-            if p not in by:
-                cells_.append("–")
-                continue
-            r = by[p]
-            text = _pm(r["rate"], r["rate_se"])
-            cells_.append(f"**{text}**" if clearly_above(r["rate"], r["reps"], 1 - r["level"]) else text)
+        cells_ = rate_cells(by, PROCEDURES, "rate", lambda p, r: clearly_above(r["rate"], r["reps"], 1 - r["level"]))
         lines.append(f"| {_quantity(estimand, g['truth'].iloc[0])} | {_structure(clusters)} | "
                      + " | ".join(cells_) + " |")
     return lines
@@ -765,13 +760,7 @@ def sequential_section(df, command: str) -> list[str]:
         + f", ± one Monte Carlo SE (±{100 * math.sqrt(alpha * (1 - alpha) / reps):.2f} points for a rate near "
         f"{_nominal(alpha)}, ±{100 * math.sqrt(0.25 / reps):.2f} near 50%); a rate in **bold** is more than "
         f"{CLEAR_SE} SEs above {_nominal(alpha)}.",
-        "",
-        f"Reproduce: `{command}`",
-        "",
-        "### What the numbers say",
-        "",
-        *error_findings(df),
-        *saved_findings(df),
+        *findings_head(command, [*error_findings(df), *saved_findings(df)]),
         "",
         f"### Ever excludes the true value, n = {FIRST_LOOK}…{_n(N_MAX)} (%, nominal at most {_nominal(alpha)})",
         "",
@@ -789,8 +778,4 @@ def sequential_section(df, command: str) -> list[str]:
     return lines
 
 
-def publish_sequential(df, page, command: str) -> None:
-    """Write ``calibration_sequential.csv`` next to ``page`` and the section into ``page``
-    (replaced in place, or appended)."""
-    from bayeserr.lab.publish import publish_section
-    publish_section(page, "calibration_sequential.csv", df, sequential_section(df, command), SECTION_START, SECTION_END)
+publish_sequential = publisher('calibration_sequential.csv', sequential_section, SECTION_START, SECTION_END)

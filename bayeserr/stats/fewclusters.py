@@ -174,6 +174,25 @@ class CR2Mean:
     n: np.ndarray                   # answered questions
 
 
+def residual_cluster_sums(s, codes) -> tuple:
+    """``(n, mean, e, S, sizes)`` per row of ``s`` (..., n) with NaN for "not answered": the
+    answered count, the mean, the residuals ``e_i = s_i − s̄`` (0 where unanswered), each
+    cluster's residual sum ``S_c`` and its answered size ``n_c`` (..., C) — the inputs of the
+    CR2 variance (M4b) and of the suite's task moments (``docs/methods.md`` §2.5, §3.12)."""
+    if not np.isnan(s).any():                      # common case: one size vector for all rows
+        n = np.full(s.shape[:-1], s.shape[-1])
+        mean = s.mean(axis=-1)
+        e = s - mean[..., None]
+        S = cluster_sums(e, codes)
+        return n, mean, e, S, np.broadcast_to(np.bincount(codes, minlength=S.shape[-1]).astype(float), S.shape)
+    answered = ~np.isnan(s)
+    n = answered.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(answered, s, 0.0).sum(axis=-1) / np.where(n > 0, n, np.nan)
+        e = np.where(answered, s - mean[..., None], 0.0)
+    return n, mean, e, cluster_sums(e, codes), cluster_sums(answered.astype(float), codes)
+
+
 def cr2_mean(s, codes) -> CR2Mean:
     """Mean, CR2 SE, Bell–McCaffrey df and cluster counts per row (M4b; ``docs/methods.md`` §2.5, §2.6, §3.3).
 
@@ -188,19 +207,7 @@ def cr2_mean(s, codes) -> CR2Mean:
     codes = np.asarray(codes)
     if codes.shape != s.shape[-1:]:
         raise ValueError(f"codes must have shape ({s.shape[-1]},), got {codes.shape}")
-    complete = not np.isnan(s).any()
-    if complete:                                   # common case: one size vector for all rows
-        n = np.full(s.shape[:-1], s.shape[-1])
-        mean = s.mean(axis=-1)
-        S = cluster_sums(s - mean[..., None], codes)
-        sizes = np.broadcast_to(np.bincount(codes, minlength=S.shape[-1]).astype(float), S.shape)
-    else:
-        answered = ~np.isnan(s)
-        n = answered.sum(axis=-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(answered, s, 0.0).sum(axis=-1) / np.where(n > 0, n, np.nan)
-        S = cluster_sums(np.where(answered, s - mean[..., None], 0.0), codes)
-        sizes = cluster_sums(answered.astype(float), codes)
+    n, mean, _, S, sizes = residual_cluster_sums(s, codes)
     return CR2Mean(mean=mean, se=cr2_from_sums(S, sizes), df=bm_df(sizes),
                    n_clusters=np.count_nonzero(sizes, axis=-1),
                    effective_clusters=effective_clusters(sizes), n=n)

@@ -120,11 +120,7 @@ def _number(name: str, value) -> float:
 
 def check_alpha(alpha) -> float:
     """``alpha`` as a float in (0, 1), else an :class:`~bayeserr.base.errors.InputError`."""
-    alpha = _number("alpha", alpha)
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must lie strictly between 0 and 1 (got {alpha:g}); "
-                         "e.g. 0.05 for a 95% confidence sequence.")
-    return alpha
+    return _open_unit("alpha", alpha, "alpha", "e.g. 0.05 for a 95% confidence sequence")
 
 
 def _check_values(x, name: str, low: float = 0.0, high: float = 1.0) -> np.ndarray:
@@ -150,11 +146,15 @@ def _check_values(x, name: str, low: float = 0.0, high: float = 1.0) -> np.ndarr
 
 
 def _check_c(c) -> float:
-    c = _number("c", c)
-    if not 0 < c < 1:
-        raise InputError(f"the bet truncation c must lie strictly between 0 and 1 (got {c:g}); "
-                         "the paper suggests 1/2 or 3/4.")
-    return c
+    return _open_unit("c", c, "the bet truncation c", "the paper suggests 1/2 or 3/4")
+
+
+def _open_unit(name: str, value, what: str, hint: str) -> float:
+    """``value`` as a float strictly between 0 and 1, else an InputError naming ``what`` and ``hint``."""
+    value = _number(name, value)
+    if not 0 < value < 1:
+        raise InputError(f"{what} must lie strictly between 0 and 1 (got {value:g}); {hint}.")
+    return value
 
 
 def _check_grid(grid) -> int:
@@ -480,11 +480,17 @@ def _method(method: str) -> str:
     return method
 
 
-def betting_cs(scores, alpha: float = 0.05, c: float = 0.5, grid: int = DEFAULT_GRID) -> ConfidenceSequence:
-    """:func:`betting_bounds` of one stream of scores in [0, 1], as a :class:`ConfidenceSequence`."""
+def _one_stream(scores) -> np.ndarray:
+    """``scores`` checked as one stream (1-D) of values in [0, 1]."""
     x = _check_values(scores, "scores")
     if x.ndim != 1:
         raise InputError(f"scores must be one stream (1-D), got shape {x.shape}.")
+    return x
+
+
+def betting_cs(scores, alpha: float = 0.05, c: float = 0.5, grid: int = DEFAULT_GRID) -> ConfidenceSequence:
+    """:func:`betting_bounds` of one stream of scores in [0, 1], as a :class:`ConfidenceSequence`."""
+    x = _one_stream(scores)
     est, lo, hi = betting_bounds(x, alpha, c, grid)
     t = np.arange(1, len(x) + 1)
     return ConfidenceSequence(t, est, lo, hi, "betting", 1 - alpha, t)
@@ -492,9 +498,7 @@ def betting_cs(scores, alpha: float = 0.05, c: float = 0.5, grid: int = DEFAULT_
 
 def asymptotic_cs(scores, alpha: float = 0.05, t_opt: float = 500, variance: float = 0.25) -> ConfidenceSequence:
     """:func:`asymptotic_bounds` of one stream of scores in [0, 1], as a :class:`ConfidenceSequence`."""
-    x = _check_values(scores, "scores")
-    if x.ndim != 1:
-        raise InputError(f"scores must be one stream (1-D), got shape {x.shape}.")
+    x = _one_stream(scores)
     est, lo, hi = asymptotic_bounds(x, alpha, t_opt, variance)
     t = np.arange(1, len(x) + 1)
     return ConfidenceSequence(t, est, lo, hi, "asymptotic", 1 - alpha, t)

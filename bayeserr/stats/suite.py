@@ -56,8 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayeserr.stats.estimators import cluster_sums
-from bayeserr.stats.fewclusters import bm_df, cr2_from_sums
+from bayeserr.stats.fewclusters import bm_df, cr2_from_sums, residual_cluster_sums
 
 WEIGHTINGS = ("macro", "size")
 
@@ -108,20 +107,7 @@ class _TaskMoments:
 
 def _task_moments(yt, codes) -> _TaskMoments:
     """:class:`_TaskMoments` of the scores ``yt`` (..., n_t) of one task, clusters ``codes`` (n_t,)."""
-    if not np.isnan(yt).any():                   # common case: one size vector for all rows
-        n = np.full(yt.shape[:-1], yt.shape[-1])
-        mean = yt.mean(axis=-1)
-        e = yt - mean[..., None]
-        S = cluster_sums(e, codes)
-        sizes = np.broadcast_to(np.bincount(codes, minlength=S.shape[-1]).astype(float), S.shape)
-    else:
-        answered = ~np.isnan(yt)
-        n = answered.sum(axis=-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(answered, yt, 0.0).sum(axis=-1) / np.where(n > 0, n, np.nan)
-            e = np.where(answered, yt - mean[..., None], 0.0)
-        S = cluster_sums(e, codes)
-        sizes = cluster_sums(answered.astype(float), codes)
+    n, mean, e, S, sizes = residual_cluster_sums(yt, codes)
     sst = (e * e).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         s2 = np.where(n > 1, sst / np.where(n > 1, n - 1, 1), np.nan)

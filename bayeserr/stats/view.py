@@ -194,8 +194,23 @@ def question_means(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s, k
 
 
+class _AnswerKinds:
+    """What kind of answers each row of ``self.answers`` (rows, n, K) holds (shared by
+    :class:`DataView` and :class:`ScoreBatch`)."""
+
+    @cached_property
+    def binary(self) -> np.ndarray:
+        """Per row: every answer 0/1 and one answer per answered question."""
+        return zero_one_k1(self.answers)
+
+    @cached_property
+    def zero_one(self) -> np.ndarray:
+        """Per row: every answer is 0 or 1 (any number of answers)."""
+        return all_zero_one(self.answers)
+
+
 @dataclass(frozen=True, eq=False)
-class DataView:
+class DataView(_AnswerKinds):
     """The validated results as labelled arrays (see the module docstring)."""
 
     models: tuple[str, ...]
@@ -291,16 +306,6 @@ class DataView:
     def answered(self) -> np.ndarray:
         return self.k > 0
 
-    @cached_property
-    def binary(self) -> np.ndarray:
-        """Per model: every answer 0/1 and one answer per answered question."""
-        return zero_one_k1(self.answers)
-
-    @cached_property
-    def zero_one(self) -> np.ndarray:
-        """Per model: every answer is 0 or 1 (any number of answers)."""
-        return all_zero_one(self.answers)
-
     @property
     def clustered(self) -> bool:
         return self.codes is not None
@@ -333,7 +338,7 @@ class DataView:
 
 
 @dataclass(eq=False)
-class ScoreBatch:
+class ScoreBatch(_AnswerKinds):
     """Rows of per-question scores to score at once (models or replicates).
 
     ``s`` is ``(rows, n)`` with NaN for unanswered questions; ``answers`` the
@@ -383,14 +388,6 @@ class ScoreBatch:
     @cached_property
     def k(self) -> np.ndarray:
         return (~np.isnan(self.answers)).sum(axis=-1)
-
-    @cached_property
-    def binary(self) -> np.ndarray:
-        return zero_one_k1(self.answers)
-
-    @cached_property
-    def zero_one(self) -> np.ndarray:
-        return all_zero_one(self.answers)
 
     def rowwise(self, fn, *args) -> np.ndarray:
         """``fn(s, *args)`` along the last axis, on each row's answered
