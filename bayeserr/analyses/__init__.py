@@ -10,8 +10,10 @@ returns a frozen result with ``to_frame()`` / ``to_dict()``.
   :mod:`.arena_judge` — ratings from judge votes corrected by human votes;
 * :mod:`.suite` — suite scores over tasks, and :mod:`.groups` — lm-eval's task groups;
 * :mod:`.judge` — judge-scored evals corrected by human labels;
-* :mod:`.gate` — the release gate (non-inferiority and superiority);
-* :mod:`.sequential` — watching a run: confidence sequences over the looks.
+* :mod:`.gate` — the release gate (non-inferiority and superiority), its
+  sentences in :mod:`.gate_text`;
+* :mod:`.sequential` — watching a run: confidence sequences over the looks, its
+  sentences in :mod:`.watch_text`.
 
 May import: every layer below (base, data, stats, models, bayes, registries).
 A result's display methods (``to_markdown``, ``_repr_html_``, …) import a

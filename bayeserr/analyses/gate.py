@@ -74,8 +74,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayeserr.analyses.gate_text import MODE_WORD, check_notes, check_sentence, pct, points  # noqa: F401 (points: the CLI's)
 from bayeserr.base.errors import InputError, describe
-from bayeserr.base.formats import points as _points
 from bayeserr.stats.onesided import (  # noqa: F401 (holm_levels, zero_spread: the gate's API too)
     POWER_TARGET,
     OneSided,
@@ -280,8 +280,8 @@ class GateResult:
         k = len(self.checks)
         if k > 1:
             n_pass = sum(c.passed for c in self.checks)
-            lines.append(f"gate {self.verdict}: {n_pass} of {k} candidates {_MODE_WORD[self.mode]} "
-                         f"(Holm over {k} candidates, family-wise error {_pct(1 - self.level)}).")
+            lines.append(f"gate {self.verdict}: {n_pass} of {k} candidates {MODE_WORD[self.mode]} "
+                         f"(Holm over {k} candidates, family-wise error {pct(1 - self.level)}).")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -568,39 +568,9 @@ def _holm_stopped(p, steps, passed) -> list[bool]:
     return [bool(not passed[k] and p[k] < alpha_step[k]) for k in range(len(p))]
 
 
-# ------------------------------------------------------------------ the sentence
-_MODE_WORD = {"non-inferiority": "non-inferior", "superiority": "superior"}
-
-
-def _pct(x: float) -> str:
-    """A share in percent with three significant digits (a level, a power)."""
-    return "less than 0.1%" if 0 < x < 0.001 else f"{100 * x:.3g}%"
-
-
-def points(x, digits: int = 1) -> str:
-    """A difference or margin in signed points (:func:`bayeserr.base.formats.points`)."""
-    return _points(x, digits, signed=True)
-
-
-def _digits(*pairs) -> int:
-    """Decimals (1 to 3) at which each ``(x, y)`` with ``x != y`` prints differently."""
-    for digits in (1, 2, 3):
-        if all(a == b or points(a, digits) != points(b, digits) for a, b in pairs
-               if a is not None and math.isfinite(a) and b is not None and math.isfinite(b)):
-            return digits
-    return 3
-
-
-def _pv(p: float) -> str:
-    """``p = 0.012`` (``p < 0.0001`` below it)."""
-    if p is None or not math.isfinite(p):
-        return "p = –"
-    return "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}" if p < 0.001 else f"p = {p:.3f}"
-
-
 def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, method, power, n_needed,
            too_small, stopped, notes) -> GateCheck:
-    """One candidate's verdict and sentence."""
+    """One candidate's verdict, with its sentence and notes (:mod:`bayeserr.analyses.gate_text`)."""
     # size: every argument of gate() checked in one place, before any work
     p_t = float(d0.t.p_value[0])
     wild = None
@@ -611,62 +581,17 @@ def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, me
                 "draws": w.draws, "exact": w.exact}
     # a difference of scores in [0, 1] lies in [−1, 1]: a bound beyond that says nothing more
     bound, bound_upper = max(float(d.lower[0]), -1.0), min(float(d.upper[0]), 1.0)
-    word = _MODE_WORD[mode]
+    word = MODE_WORD[mode]
     if passed:
         finding = word
     elif bound_upper < null:
         finding = "worse"
     else:
         finding = "not shown"
-    notes = list(notes)
-    if c.se == 0:
-        units = (f"{_n_eff(c):.1f} effective clusters (every question of a cluster counted as one)"
-                 if _n_eff(c) != c.n_questions else f"{c.n_questions} questions")
-        notes.append(f"every paired difference is the same (SE 0), so the t or z test says nothing: the bound "
-                     f"is the exact one for no difference among {units}.")
-    if too_small and finding == "not shown" and c.df is not None and c.df < 10:
-        notes.append(f"with few effective clusters (df {c.df:.1f}), more clusters help more than more "
-                     "questions in the same clusters; the count assumes questions spread like these.")
-    if wild is not None and (p_t < 1 - step) != (wild["p_value"] < 1 - step):
-        notes.append(f"the CR2 t test (one-sided {_pv(p_t)}) and the wild cluster bootstrap "
-                     f"({_pv(wild['p_value'])}) disagree at this level; the gate passes only "
-                     "when both do.")
-    if stopped:
-        notes.append("its own Holm step would pass, but Holm stops at a candidate with a smaller p "
-                     "that did not pass.")
-    dg = _digits((bound, null), (bound_upper, null), (c.diff, null))
-    lvl = _pct(step)
-    margin_text = f"{points(null, dg)} margin"
-    head = f"{c.a} − {c.b} = {points(c.diff, dg)} points"
-    if finding == word:
-        text = f"{word}: {head}, {lvl} lower bound {points(bound, dg)} > {margin_text}"
-    elif finding == "worse":
-        verb = "worse than allowed" if mode == "non-inferiority" else "not superior by the margin"
-        text = f"{verb}: {head}, {lvl} upper bound {points(bound_upper, dg)} < {margin_text}"
-    else:
-        text = f"not shown {word}: {head}, {lvl} lower bound {points(bound, dg)} ≤ {margin_text}"
     score = d0.score_rows is not None and bool(d0.score_rows[0])
-    test = (f"one-sided CR2 t test, df {c.df:.1f}" if c.test == "t_cr2_bm" else
-            f"one-sided suite t test ({c.test.rsplit('_', 1)[1]} weights, tasks as strata), df {c.df:.1f}"
-            if c.test.startswith("t_suite") else "one-sided Tango score test" if score else
-            "one-sided paired z test")
-    if c.se == 0:
-        test = "exact bound for equal differences"
-    details = [f"{test}, {_pv(p_t)}"]
-    if wild is not None:
-        details.append(f"wild cluster bootstrap {_pv(wild['p_value'])}")
-    if k > 1:
-        details.append(f"Holm over {k} candidates, adjusted {_pv(p_adj)}")
-    clusters = (f" in {c.n_clusters} clusters" if c.n_clusters is not None and c.n_clusters >= 2 else "")
-    details.append(f"{c.n_questions:,} questions{clusters}")
-    if prob is not None:
-        details.append(f"Bayesian P(A − B > {points(null, dg)}) = {prob:.3f}, not the decision")
-    text += f" ({'; '.join(details)})"
-    if too_small and finding == "not shown" and n_needed is not None:
-        text += (f"; the eval is too small for this margin: with no true difference it would pass "
-                 f"{_pct(power)} of the time, and about {_round_up(n_needed):,} questions like these "
-                 f"would give {_pct(POWER_TARGET)}")
-    text += "."
+    notes = check_notes(c, wild, p_t, step, finding, too_small, stopped, notes, _n_eff(c))
+    text = check_sentence(c, finding, mode, step, null, bound, bound_upper, p_t, wild, k, p_adj, prob, score,
+                          too_small, n_needed, power)
     return GateCheck(
         candidate=c.a, baseline=c.b, passed=passed, finding=finding, sentence=text,
         n_questions=c.n_questions, n_only_candidate=c.n_only_a, n_only_baseline=c.n_only_b,
@@ -677,11 +602,3 @@ def _check(c, d0, d, p_adj, step, passed, null, mode, margin, level, k, prob, me
         upper=float(d0.t.upper[0]), wild=wild, p_decision=float(d0.p_value[0]), p_adjusted=p_adj,
         bound_level=step, bound=bound, bound_upper=bound_upper, prob=prob, prob_method=method,
         power_at_zero=power, n_needed=n_needed, too_small=too_small, notes=tuple(notes))
-
-
-def _round_up(n: float) -> int:
-    """Questions to plan for, rounded up to 2 significant figures."""
-    if not math.isfinite(n) or n <= 0:
-        return 0
-    mag = 10 ** max(0, math.floor(math.log10(n)) - 1)
-    return int(math.ceil(n / mag) * mag)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayeserr.analyses.watch_text import caution, waiting_sentence, watch_sentence
 from bayeserr.base.errors import InputError, describe
 from bayeserr.base.formats import interval, points  # noqa: F401 (also this module's API)
 from bayeserr.registries.options import WATCH_SAMPLES
@@ -144,48 +145,6 @@ def _outcome(rules: Rules, stop, pair: bool) -> str:
     return {"tie": "tie", "width": "known", "budget": "budget"}[stop.rule]
 
 
-def _sentence(a, b, s: seq.ConfidenceSequence, rules: Rules, stop, outcome: str, seed: int | None = None) -> str:
-    i = len(s.t) - 1 if stop is None else stop.index
-    est, lo, hi, n = s.estimate[i], s.lower[i], s.upper[i], int(s.t[i])
-    what = f"{a} − {b}" if b is not None else f"{a}'s mean score"
-
-    def fmt(x):
-        return points(x, signed=b is not None)
-    k = int(s.units[i])
-    unit = "" if s.unit == "question" else f" in {k:,} complete cluster{'s' if k != 1 else ''}"
-    shuffled = "" if seed is None else f" taken in a random order (seed {seed})"
-    cs = (f"{what} = {fmt(est)} points, {s.level:.0%} confidence sequence [{fmt(lo)}, {fmt(hi)}] "
-          f"after {n:,} question{'s' if n != 1 else ''}{unit}{shuffled}")
-    valid = ("valid at every look" if s.method == "betting" else
-             "valid at every look as the number of " + ("clusters" if s.unit == "cluster" else "answers")
-             + " grows")
-    if stop is None:
-        wanted = []
-        if b is not None and rules.margin is not None:
-            wanted.append(f"it to leave −{100 * rules.margin:.1f}")
-        elif b is not None and rules.settle:
-            wanted.append("it to exclude 0")
-        if rules.tie is not None:
-            wanted.append(f"{'to lie' if wanted else 'it to lie'} inside ±{100 * rules.tie:.1f} points")
-        if rules.width is not None:
-            wanted.append(f"a width of ±{100 * rules.width:.1f} points")
-        if rules.budget is not None:
-            wanted.append(f"the budget of {rules.budget:,} questions")
-        return f"continue: {cs}; waiting for {' or '.join(wanted)}."
-    said = {"better": f"{a} is better than {b}", "worse": f"{a} is worse than {b}",
-            "tie": f"{a} and {b} are tied within ±{100 * (rules.tie or 0):.1f} points",
-            "not worse": f"{a} is not worse than {b} by more than {100 * (rules.margin or 0):.1f} points",
-            "worse than margin": f"{a} is worse than {b} by more than the {100 * (rules.margin or 0):.1f}-point "
-                                 "margin",
-            "known": f"{what} is known to ±{100 * (rules.width or 0):.1f} points",
-            "budget": f"the budget of {rules.budget or 0:,} questions is spent, not settled"}[outcome]
-    last = len(s.t) - 1
-    now = ("" if i == last else
-           f" Since then: {fmt(s.estimate[last])} points, [{fmt(s.lower[last])}, {fmt(s.upper[last])}] after "
-           f"{int(s.t[last]):,} questions (an estimate at a data-dependent stop is biased; the latest is the one to read).")
-    return f"stop: {said} ({cs}; {valid}).{now}"
-
-
 #: the running estimate this far outside its sequence (a share of the sequence's width) after
 #: DRIFT_AFTER questions says the answers are not exchangeable (easy questions first, drift)
 DRIFT_GAP, DRIFT_AFTER = 0.25, 20
@@ -204,9 +163,7 @@ def _waiting(a, b, n, rules, method, level, clusters) -> "Watch":
                                np.array([1.0]), method, level, np.array([0]), "cluster",
                                "difference" if b else "mean")
     k = len(np.unique(np.asarray(clusters).astype(str)))
-    sentence = (f"continue: no cluster is complete yet ({n:,} questions answered in {k:,} clusters, none "
-                "whole); the sequence starts with the first complete cluster.")
-    return Watch(a, b, s, rules, None, "", sentence, ())
+    return Watch(a, b, s, rules, None, "", waiting_sentence(n, k), ())
 
 
 def _drift(s) -> int | None:
@@ -291,15 +248,6 @@ def order_findings(questions, clusters=None, cluster_units: bool = False) -> lis
     return found
 
 
-def _caution(findings) -> str:
-    """The verdict's closing sentence when the order looks not random."""
-    if not findings:
-        return ""
-    said = findings[0] if len(findings) == 1 else ", ".join(findings[:-1]) + " and " + findings[-1]
-    return (f" Caution: {said}: not a random order, so the sequence's guarantee may not hold (a finished "
-            "file: --shuffle SEED replays it in a random order).")
-
-
 def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str | None = None,
                  rules: Rules = Rules(), level: float = 0.95, method: str = "auto",
                  expected_sizes=None, max_size=None, order=(), seed: int | None = None) -> Watch:
@@ -370,7 +318,7 @@ def watch_scores(a_scores, b_scores=None, clusters=None, *, a: str = "A", b: str
             notes.append(f"Only {int(s.units[-1])} complete clusters: the asymptotic sequence rests on the "
                          "number of clusters growing; read it as approximate.")
     return Watch(a, b if pair else None, s, rules, stop, outcome,
-                 _sentence(a, b if pair else None, s, rules, stop, outcome, seed) + _caution(findings),
+                 watch_sentence(a, b if pair else None, s, rules, stop, outcome, seed) + caution(findings),
                  tuple(notes), seed, tuple(findings))
 
 
