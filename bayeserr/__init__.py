@@ -11,6 +11,7 @@ never imports PyMC or ArviZ::
     bayeserr.report(ds).to_markdown()          # the full report (§7)
     bayeserr.plan(delta=0.03, omega2=1/9)      # power (§4)
     bayeserr.suite(ds)                         # suite scores over tasks (§3.12)
+    bayeserr.over_tasks(ds)                    # the leaderboard over tasks like these (§3.15)
     bayeserr.gate(ds, ["new"], "prod", 0.01)   # a release gate (§3.11)
     bayeserr.sequential(ds, "new", "prod")     # settled yet? anytime-valid (§3.13)
     bayeserr.judge(ds)                         # judge scores corrected by human labels (§3.14)
@@ -42,6 +43,7 @@ _API = {
     "rank": ("analyses.ranking", "rank"),
     "gate": ("analyses.gate", "gate"),
     "suite": ("analyses.suite", "suite"),
+    "over_tasks": ("analyses.tasks", "over_tasks"),
     "sequential": ("analyses.sequential", "watch"),
     "judge": ("analyses.judge", "judge"),
     "arena_judge": ("analyses.arena_judge", "arena_judge"),

@@ -58,7 +58,7 @@ def test_markdown_shows_the_suite_comparisons_better_first(tmp_path, cli):
     path = _suite_csv(tmp_path)
     res = cli("report", path, "--bayes", "off")
     assert res.exit_code == 0, res.output
-    section = res.stdout.split("### Suite comparisons", 1)[1].split("## Pairwise", 1)[0]
+    section = res.stdout.split("### Suite comparisons", 1)[1].split("\n## ", 1)[0]
     suite = bayeserr.suite(bayeserr.load(path))
     order = tables.suite_order(suite, "macro")
     rows = [line for line in section.splitlines() if line.startswith("| ") and " − " in line
@@ -77,7 +77,7 @@ def test_many_models_show_neighbours_and_say_so(tmp_path, cli):
     path = _suite_csv(tmp_path, models=12)  # 66 pairs > 45
     res = cli("report", path, "--bayes", "off")
     assert res.exit_code == 0, res.output
-    section = res.stdout.split("### Suite comparisons", 1)[1].split("## Pairwise", 1)[0]
+    section = res.stdout.split("### Suite comparisons", 1)[1].split("\n## ", 1)[0]
     assert "Showing 11 of 66 pairs (neighbours in the suite ranking)" in " ".join(section.split())
     json_rep = cli("report", path, "--bayes", "off", "--format", "json")
     import json
@@ -154,9 +154,9 @@ def test_not_estimable_suite_scores_say_why_and_have_no_verdict(tmp_path, cli):
 def test_suite_comparisons_follow_the_pairs_option(tmp_path, cli):
     path = _suite_csv(tmp_path, models=12)
     res = cli("report", path, "--bayes", "off", "--pairs", "vs=A")
-    section = res.stdout.split("### Suite comparisons", 1)[1].split("## Pairwise", 1)[0]
+    section = res.stdout.split("### Suite comparisons", 1)[1].split("\n## ", 1)[0]
     rows = [r for r in section.splitlines() if r.startswith("| ") and "| Diff |" not in r and " − " in r]
     assert len(rows) == 11 and all(" A " in r.split("|")[1] + " " for r in rows)
     everything = cli("report", path, "--bayes", "off", "--pairs", "all").stdout
-    section = everything.split("### Suite comparisons", 1)[1].split("## Pairwise", 1)[0]
+    section = everything.split("### Suite comparisons", 1)[1].split("\n## ", 1)[0]
     assert sum(r.startswith("| ") and " − " in r and "| Diff |" not in r for r in section.splitlines()) == 66

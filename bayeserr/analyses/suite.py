@@ -159,7 +159,7 @@ def _check_weights(weights, tasks) -> dict:
     return out
 
 
-def _cluster_rule(view: DataView, task_codes: np.ndarray) -> tuple:
+def cluster_rule(view: DataView, task_codes: np.ndarray) -> tuple:
     """Cluster codes for the suite variance and how they are used: ``within tasks``
     (S1, S2), ``across tasks`` (a cluster in two tasks: S3 with the Bell–McCaffrey df
     of :func:`~bayeserr.stats.suite.crossed_df`), ``none``, or ``are the tasks`` (not used)."""
@@ -235,7 +235,7 @@ def suite_view(view: DataView, level: float = 0.95, weights=None, strata: bool =
     tasks, task_codes = np.unique(view.tasks, return_inverse=True)
     tasks = tuple(str(t) for t in tasks)
     weightings = {w: w for w in WEIGHTINGS} | _check_weights(weights, tasks)
-    codes, how = _cluster_rule(view, task_codes)
+    codes, how = cluster_rule(view, task_codes)
     s = view.s
     names = view.models
     pairs = list(combinations(range(len(names)), 2))
@@ -268,27 +268,38 @@ def suite_view(view: DataView, level: float = 0.95, weights=None, strata: bool =
 
 def suite_ranking(suite: Suite, seed: int = 0) -> tuple:
     """Own rank intervals and the set tied with the best under the suite's headline
-    weighting, from its pairs' t on their df (:func:`bayeserr.stats.best.best_set`;
-    the pairs' suite variances set the joint law).  Models without a suite score are
-    left out; fewer than two with one: no ranking."""
-    from bayeserr.stats.best import best_set, covariance_from_pairs, pair_inputs
+    weighting, from its pairs' t on their df (:func:`pairs_ranking`).  Models without a
+    suite score are left out; fewer than two with one: no ranking."""
     w = suite.headline
     scores = [x for x in suite.of(w) if np.isfinite(x.mean)]
     if len(scores) < 2:
         return ()
     names = [x.model for x in scores]
     pos = {m: i for i, m in enumerate(names)}
-    m = len(names)
-    pairs = [p for p in suite.pairs_of(w) if p.a in pos and p.b in pos and np.isfinite(p.se) and p.se > 0]
-    V, z = pair_inputs(m, [pos[p.a] for p in pairs], [pos[p.b] for p in pairs], [p.diff / p.se for p in pairs],
-                       [p.df if np.isfinite(p.df) else np.inf for p in pairs], [p.se * p.se for p in pairs])
-    best = best_set(covariance_from_pairs(V), z, level=suite.level, seed=seed,
-                    order=np.argsort(np.asarray(names, dtype=object)))
     means = np.array([x.mean for x in scores])
-    order = np.lexsort((np.arange(m), -means))
+    pairs = [(pos[p.a], pos[p.b], p.diff, p.se, p.df) for p in suite.pairs_of(w) if p.a in pos and p.b in pos]
+    rank, rank_own, in_set, p_best = pairs_ranking(means, pairs, suite.level, seed, names)
+    order = np.lexsort((np.arange(len(names)), -means))
+    return tuple(SuiteRank(names[j], float(means[j]), int(rank[j]), tuple(int(v) for v in rank_own[j]),
+                           bool(in_set[j]), float(p_best[j])) for j in order)
+
+
+def pairs_ranking(means, pairs, level: float, seed: int, names) -> tuple:
+    """``(rank, rank_own, in_set, p_best)`` of M models from their means and their pairs'
+    ``(i, j, diff, se, df)`` (t on df; ``docs/methods.md`` §3.10): the rank by the mean
+    (equal means to rounding tie), each model's own rank interval and the ``level`` set
+    tied with the best (:func:`bayeserr.stats.best.best_set`; the pairs' variances set the
+    joint law; a pair without a positive SE is left out).  ``names`` order the draws."""
+    from bayeserr.stats.best import best_set, covariance_from_pairs, pair_inputs
+    means = np.asarray(means, dtype=float)
+    m = len(means)
+    pairs = [p for p in pairs if np.isfinite(p[3]) and p[3] > 0]
+    V, z = pair_inputs(m, [p[0] for p in pairs], [p[1] for p in pairs], [p[2] / p[3] for p in pairs],
+                       [p[4] if np.isfinite(p[4]) else np.inf for p in pairs], [p[3] * p[3] for p in pairs])
+    best = best_set(covariance_from_pairs(V), z, level=level, seed=seed,
+                    order=np.argsort(np.asarray(names, dtype=object)))
     rank = 1 + (means[None, :] > means[:, None] + 1e-12).sum(axis=1)  # equal scores (to rounding) tie
-    return tuple(SuiteRank(names[j], float(means[j]), int(rank[j]), tuple(int(v) for v in best.rank_own[j]),
-                           bool(best.in_set[j]), float(best.p_best[j])) for j in order)
+    return rank, best.rank_own, best.in_set, best.p_best
 
 
 def suite(ds, *, weights=None, level: float = 0.95) -> Suite:

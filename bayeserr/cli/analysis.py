@@ -30,7 +30,7 @@ from bayeserr.cli.options import (
     ranged,
     where_option,
 )
-from bayeserr.registries.options import CLUSTER_READINGS, COMPARE_FAMILIES, RANK_INTERVALS
+from bayeserr.registries.options import CLUSTER_READINGS, COMPARE_FAMILIES, RANK_INTERVALS, TASK_READINGS
 from bayeserr.renderers import FIGURE_KINDS, FIGURE_SUFFIXES
 from bayeserr.reporting.formats import COMPARE_FORMATS, FORMATS
 
@@ -137,6 +137,11 @@ def _with_posteriors(write, fits, folder, seed):
               help="sample: the clusters are a sample of clusters like these (CR2); strata: they are the whole "
                    "population of interest (a benchmark's fixed repositories) — a Suite section then ranks with "
                    "them as fixed strata, first.")
+@click.option("--tasks-as", "tasks_as", default="strata", show_default=True,
+              type=click.Choice(TASK_READINGS.choices),
+              help="With three tasks or more: strata leads with these tasks (the Suite section); sample leads "
+                   "with tasks like these (a leaderboard over tasks: t on T − 1 df, rank intervals for a new "
+                   "task). Both are shown.")
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
@@ -146,7 +151,7 @@ def _with_posteriors(write, fits, folder, seed):
 @engine_option
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
-           task_weights_text=None, rank_intervals="own", clusters_as="sample", engine="memory", scheduler=None,
+           task_weights_text=None, rank_intervals="own", clusters_as="sample", tasks_as="strata", engine="memory", scheduler=None,
            workers=None, worker_memory="4GiB", **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
@@ -167,12 +172,15 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
                       seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k,
-                      rank_intervals=rank_intervals, cluster_reading=clusters_as,
+                      rank_intervals=rank_intervals, cluster_reading=clusters_as, task_reading=tasks_as,
                       task_weights=task_weights(task_weights_text))
     config = click.get_current_context().find_root().meta.get("bayeserr.data.config")
     if engine != "memory" and clusters_as == "strata":
         raise InputError(f"--clusters-as strata needs the default engine (memory); --engine {engine} has no "
                          "suite section. Drop --clusters-as, or --engine.")
+    if engine != "memory" and tasks_as == "sample":
+        raise InputError(f"--tasks-as sample needs the default engine (memory); --engine {engine} keeps no "
+                         "per-task scores. Drop --tasks-as, or --engine.")
     from bayeserr.engines.registry import ENGINES
     chosen = ENGINES.get_checked(engine)
     cluster = {"scheduler": scheduler, "workers": workers}

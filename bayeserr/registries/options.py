@@ -39,6 +39,11 @@ CLUSTER_READINGS = Registry("reading of the clusters", "--clusters-as", {
     "sample": "the clusters are a sample of clusters like these (CR2 with the Bell–McCaffrey df)",
     "strata": "the clusters are the whole population of interest: also rank with them as fixed strata",
 })
+TASK_READINGS = Registry("reading of the tasks", "--tasks-as", {
+    "strata": "these tasks: the Suite section's fixed strata lead (docs/methods.md §3.12)",
+    "sample": "tasks like these: the leaderboard over tasks (random effects, t on T − 1 df) leads "
+              "(docs/methods.md §3.15)",
+})
 
 # the choices of the other commands, each a registry the command line names
 COMPARE_FAMILIES = Registry("family of a compared pair", "--family", {
@@ -89,6 +94,8 @@ class Options:
     rank_intervals: str = "own"
     #: "strata": a Suite section reads the clusters as fixed strata (docs/methods.md §3.10)
     cluster_reading: str = "sample"
+    #: which reading of the tasks leads: "strata" (these tasks) or "sample" (tasks like these)
+    task_reading: str = "strata"
     #: suite scores: the user's {task: weight}, shown beside the macro and size-weighted ones
     task_weights: dict | None = None
 
@@ -100,6 +107,7 @@ class Options:
         ON_UNPAIRED.check(self.on_unpaired)
         RANK_INTERVALS.check(self.rank_intervals)
         CLUSTER_READINGS.check(self.cluster_reading)
+        TASK_READINGS.check(self.task_reading)
         object.__setattr__(self, "bayes", BayesSettings.coerce(self.bayes))
         if isinstance(self.prior_sensitivity, (str, bytes)) or self.prior_sensitivity not in (True, False):
             raise InputError(f"prior_sensitivity takes True or False; got {describe(self.prior_sensitivity)}.")

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from bayeserr.analyses.judge import Judge
     from bayeserr.analyses.ranking import Ranking
     from bayeserr.analyses.suite import Suite
+    from bayeserr.analyses.tasks import TasksAsSample
     from bayeserr.bayes.settings import BayesSettings
 
 SCHEMA = "bayeserr.report/2"
@@ -115,6 +116,11 @@ class Report:
     def suite(self) -> Suite | None:
         """With two tasks or more (or --clusters-as strata)."""
         return self._get("suite")
+
+    @property
+    def over_tasks(self) -> TasksAsSample | None:
+        """With three tasks or more: the leaderboard over tasks like these (§3.15)."""
+        return self._get("over_tasks")
 
     @property
     def per_task(self) -> tuple:

@@ -8,6 +8,7 @@ lays out ``bayeserr compare``.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
@@ -750,3 +751,36 @@ def comparison_blocks(rep) -> list:
     if settings:
         out.append(Para(settings, "rows", user_text=True))
     return out
+
+
+def over_tasks_blocks(res, rep, layout) -> list:
+    """The leaderboard over tasks like these (``docs/methods.md`` §3.15): its answer in one
+    sentence, the table, what the new-task intervals guarantee and the readings beside it."""
+    from bayeserr.base.formats import some
+    T, level = len(res.tasks), f"{res.level:.0%}"
+    tied = res.tied_with_best
+    who = (f"{some(tied, 8)} ({len(tied)} of {plural(len(res.models), 'model')})" if len(tied) > 1
+           else f"{tied[0]} alone" if tied else "no model")
+    lead = ("" if res.headline == "sample" else
+            " The Suite section answers for these tasks; this one for tasks like them (--tasks-as sample puts "
+            "it first).")
+    said = (f"Over tasks like these — the {T} tasks read as a sample of tasks, each model's mean over tasks "
+            f"with every task the same, t on {T - 1} df: {who} {'is' if len(tied) == 1 else 'are'} tied with "
+            f"the best at {level}.{lead}")
+    cov, cases, guarantee = res.loto
+    short = ""
+    if res.rank_level < res.level - 1e-9:
+        short = (f"; a {level} interval needs at least {math.ceil(2 / (1 - res.level)) - 1} tasks, so the "
+                 f"interval shown is the narrowest these {T} give")
+    note = (f"Rank in a new task: a new task of this kind, scored as these were, puts the model in this rank "
+            f"range with probability at least {res.rank_level:.1%} (conformal over the {T} tasks' ranks{short}). "
+            f"Leave-one-task-out on these data: {cov:.1%} of {cases:,} held-out ranks fell inside (guarantee "
+            f"{guarantee:.1%} with {T - 1} tasks). Between-task SD: how far a model's true score moves from "
+            "task to task (more tasks shrink its share of the uncertainty); within-task SE: the noise of one "
+            "task's mean from its questions (more questions per task shrink only that).")
+    if res.left_out:
+        note += (" Not read over tasks (no score in every task): "
+                 + some([f"{m} ({', '.join(t)})" for m, t in res.left_out.items()], 5, "; ") + ".")
+    return [Heading("Over tasks like these"), Para(said, "verdict", user_text=True), tables.tasks_table(res),
+            Para(note, "note", user_text=True), Heading("How far the answer generalises", 3),
+            tables.readings_table(res)]

@@ -315,6 +315,26 @@ def _suite(src, done, o):
     return suite_view(src.view, o.level, o.task_weights)
 
 
+def _over_tasks(src, done, o):
+    """The leaderboard over tasks like these, with the readings beside it (§3.15): three tasks
+    or more, the tasks not the clusters read as strata."""
+    suite = done["suite"]
+    if not src.per_question:
+        return (NotAvailable("the leaderboard over tasks", "it needs each task's scores, which the engine does "
+                             "not keep") if src.result.tasks else None)
+    from bayeserr.analyses.tasks import MIN_TASKS, over_tasks_view
+    res = None
+    if suite is not None and not suite.clusters_as_strata:
+        res = over_tasks_view(src.view, suite, o.level, o.seed, o.task_reading)
+    if res is None and o.task_reading == "sample":
+        from bayeserr.base.errors import InputError
+        raise InputError(f"--tasks-as sample reads the tasks as a sample of tasks: it needs at least {MIN_TASKS} "
+                         "tasks (a task column, --task-col; eval logs: each run's task) and two models with a "
+                         "score in every task" + (", and no --clusters-as strata" if o.cluster_reading == "strata"
+                                                  else "") + ". Drop --tasks-as, or give the tasks.")
+    return res
+
+
 def _per_task(src, done, o) -> tuple:
     """Each task's scores and comparisons, as the report's (the models with two answered
     questions in the task; the closed-form Bayesian intervals of --bayes fast even under
@@ -461,6 +481,9 @@ for _section in (
             position=100, json_position=60, json_keys=("pass_at_k",)),
     Section("suite", "Suite", _suite, doc.suite_section_blocks, _key("suite"), position=_suite_position,
             json_position=70, json_keys=("suite",)),
+    Section("over_tasks", "Over tasks like these", _over_tasks, doc.over_tasks_blocks, _key("over_tasks"),
+            position=lambda r: 15 if r is not None and r.headline == "sample" else 26, json_position=75,
+            json_keys=("over_tasks",)),
     Section("per_task", "Each task alone", _per_task, doc.per_task_blocks, _key("per_task", to_json=_per_task_json),
             position=90, json_position=80, json_keys=("per_task",)),
     Section("task_groups", "lm-eval groups", _task_groups, doc.task_group_section_blocks, _key("task_groups"),

@@ -573,3 +573,37 @@ def judge_pairs_table(j, pairs) -> Table:
                      Cell("pct", r.judge_only.estimate), text(verdict)))
     return Table("judge_pairs", "Judge-corrected comparisons", cols, tuple(rows),
                  caption="A − B of human-scored means (PPI++ on the paired differences), Holm over the pairs.")
+
+
+def tasks_table(res) -> Table:
+    """The leaderboard over tasks like these (``docs/methods.md`` §3.15): each model's mean over
+    tasks with its t interval on T − 1 df, the between- and within-task spread, its rank, own
+    rank interval, the set tied with the best and its rank prediction interval for a new task."""
+    level = f"{res.level:.0%}"
+    cols = (Column("model", "Model", numeric=False), Column("rank", "Rank"),
+            Column("task_mean", "Mean over tasks"), Column("task_ci", f"{level} CI", level.replace("%", r"\%")),
+            Column("between_sd", "Between-task SD"), Column("within_se", "Within-task SE"),
+            Column("rank_own", "Rank interval"), Column("tied_best", "Tied with best", numeric=False),
+            Column("rank_new", "Rank in a new task"))
+    rows = tuple((text(m.model), Cell("int", m.rank), pct(m.mean), Cell("interval", m.ci), pct(m.between_sd),
+                  pct(m.within_se), Cell("span", m.rank_own), text("yes" if m.tied_with_best else ""),
+                  Cell("span", m.rank_new)) for m in res.models)
+    return Table("over_tasks", "Over tasks like these", cols, rows,
+                 caption=f"Means over the {len(res.tasks)} tasks read as a sample of tasks like them: t on "
+                         f"{len(res.tasks) - 1} df, {level} rank intervals, the set tied with the best, and each "
+                         f"model's rank prediction interval for a new task ({res.rank_level:.1%}).")
+
+
+def readings_table(res) -> Table:
+    """One line per reading of the same models: what it generalises over, how, and how many
+    are tied with #1 (the chosen reading first)."""
+    from bayeserr.base.formats import some
+    n = len(res.models)
+    cols = (Column("reading", "Generalises over", numeric=False), Column("method", "Method", numeric=False),
+            Column("tied_count", "Tied with #1"), Column("tied_names", "Which", numeric=False))
+    rows = tuple((text(r.unit + (" (chosen)" if i == 0 else "")), text(r.method + ("" if r.guarantee else
+                                                                                   "; no guarantee")),
+                  text(f"{len(r.tied)} of {n}"), text(some(r.tied, 6)))
+                 for i, r in enumerate(res.readings))
+    return Table("readings", "How far the answer generalises", cols, rows,
+                 caption=f"The models tied with #1 at {res.level:.0%} under each reading of the same {n} models.")

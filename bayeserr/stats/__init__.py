@@ -16,6 +16,7 @@ in ``docs/methods.md``.  No I/O, no report, no sampler.
 * :mod:`.sequential` — anytime-valid confidence sequences (§3.13);
 * :mod:`.sufficient` — sufficient statistics of a results table, added over partitions (§7.3);
 * :mod:`.suite` — suite scores over tasks as fixed strata (§3.12);
+* :mod:`.tasks` — tasks as a sample: means over tasks, their spread, rank prediction (§3.15);
 * :mod:`.pairs` — all-pairs paired moments, McNemar, pair cluster totals (§3);
 * :mod:`.passk` — the unbiased pass@k estimator (§6);
 * :mod:`.planning` — power, sample size, tie zone (§4);

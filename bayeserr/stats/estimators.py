@@ -8,6 +8,7 @@ dataset.  One place per formula; the docstring names the equation.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -33,9 +34,15 @@ def normal_quantile(p: float) -> float:
 def se_clt(s: np.ndarray):
     """(M1) ``SE_clt = sqrt( Σ (s_i − s̄)² / ((n − 1) n) )``: sample sd (ddof 1) / √n.
 
-    Along the last axis, so a (replicates × n) array gives one SE per replicate.
+    Along the last axis, so a (replicates × n) array gives one SE per replicate; NaN
+    (not answered) is skipped, n counting the answered values of each row.
     """
     s = np.asarray(s, dtype=float)
+    if np.isnan(s).any():
+        n = (~np.isnan(s)).sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # rows with fewer than two answers: NaN
+            return np.sqrt(np.nanvar(s, ddof=1, axis=-1) / n)
     return np.sqrt(np.var(s, ddof=1, axis=-1) / s.shape[-1])
 
 
