@@ -5,8 +5,10 @@ over tasks (each task the same) with a t interval on T − 1 df (the formulas of
 :mod:`bayeserr.stats.tasks`), the split of its task-to-task spread into between
 and within tasks, every pair's difference and test, the ranking that follows
 (rank intervals and the set tied with the best, :func:`bayeserr.stats.best.best_set`),
-each model's rank *prediction* interval for a new task (conformal over the tasks)
-and its leave-one-task-out check.  Beside it, :func:`readings` gives one line per
+each model's rank *prediction* interval for a new task (conformal over the tasks),
+its leave-one-task-out check, and (unless the Bayesian columns are off) the posterior
+P(best over tasks like these) and rank credible intervals of the models × tasks model
+(``models/task_effects.py``, §5.7).  Beside it, :func:`readings` gives one line per
 reading of the same models — questions independent, questions clustered by task,
 these tasks as fixed strata, tasks as a sample, a percentile bootstrap over tasks —
 so a reader sees how much the choice of unit matters.
@@ -49,12 +51,19 @@ class TaskModel:
     tied_with_best: bool
     p_is_best: float
     rank_new: tuple        #: its rank prediction interval for a new task (conformal)
+    #: the Bayesian models × tasks model (models/task_effects.py): P(best over tasks like these),
+    #: its mean rank and rank credible interval; None with --bayes off
+    p_best_bayes: float | None = None
+    rank_mean_bayes: float | None = None
+    rank_credible: tuple | None = None
 
     def to_dict(self) -> dict:
         return {"model": self.model, "mean": self.mean, "se": self.se, "ci": list(self.ci),
                 "between_sd": self.between_sd, "within_se": self.within_se, "new_task": list(self.new_task),
                 "rank": self.rank, "rank_own": list(self.rank_own), "tied_with_best": self.tied_with_best,
-                "p_is_best": self.p_is_best, "rank_new_task": list(self.rank_new)}
+                "p_is_best": self.p_is_best, "rank_new_task": list(self.rank_new),
+                "p_best_bayes": self.p_best_bayes, "rank_mean_bayes": self.rank_mean_bayes,
+                "rank_credible": None if self.rank_credible is None else list(self.rank_credible)}
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,8 @@ class TasksAsSample:
     readings: tuple = ()             #: Reading, the chosen one first
     left_out: dict = field(default_factory=dict)  #: model -> tasks it has no score in
     headline: str = "strata"         #: the reading the user chose (--tasks-as)
+    #: the models × tasks posterior's sampler: draws, largest R-hat, smallest bulk ESS (None: not run)
+    bayes_fit: dict | None = None
 
     @property
     def df(self) -> float:
@@ -123,7 +134,7 @@ class TasksAsSample:
                 "pairs": [p.to_dict() for p in self.pairs], "rank_prediction_level": self.rank_level,
                 "leave_one_task_out": {"coverage": cov, "cases": cases, "guarantee": guarantee},
                 "readings": [r.to_dict() for r in self.readings],
-                "left_out": {m: list(t) for m, t in self.left_out.items()}}
+                "left_out": {m: list(t) for m, t in self.left_out.items()}, "bayes_fit": self.bayes_fit}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per model: mean, se, ci_low, ci_high, ranks and the prediction intervals."""
@@ -146,7 +157,7 @@ def _task_values(y, task_codes, codes):
 
 
 def tasks_view(view: DataView, level: float = 0.95, *, codes=None, seed: int = 0,
-               headline: str = "strata") -> TasksAsSample | None:
+               headline: str = "strata", bayes: bool = True) -> TasksAsSample | None:
     """The leaderboard of ``view`` over tasks like these (None with fewer than
     :data:`MIN_TASKS` tasks or two models with a score in every task); ``codes``: the
     cluster codes within tasks for each task's variance (None: questions independent)."""
@@ -163,25 +174,54 @@ def tasks_view(view: DataView, level: float = 0.95, *, codes=None, seed: int = 0
     keep = np.flatnonzero(complete)
     if len(keep) < 2:
         return None
-    names = [view.models[j] for j in keep]
-    rows = task_sample(means[keep], var[keep], level)
     pairs = list(combinations(range(len(keep)), 2))
     d = s[keep[[a for a, _ in pairs]]] - s[keep[[b for _, b in pairs]]]
     dm, dv = _task_values(d, task_codes, codes)
-    prs = task_sample(dm, dv, level)
-    tp = _pairs(names, pairs, prs)
+    return tasks_from_values([view.models[j] for j in keep], tuple(str(t) for t in tasks), means[keep], var[keep],
+                             level, seed=seed, headline=headline, pair_values=(dm, dv), left_out=left_out,
+                             bayes=bayes)
+
+
+def tasks_from_values(names, tasks, means, var, level: float = 0.95, *, seed: int = 0, headline: str = "strata",
+                      pair_values=None, left_out=None, bayes: bool = False) -> TasksAsSample:
+    """The leaderboard over tasks like these from each model's task means ``means`` (M, T) and
+    their sampling variances ``var`` (§3.15).  ``pair_values``: each pair's (means, variances)
+    (P, T) of its differences on the questions both answered, pairs in ``combinations`` order
+    (default: differences of the task means, their variances summed — the lab's, whose models
+    answer every question); ``bayes``: add the models × tasks posterior (§5.7)."""
+    pairs = list(combinations(range(len(names)), 2))
+    ia, ib = [a for a, _ in pairs], [b for _, b in pairs]
+    dm, dv = pair_values if pair_values is not None else (means[ia] - means[ib], var[ia] + var[ib])
+    rows = task_sample(means, var, level)
+    tp = _pairs(names, pairs, task_sample(dm, dv, level))
     rank, rank_own, in_set, p_best = pairs_ranking(
         rows.mean, [(a, b, p.diff, p.se, p.df) for (a, b), p in zip(pairs, tp)], level, seed, names)
-    lo, hi, attained = conformal_rank_interval(competition_ranks(means[keep]), level)
+    lo, hi, attained = conformal_rank_interval(competition_ranks(means), level)
     order = np.lexsort((np.arange(len(names)), -rows.mean))
+    post = _posterior(means, var, level, seed) if bayes else None
     models = tuple(TaskModel(names[j], float(rows.mean[j]), float(rows.se[j]),
                              (float(max(rows.lower[j], 0.0)), float(min(rows.upper[j], 1.0))),
                              float(np.sqrt(rows.between[j])), float(np.sqrt(rows.within[j])),
                              (float(max(rows.new_lower[j], 0.0)), float(min(rows.new_upper[j], 1.0))),
                              int(rank[j]), tuple(int(v) for v in rank_own[j]), bool(in_set[j]),
-                             float(p_best[j]), (int(lo[j]), int(hi[j]))) for j in order)
-    return TasksAsSample(tuple(str(t) for t in tasks), level, models, tuple(tp), attained,
-                         leave_one_task_out(means[keep], level), left_out=left_out, headline=headline)
+                             float(p_best[j]), (int(lo[j]), int(hi[j])), *_bayes_of(post, j)) for j in order)
+    fit = None if post is None else {"model": "models × tasks (models/task_effects.py)", "draws": post.draws,
+                                     "r_hat": post.rhat, "ess_bulk": post.ess}
+    return TasksAsSample(tuple(tasks), level, models, tuple(tp), attained, leave_one_task_out(means, level),
+                         left_out=dict(left_out or {}), headline=headline, bayes_fit=fit)
+
+
+def _posterior(means, var, level, seed):
+    from bayeserr.models.task_effects import posterior
+    ok = np.isfinite(var)
+    var = np.where(ok, var, np.nanmean(np.where(ok, var, np.nan)) if ok.any() else 0.0)  # a one-question task
+    return posterior(means, var, level, seed=seed)
+
+
+def _bayes_of(post, j) -> tuple:
+    if post is None:
+        return None, None, None
+    return (float(post.p_best[j]), float(post.rank_mean[j]), (int(post.rank_low[j]), int(post.rank_high[j])))
 
 
 def _pairs(names, pairs, prs) -> list[TaskPair]:
@@ -278,8 +318,8 @@ def _bootstrap_tied(view, rows, task_codes, level, seed) -> tuple:
     return tuple(names[j] for j in order if j == lead or low[j] <= 0)
 
 
-def over_tasks_view(view: DataView, suite, level: float, seed: int = 0,
-                    headline: str = "strata") -> TasksAsSample | None:
+def over_tasks_view(view: DataView, suite, level: float, seed: int = 0, headline: str = "strata",
+                    bayes: bool = True) -> TasksAsSample | None:
     """:func:`tasks_view` with each task's variance under the suite's cluster rule (clusters
     within tasks; none when the clusters are the tasks) and the :func:`readings` beside it
     (``suite``: the Suite section's result, for the strata line); None as tasks_view."""
@@ -288,11 +328,11 @@ def over_tasks_view(view: DataView, suite, level: float, seed: int = 0,
         return None
     codes, how = cluster_rule(view, np.unique(view.tasks, return_inverse=True)[1])
     res = tasks_view(view, level, codes=codes if how in ("within tasks", "across tasks") else None, seed=seed,
-                     headline=headline)
+                     headline=headline, bayes=bayes)
     return None if res is None else replace(res, readings=readings(view, res, suite, level, seed))
 
 
-def over_tasks(ds, *, level: float = 0.95, seed: int = 0) -> TasksAsSample:
+def over_tasks(ds, *, level: float = 0.95, seed: int = 0, bayes: bool = True) -> TasksAsSample:
     """The leaderboard of a loaded dataset with a ``task`` coordinate over tasks like these
     (``docs/methods.md`` §3.15), with the readings beside it.  Raises
     :class:`~bayeserr.base.errors.InputError` with fewer than three tasks or two models with
@@ -301,7 +341,7 @@ def over_tasks(ds, *, level: float = 0.95, seed: int = 0) -> TasksAsSample:
     from bayeserr.base.registry import check_level
     level = check_level(level)
     view = DataView.from_dataset(ds)
-    res = over_tasks_view(view, suite_view(view, level), level, seed)
+    res = over_tasks_view(view, suite_view(view, level), level, seed, bayes=bayes)
     if res is None:
         raise InputError(f"a leaderboard over tasks needs at least {MIN_TASKS} tasks and two models with a score "
                          "in every task: load with task_col='COLUMN' (eval logs: each run's task).")

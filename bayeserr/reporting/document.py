@@ -778,6 +778,13 @@ def over_tasks_blocks(res, rep, layout) -> list:
             f"{guarantee:.1%} with {T - 1} tasks). Between-task SD: how far a model's true score moves from "
             "task to task (more tasks shrink its share of the uncertainty); within-task SE: the noise of one "
             "task's mean from its questions (more questions per task shrink only that).")
+    if res.bayes_fit is not None:
+        fit = res.bayes_fit
+        note += (" P(best), Bayes and the rank credible interval: the models × tasks model (task difficulty and "
+                 "a model × task effect with each model's own SD, task means' noise from their questions; "
+                 f"methods §5.7), {fit['draws']:,} draws, R-hat {fit['r_hat']:.3f}, bulk ESS {fit['ess_bulk']:,.0f}"
+                 + (" — below the thresholds (R-hat ≤ 1.01, ESS ≥ 400): read it with care." if
+                    fit["r_hat"] > 1.01 or fit["ess_bulk"] < 400 else "."))
     if res.left_out:
         note += (" Not read over tasks (no score in every task): "
                  + some([f"{m} ({', '.join(t)})" for m, t in res.left_out.items()], 5, "; ") + ".")

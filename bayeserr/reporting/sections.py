@@ -317,7 +317,8 @@ def _suite(src, done, o):
 
 def _over_tasks(src, done, o):
     """The leaderboard over tasks like these, with the readings beside it (§3.15): three tasks
-    or more, the tasks not the clusters read as strata."""
+    or more, the tasks not the clusters read as strata; with --bayes mcmc also the models × tasks
+    posterior (a sampler, so not under --bayes fast)."""
     suite = done["suite"]
     if not src.per_question:
         return (NotAvailable("the leaderboard over tasks", "it needs each task's scores, which the engine does "
@@ -325,7 +326,7 @@ def _over_tasks(src, done, o):
     from bayeserr.analyses.tasks import MIN_TASKS, over_tasks_view
     res = None
     if suite is not None and not suite.clusters_as_strata:
-        res = over_tasks_view(src.view, suite, o.level, o.seed, o.task_reading)
+        res = over_tasks_view(src.view, suite, o.level, o.seed, o.task_reading, bayes=o.bayes.mode == "mcmc")
     if res is None and o.task_reading == "sample":
         from bayeserr.base.errors import InputError
         raise InputError(f"--tasks-as sample reads the tasks as a sample of tasks: it needs at least {MIN_TASKS} "

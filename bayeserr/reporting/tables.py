@@ -588,6 +588,10 @@ def tasks_table(res) -> Table:
     rows = tuple((text(m.model), Cell("int", m.rank), pct(m.mean), Cell("interval", m.ci), pct(m.between_sd),
                   pct(m.within_se), Cell("span", m.rank_own), text("yes" if m.tied_with_best else ""),
                   Cell("span", m.rank_new)) for m in res.models)
+    if any(m.p_best_bayes is not None for m in res.models):  # the models × tasks posterior (§5.7)
+        cols += (Column("p_best_bayes", "P(best), Bayes"), Column("rank_credible", "Rank credible interval"))
+        rows = tuple((*row, Cell("num", m.p_best_bayes, digits=3), Cell("span", m.rank_credible))
+                     for row, m in zip(rows, res.models))
     return Table("over_tasks", "Over tasks like these", cols, rows,
                  caption=f"Means over the {len(res.tasks)} tasks read as a sample of tasks like them: t on "
                          f"{len(res.tasks) - 1} df, {level} rank intervals, the set tied with the best, and each "
