@@ -247,6 +247,7 @@ READINGS = {
     "task_clusters": ("tasks like these, as clusters of a pooled score",
                       "CR2 with the tasks as clusters, Bell–McCaffrey df"),
     "strata": ("these tasks, as fixed strata", "suite t test, tasks as strata"),
+    "strata_se": ("these tasks, as fixed strata", "z on the tasks' SEs, the models' errors taken as independent"),
     "sample": ("tasks like these, as a random sample", "t on T − 1 df over the task means (random effects)"),
     "bootstrap": ("tasks like these, by resampling them", "percentile bootstrap over tasks, one pair at a time"),
 }
@@ -274,10 +275,16 @@ def readings(view: DataView, sample: TasksAsSample, suite, level: float, seed: i
     if suite is not None and suite.ranking:
         out["strata"] = tuple(r.model for r in suite.ranking if r.tied_with_best and r.model in names)
     out["sample"] = tuple(sample.tied_with_best)
-    out["bootstrap"] = _bootstrap_tied(view, rows, task_codes, level, seed)
-    first = sample.headline if sample.headline in out else "sample"
-    keys = [first] + [k for k in out if k != first]
-    return tuple(Reading(k, *READINGS[k], out[k], k != "bootstrap") for k in keys)
+    from bayeserr.stats.suite import suite_mean
+    out["bootstrap"] = _bootstrap_tied(suite_mean(s, task_codes, None, "macro").task_mean, names, level, seed)
+    return _ordered(out, sample.headline)
+
+
+def _ordered(tied: dict, headline: str) -> tuple:
+    """The readings as :class:`Reading` rows, the chosen one first."""
+    first = headline if headline in tied else "sample"
+    keys = [first] + [k for k in tied if k != first]
+    return tuple(Reading(k, *READINGS[k], tied[k], k != "bootstrap") for k in keys)
 
 
 def _iid(d):
@@ -300,12 +307,11 @@ def _tied(means, pairs, diff, se, df, level, seed, names) -> tuple:
     return tuple(names[j] for j in order if in_set[j])
 
 
-def _bootstrap_tied(view, rows, task_codes, level, seed) -> tuple:
+def _bootstrap_tied(means, names, level, seed) -> tuple:
     """The percentile bootstrap over tasks the leaderboard trackers use: tasks resampled
-    with replacement, the macro means recomputed; a model is tied with the observed #1
-    when the percentile interval of #1 − it covers 0 (one pair at a time, no guarantee)."""
-    from bayeserr.stats.suite import suite_mean
-    means = suite_mean(view.s[rows], task_codes, None, "macro").task_mean      # (M, T)
+    with replacement, the macro means of the task means ``means`` (M, T) recomputed; a
+    model is tied with the observed #1 when the percentile interval of #1 − it covers 0
+    (one pair at a time, no guarantee)."""
     T = means.shape[1]
     idx = np.random.default_rng(seed).integers(0, T, size=(BOOTSTRAP_DRAWS, T))
     boot = means[:, idx].mean(axis=2)                                         # (M, B)
@@ -313,7 +319,6 @@ def _bootstrap_tied(view, rows, task_codes, level, seed) -> tuple:
     lead = int(np.argmax(macro))
     gap = boot[lead][None, :] - boot
     low = np.quantile(gap, (1 - level) / 2, axis=1)
-    names = [view.models[r] for r in rows]
     order = np.lexsort((np.arange(len(names)), -macro))
     return tuple(names[j] for j in order if j == lead or low[j] <= 0)
 
@@ -346,3 +351,35 @@ def over_tasks(ds, *, level: float = 0.95, seed: int = 0, bayes: bool = True) ->
         raise InputError(f"a leaderboard over tasks needs at least {MIN_TASKS} tasks and two models with a score "
                          "in every task: load with task_col='COLUMN' (eval logs: each run's task).")
     return res
+
+
+def over_tasks_summary(summary, *, level: float = 0.95, seed: int = 0, bayes: bool = False) -> TasksAsSample:
+    """The leaderboard over tasks like these from a task × model summary table
+    (:func:`bayeserr.data.summaries.load_task_summary`: each task's score and SE, no
+    per-question data; §3.15).  The readings that need the questions are not available:
+    these tasks (fixed strata, a z test on Σ_t V_t/T² with each model's errors taken as
+    independent), tasks like these, and the bootstrap over tasks.  Models without a score
+    in every task are left out and listed."""
+    from bayeserr.base.errors import InputError
+    from bayeserr.base.registry import check_level
+    level = check_level(level)
+    complete = np.isfinite(summary.means).all(axis=1)
+    left_out = {m: tuple(t for t, ok in zip(summary.tasks, np.isfinite(summary.means[j])) if not ok)
+                for j, m in enumerate(summary.models) if not complete[j]}
+    if len(summary.tasks) < MIN_TASKS or complete.sum() < 2:
+        raise InputError(f"{summary.source}: a leaderboard over tasks needs at least {MIN_TASKS} tasks and two "
+                         f"models with a score in every task (the table has {len(summary.tasks)} tasks and "
+                         f"{int(complete.sum())} such models).")
+    names = [m for j, m in enumerate(summary.models) if complete[j]]
+    means, var = summary.means[complete], summary.var[complete]
+    res = tasks_from_values(names, summary.tasks, means, var, level, seed=seed, headline="sample",
+                            left_out=left_out, bayes=bayes)
+    pairs = list(combinations(range(len(names)), 2))
+    T = len(summary.tasks)
+    diff = np.array([(means[a] - means[b]).mean() for a, b in pairs])
+    se = np.array([np.sqrt((var[a] + var[b]).sum()) / T for a, b in pairs])
+    tied = {"sample": tuple(res.tied_with_best),
+            "strata_se": _tied(means.mean(axis=1), pairs, diff, se, np.full(len(pairs), np.inf), level, seed,
+                               names),
+            "bootstrap": _bootstrap_tied(means, names, level, seed)}
+    return replace(res, readings=_ordered(tied, "sample"))

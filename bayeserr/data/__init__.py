@@ -4,6 +4,7 @@
 * :mod:`.loading` — :func:`~bayeserr.data.loading.load`, one or several inputs
   combined, with the row accounting;
 * :mod:`.tables` — one results table (CSV, TSV, JSONL, Parquet);
+* :mod:`.summaries` — task × model summary tables (a score and its SE per model and task);
 * :mod:`.readers` — Inspect AI and lm-evaluation-harness logs;
 * :mod:`.dataset` — the column mapping, the SPEC §1 checks and the dataset
   they build;

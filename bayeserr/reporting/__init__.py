@@ -1,7 +1,7 @@
 """Layer 7, the report: its sections, one registry (:mod:`.sections`: how each is
 computed from any engine's source, laid out and written to the JSON), the one assembler
 (:mod:`.build`) and the neutral tables and blocks (:mod:`.tables`, :mod:`.document`,
-:mod:`.arena`, :mod:`.text`), which the renderers (:mod:`bayeserr.renderers`) write out
+:mod:`.arena`, :mod:`.text`, and :mod:`.task_summary` for ``bayeserr tasks``), which the renderers (:mod:`bayeserr.renderers`) write out
 in each format; the output formats are listed in :mod:`.formats` (light, for the
 command line).
 

@@ -10,6 +10,8 @@ from bayeserr.base.registry import Registry
 FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json",
                                                   "latex": "to_latex", "html": "to_html"})
 COMPARE_FORMATS = Registry("output format", "--format", {"md": "to_markdown", "json": "to_json"})
+#: ``bayeserr tasks``: the leaderboard over tasks from a summary table
+TASKS_FORMATS = Registry("output format", "--format", {"md": "Markdown", "json": "JSON", "html": "HTML"})
 #: ``gate``, ``watch`` and ``config``: a summary for people or the JSON for programs
 TEXT_FORMATS = Registry("output format", "--format", {"text": "a plain-text summary", "json": "JSON"})
 #: ``bayeserr lab`` and ``simulate``: the published tables, their JSON, or the raw cells as CSV
