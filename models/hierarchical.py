@@ -767,7 +767,7 @@ def weighted_mean_cumulants(logit_mu, log_kappa, k, n, weights=None, order: int 
     The polynomials are expanded in μ for cells with μ ≤ ½ and in 1 − μ for
     the others, so that a and b near either end carry no cancellation beyond
     the one in the terms themselves (relative rounding ~1e-15 against the
-    per-cell sums; tests/test_bayes_speed_equivalence.py).
+    per-cell sums; tests/bayes/test_bayes_speed_equivalence.py).
     """
     k, n = np.asarray(k, float), np.asarray(n, float)
     c = n if weights is None else np.broadcast_to(np.asarray(weights, float), n.shape)

@@ -22,7 +22,7 @@ Why these priors.  The cluster level is logit-normal rather than Beta so
 that it can be written non-centred (``z_c`` standard normal, scaled by τ):
 the centred form, with φ_c drawn around its mean, puts NUTS in a funnel when
 τ is small or clusters hold few answers (12 divergent transitions on the
-40-question example of tests/test_three_level.py, 47 on the issue's; none
+40-question example of tests/bayes/test_three_level.py, 47 on the issue's; none
 non-centred).  ``η ~ Normal(0, 1.5)``: a typical cluster's accuracy between 5%
 and 95% a priori (central 95%), nearly flat for μ in between (the same
 scale as the paired latent model's intercepts).  ``τ ~ HalfNormal(1)``:
@@ -70,7 +70,7 @@ Two fits of the same model:
   (``w_mixture``).
 * :func:`fit_mcmc` — PyMC NUTS on the same model, non-centred.
 
-Both are tested against each other (tests/test_three_level.py: within 4
+Both are tested against each other (tests/bayes/test_three_level.py: within 4
 MCSEs on MathArena), the grid against a Monte Carlo brute force and against
 a finer grid.
 """

@@ -32,7 +32,7 @@ from bayeserr.base.errors import InputError
 from bayeserr.lab import simulate as lab
 from bayeserr.stats import passk
 
-from .test_arena_hostile import simulate as simulate_votes
+from .analyses.test_arena_hostile import simulate as simulate_votes
 
 NAN, INF = float("nan"), float("inf")
 

@@ -7,6 +7,6 @@ HERE = Path(__file__).resolve().parent
 
 
 def test_no_test_disables_output_capture():
-    loud = [p.name for p in sorted(HERE.glob("test_*.py"))
+    loud = [str(p.relative_to(HERE)) for p in sorted(HERE.rglob("test_*.py"))
             if p.name != Path(__file__).name and "capsys.disabled(" in p.read_text()]
     assert not loud, f"tests printing past pytest's capture: {loud}"

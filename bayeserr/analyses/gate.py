@@ -26,7 +26,7 @@ Where the Bell–McCaffrey df is below :data:`~bayeserr.analyses.comparison.WILD
 restricted bootstrap (§3.4) is run at the margin (``null=``): its p-value is
 two-sided (``|t*| ≥ |t|``); the weights are symmetric (v and −v equally
 likely) and ``t*(−v) = −t*(v)``, so ``P(t* ≥ t) = p/2`` when ``t > 0`` (the pass
-side) and at least ``1 − p/2`` otherwise (``tests/test_gate.py`` checks it by
+side) and at least ``1 − p/2`` otherwise (``tests/analyses/test_gate.py`` checks it by
 enumeration).  Its one-sided bound at ``L`` is the lower end of its inverted
 interval at ``2L − 1``.  The gate then passes only if **both** the CR2 t test
 and the bootstrap pass: the decision p is the larger of the two one-sided
@@ -113,7 +113,7 @@ class Decision:
 def decide(diff, se, df, null, level, D=None, sizes=None, *, seed: int = 0, n_eff=None,
            wild: bool = True, counts=None) -> Decision:
     """The gate's one-sided test of rows (vectorized: the gate calls it per candidate, the
-    size simulation of ``tests/test_gate.py`` on all replicates at once).
+    size simulation of ``tests/analyses/test_gate.py`` on all replicates at once).
 
     ``diff``, ``se``, ``df`` as :class:`~bayeserr.analyses.comparison.Comparison` gives them
     (``df = inf`` for the paired z); ``D`` and ``sizes`` the cluster sums and sizes of the

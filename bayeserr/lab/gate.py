@@ -61,7 +61,7 @@ from bayeserr.lab.formats import pm as _pm
 #: scikit-learn 32, astropy 22, pydata 22, pytest-dev 19, pylint-dev 10, psf 8, mwaskom 2,
 #: pallets 1): the ``cluster_id`` column of the project's real file
 #: ``swebench_verified_bashonly_per_instance.csv.gz`` (500 questions; the same constant as
-#: ``tests/test_gate.py`` and :data:`bayeserr.lab.ranking.CLUSTERINGS`).  Embedded so the lab
+#: ``tests/analyses/test_gate.py`` and :data:`bayeserr.lab.ranking.CLUSTERINGS`).  Embedded so the lab
 #: does not read the data folder.
 SWEBENCH_SIZES = (231, 75, 44, 34, 32, 22, 22, 19, 10, 8, 2, 1)
 #: cluster structures of the lab: none, SWE-bench's (scaled to n, :func:`scaled_sizes`), or

@@ -8,7 +8,7 @@ import pytest
 
 import bayeserr
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 def _frame(clusters, n=40, seed=0):

@@ -14,7 +14,7 @@ from bayeserr.models import hierarchical, paired_latent, three_level
 from bayeserr.models.diagnostics import ESS_MIN, RHAT_MAX, diagnose, import_arviz
 from scipy import special
 
-from .conftest import real_file
+from ..conftest import real_file
 
 # The one warning these tests expect is the environment's (PyTensor built
 # without BLAS); any other warning is reported.

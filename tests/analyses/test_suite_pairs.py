@@ -14,8 +14,8 @@ from statsmodels.stats.multitest import multipletests
 import bayeserr
 from bayeserr.reporting import tables
 
-from .renderers.test_latex_layout import compile_pdf, needs_tex, tables_of
-from .test_suite_report import _table
+from ..renderers.test_latex_layout import compile_pdf, needs_tex, tables_of
+from ..reporting.test_suite_report import _table
 
 
 def _suite_csv(tmp_path, models=3, seed=0):

@@ -22,7 +22,7 @@ from bayeserr.analyses.gate import decide, gate, holm_levels, one_sided_t, power
 from bayeserr.examples import example_path
 from bayeserr.stats.fewclusters import cluster_totals, cr2_mean
 
-from .conftest import real_file
+from ..conftest import real_file
 
 ROOT = Path(bayeserr.__file__).resolve().parents[1]
 EXAMPLE = example_path()
@@ -574,7 +574,7 @@ def test_summary_escapes_model_names(cli, tmp_path):
 
 
 def test_gate_help_imports_nothing_heavy():
-    from .test_startup import loaded
+    from ..cli.test_startup import loaded
     assert loaded(["gate", "--help"]) == []
 
 
@@ -732,7 +732,7 @@ def test_the_first_p_of_the_json_and_the_summary_is_the_decisions(cli, tmp_path)
         "--summary", summary)
     text = summary.read_text()
     assert "| p the verdict reads |" in text
-    study = pd.read_csv(Path(__file__).resolve().parents[1] / "docs" / "calibration_gate.csv")
+    study = pd.read_csv(Path(__file__).resolve().parents[2] / "docs" / "calibration_gate.csv")
     size = study[(study.clusters == "swebench") & (study.measures == "size")]
     assert size.t_pass_rate.max() > 0.05 > size.pass_rate.max()  # "up to 5.9%" against "1.8–3.6%"
     assert round(100 * size.t_pass_rate.max(), 1) == 5.9

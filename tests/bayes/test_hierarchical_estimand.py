@@ -8,7 +8,7 @@ from bayeserr.models import hierarchical
 
 import bayeserr
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 def test_swebench_hierarchical_column_matches_the_score_and_mu_is_separate():

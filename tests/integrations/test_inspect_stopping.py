@@ -1,7 +1,7 @@
 """bayeserr.integrations.inspect_stopping: Inspect's early stopping driven by a confidence sequence.
 
 Real offline Inspect runs (``mockllm`` with scripted answers, in a subprocess,
-as in ``tests/test_inspect_metrics.py``) check that a task stops by itself
+as in ``tests/data/test_inspect_metrics.py``) check that a task stops by itself
 once its rule holds and that the log says why; the manager is also driven
 directly through the protocol (fake scores) and its stop compared with
 :func:`bayeserr.analyses.sequential.watch_scores` and with the sequence
@@ -28,9 +28,9 @@ from bayeserr.analyses.sequential import Rules, watch_scores
 from bayeserr.base.errors import InputError
 from bayeserr.stats import sequential as seq
 
-from .test_inspect_metrics import _offline_env
+from ..data.test_inspect_metrics import _offline_env
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "guide" / "early-stopping.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "guide" / "early-stopping.md"
 
 
 def _right_one(i):   # one model: 80% right
@@ -289,7 +289,7 @@ def test_a_baseline_of_another_task_is_refused(runs):
 def test_the_guide_example_runs_offline(tmp_path):
     """docs/guide/early-stopping.md's offline example, as printed there, with the network cut off."""
     pytest.importorskip("inspect_ai")
-    from .data.readers.test_inspect_logs import _offline
+    from ..data.readers.test_inspect_logs import _offline
     text = DOCS.read_text()
     (code,) = re.findall(r"```python\n(# stop_early\.py\n.*?)```", text, re.DOTALL)
     (shown,) = re.findall(r"```text\n\$ python stop_early\.py\n(.*?)```", text, re.DOTALL)

@@ -234,7 +234,7 @@ def test_outputs_written_into_a_log_folder_do_not_block_the_next_run(cli, tmp_pa
     import shutil
     logs = tmp_path / "L"
     logs.mkdir()
-    from .conftest import SHARED
+    from ..conftest import SHARED
     log = SHARED / "data" / "inspect-logs" / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
     if not log.exists():
         pytest.skip("needs ../shared/data/inspect-logs")

@@ -13,7 +13,7 @@ from scipy import special, stats
 import bayeserr
 from bayeserr.bayes import BayesSettings
 
-from .conftest import binary_frame, real_file
+from ..conftest import binary_frame, real_file
 
 
 # ------------------------------------------------------------- conjugate
@@ -263,7 +263,7 @@ def test_fractional_bayesian_bootstrap_on_alpacaeval_against_dirichlet_weights()
     import bayeserr
     from bayeserr.bayes import BayesSettings
 
-    from .conftest import real_file
+    from ..conftest import real_file
     df = pd.read_csv(real_file("alpacaeval2_per_instruction.csv.gz"))
     models = sorted(df["model"].unique())[:3]
     df = df[df["model"].isin(models)][["model", "question_id", "cluster_id", "score"]]

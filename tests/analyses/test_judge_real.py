@@ -13,7 +13,7 @@ import pytest
 import bayeserr
 from bayeserr.analyses.judge import judge
 
-from .conftest import real_file
+from ..conftest import real_file
 
 SHARE = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5}
 

@@ -40,9 +40,9 @@ import bayeserr
 from bayeserr.base.errors import InputError
 from bayeserr.data.readers import UnfinishedLog, UnscoredLog, archive, read_inspect, values
 
-from .conftest import SHARED
+from ..conftest import SHARED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOGS = SHARED / "data" / "inspect-logs"
 DEFLATE, ZSTD = zipfile.ZIP_DEFLATED, archive.ZSTD_METHOD
 METHODS = [pytest.param(DEFLATE, id="deflate"), pytest.param(ZSTD, id="zstd")]

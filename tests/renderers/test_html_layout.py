@@ -28,7 +28,7 @@ from bayeserr.reporting import document as doc
 from bayeserr.reporting.sections import report_blocks
 from bayeserr.reporting.tables import Cell, Column, Table
 
-from .conftest import real_file
+from ..conftest import real_file
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (.ci/run installs it)")

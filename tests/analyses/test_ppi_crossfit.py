@@ -12,7 +12,7 @@ from scipy import stats
 from bayeserr.base.errors import InputError
 from bayeserr.stats.ppi import ppi_arrays, ppi_mean, ppi_paired
 
-from .stats.test_ppi_stats import _brute_force_cr2, cov, judged, mean, t_crit, var
+from ..stats.test_ppi_stats import _brute_force_cr2, cov, judged, mean, t_crit, var
 
 
 def _crossfit_by_loop(human, judge, clip=True):

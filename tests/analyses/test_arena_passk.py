@@ -13,7 +13,7 @@ import bayeserr
 from bayeserr.analyses import arena
 from bayeserr.stats.passk import pass_at_k, pass_k_dataset
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from bayeserr.examples import example_path
 from bayeserr.renderers import plots
 from bayeserr.reporting.tables import verdict
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 def _simulated(models: int, clusters: bool, seed: int) -> pd.DataFrame:

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from .test_lmeval_groups import MODELS, _lmeval_aggregate, _scores, _write
+from ..analyses.test_lmeval_groups import MODELS, _lmeval_aggregate, _scores, _write
 
 
 @pytest.fixture

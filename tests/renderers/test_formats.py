@@ -11,7 +11,7 @@ import bayeserr
 from bayeserr.examples import example_path
 from bayeserr.renderers import plots
 
-from .conftest import real_file
+from ..conftest import real_file
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -14,9 +14,9 @@ import pytest
 import bayeserr
 from bayeserr.base.errors import InputError
 
-from .conftest import real_file  # noqa: F401  (the shared data helper; skips without ../shared)
+from ..conftest import real_file  # noqa: F401  (the shared data helper; skips without ../shared)
 
-LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "inspect-logs" / "2025-05-12T20-28-13-04-00_popularity.json"
+LOG = Path(__file__).resolve().parents[3] / "shared" / "data" / "inspect-logs" / "2025-05-12T20-28-13-04-00_popularity.json"
 
 
 def _table(seed=0, clusters=True):

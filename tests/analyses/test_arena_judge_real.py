@@ -12,7 +12,7 @@ import pytest
 from bayeserr.analyses import arena as ar
 from bayeserr.analyses import arena_judge as aj
 
-from .conftest import real_file
+from ..conftest import real_file
 
 
 @pytest.mark.parametrize("judge", ["gpt-4", "gpt-3.5"])

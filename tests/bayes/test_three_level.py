@@ -16,7 +16,7 @@ from scipy import special, stats
 import bayeserr
 from bayeserr.bayes import BayesSettings
 
-from .conftest import real_file
+from ..conftest import real_file
 
 MCMC = [pytest.mark.mcmc,
         pytest.mark.filterwarnings("ignore:PyTensor could not link to a BLAS:UserWarning")]

@@ -8,7 +8,7 @@ import pytest
 import bayeserr
 from bayeserr.examples import example_path
 
-from .conftest import validate_report
+from ..conftest import validate_report
 
 MODEL_KEYS = {"model", "n_questions", "n_clusters", "effective_clusters", "df", "k_samples", "k_min",
               "k_max", "mean", "se_clt", "se_bernoulli", "se_clustered", "se_clustered_paper",
@@ -23,7 +23,7 @@ PAIR_KEYS = {"a", "b", "n_questions", "diff", "se_unpaired", "se_paired", "se_cl
              "prob_a_better", "prob_tie", "p_romano_wolf", "p_adjusted", "different", "ci_adjusted", "ci_adjusted_critical"}
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _check_schema(rep):

@@ -8,7 +8,7 @@ import sys
 import pandas as pd
 import pytest
 
-from .conftest import real_file
+from ..conftest import real_file
 
 GOOD = "model,question_id,score\n" + "".join(f"{m},q{i},{(i * 7 + len(m)) % 2}\n"
                                             for m in ("A", "B") for i in range(6))

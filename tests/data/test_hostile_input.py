@@ -532,7 +532,7 @@ def test_row_numbers_refer_to_the_file_with_models(tmp_path, cli):
     (42, "got int 42"),
     ("", "needs the path of a results file"),
     ("   ", "needs the path of a results file"),
-    ([], "at least one input"),  # a list of inputs is several inputs (tests/test_inputs.py)
+    ([], "at least one input"),  # a list of inputs is several inputs (tests/data/test_inputs.py)
     (b"r.csv", "got bytes"),
     (pd.Series([1, 2]), "got Series"),
     (pd.DataFrame(), "no columns at all"),

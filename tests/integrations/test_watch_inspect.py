@@ -3,7 +3,7 @@ from Inspect's journal, an archive caught mid-write, the Inspect early-stopping
 manager and ``watch`` stopping at the same question, and ``baseline_scorer=``.
 
 Real offline Inspect runs (``mockllm`` with scripted answers) in subprocesses,
-as in ``tests/test_inspect_stopping.py``; everything skips without
+as in ``tests/integrations/test_inspect_stopping.py``; everything skips without
 ``inspect_ai``.
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 from bayeserr.base.errors import InputError
 
-from .test_inspect_metrics import _offline_env
+from ..data.test_inspect_metrics import _offline_env
 
 COMMON = r'''
 import json, sys, threading, time, zipfile

@@ -17,7 +17,7 @@ import bayeserr
 from bayeserr.cli import main
 from bayeserr.data.filters import apply_where, parse_where, where_counts
 
-from .conftest import SHARED, validate_report
+from ..conftest import SHARED, validate_report
 from .test_readers import _lmeval_output
 
 LOGS = SHARED / "data" / "inspect-logs"

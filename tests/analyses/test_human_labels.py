@@ -23,7 +23,7 @@ import pytest
 import bayeserr
 from bayeserr.base.errors import InputError
 
-from .conftest import SHARED, validate_report
+from ..conftest import SHARED, validate_report
 
 LOGS = SHARED / "data" / "inspect-logs"
 DONE = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
@@ -410,7 +410,7 @@ def inspect_log(tmp_path_factory):
     """An Inspect log with two scorers (``match``, the judge, and ``human``, on
     some samples only), written by Inspect offline; its path."""
     pytest.importorskip("inspect_ai")
-    from .test_inspect_metrics import _offline_env
+    from ..data.test_inspect_metrics import _offline_env
     tmp = tmp_path_factory.mktemp("inspect-human")
     script = tmp / "run_task.py"
     script.write_text(RUN_TASK)

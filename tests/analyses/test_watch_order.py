@@ -12,7 +12,7 @@ import pytest
 
 from bayeserr.analyses.sequential import Rules, _shuffled, order_findings, points, watch_scores
 
-from .conftest import SHARED, real_file
+from ..conftest import SHARED, real_file
 
 SWE = "swebench_verified_bashonly_per_instance.csv.gz"
 OPUS = "Claude 4.5 Opus medium (20251101)"
