@@ -199,7 +199,7 @@ case("gate(A against A)", lambda c: bayeserr.gate(c.ds, "A", "A", 0.01), "two di
 case("gate(mode=x)", lambda c: bayeserr.gate(c.ds, "A", "B", 0.01, mode="x"), "mode must be one of")
 case("gate(no candidates)", lambda c: bayeserr.gate(c.ds, [], "B", 0.01), "at least one candidate")
 case("suite(no tasks)", lambda c: bayeserr.suite(c.ds), "at least two tasks")
-case("over_tasks(no tasks)", lambda c: bayeserr.over_tasks(c.ds), "at least 3 tasks")
+case("over_tasks(no tasks)", lambda c: bayeserr.over_tasks(c.ds), "needs a task for each question")
 case("over_tasks(level=2)", lambda c: bayeserr.over_tasks(c.ds, level=2), "level")
 case("judge(no human labels)", lambda c: bayeserr.judge(c.ds), "no human labels in the data")
 case("judge(level=2)", lambda c: bayeserr.judge(c.ds, level=2), "level")

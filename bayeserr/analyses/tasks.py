@@ -96,10 +96,11 @@ class Reading:
     method: str            #: how, in words
     tied: tuple            #: the models tied with #1 under it
     guarantee: bool        #: whether the set carries a confidence guarantee
+    note: str = ""         #: where it comes from, or why it is not available (then ``tied`` is empty)
 
     def to_dict(self) -> dict:
         return {"reading": self.key, "generalises_over": self.unit, "method": self.method,
-                "tied_with_best": list(self.tied), "guarantee": self.guarantee}
+                "tied_with_best": list(self.tied), "guarantee": self.guarantee, "note": self.note or None}
 
 
 @dataclass(frozen=True)
@@ -137,23 +138,29 @@ class TasksAsSample:
                 "left_out": {m: list(t) for m, t in self.left_out.items()}, "bayes_fit": self.bayes_fit}
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per model: mean, se, ci_low, ci_high, ranks and the prediction intervals."""
+        """One row per model: mean, se, ci_low, ci_high, its own rank interval (rank_low,
+        rank_high), the prediction intervals and, with the posterior, the rank credible interval."""
         rows = []
         for m in self.models:
             d = m.to_dict()
-            rows.append({**{k: v for k, v in d.items() if not isinstance(v, list)},
+            rows.append({**{k: v for k, v in d.items() if not isinstance(v, list) and v is not None},
                          "ci_low": m.ci[0], "ci_high": m.ci[1], "rank_low": m.rank_own[0],
                          "rank_high": m.rank_own[1], "new_task_low": m.new_task[0],
                          "new_task_high": m.new_task[1], "rank_new_low": m.rank_new[0],
-                         "rank_new_high": m.rank_new[1]})
+                         "rank_new_high": m.rank_new[1],
+                         "rank_credible_low": None if m.rank_credible is None else m.rank_credible[0],
+                         "rank_credible_high": None if m.rank_credible is None else m.rank_credible[1]})
         return pd.DataFrame(rows)
 
 
 def _task_values(y, task_codes, codes):
-    """Per row of ``y``: each task's mean and its CR2 variance (``docs/methods.md`` §3.12)."""
+    """Per row of ``y``: each task's mean and its sampling variance — the model-based
+    variance of (S2), ``s_t²(1 + ρ̂(m_t − 1))/n_t`` with the intra-cluster correlation pooled
+    over the tasks (``docs/methods.md`` §3.12, §3.15), stable where a task's own CR2
+    variance rests on two or three clusters or a handful of questions."""
     from bayeserr.stats.suite import suite_mean
     res = suite_mean(y, task_codes, codes, "macro")
-    return res.task_mean, res.task_se ** 2
+    return res.task_mean, res.task_model_var
 
 
 def tasks_view(view: DataView, level: float = 0.95, *, codes=None, seed: int = 0,
@@ -175,8 +182,14 @@ def tasks_view(view: DataView, level: float = 0.95, *, codes=None, seed: int = 0
     if len(keep) < 2:
         return None
     pairs = list(combinations(range(len(keep)), 2))
-    d = s[keep[[a for a, _ in pairs]]] - s[keep[[b for _, b in pairs]]]
-    dm, dv = _task_values(d, task_codes, codes)
+    ia, ib = keep[[a for a, _ in pairs]], keep[[b for _, b in pairs]]
+    # each pair's task differences are the differences of the two task means (so the pair's mean
+    # over tasks is exactly the difference of the models' means, and a task where the two share
+    # no question still counts); their variance is the paired one where they share the task's
+    # questions (the within-task split only), else the sum
+    _, dv = _task_values(s[ia] - s[ib], task_codes, codes)
+    dm = means[ia] - means[ib]
+    dv = np.where(np.isfinite(dv), dv, var[ia] + var[ib])
     return tasks_from_values([view.models[j] for j in keep], tuple(str(t) for t in tasks), means[keep], var[keep],
                              level, seed=seed, headline=headline, pair_values=(dm, dv), left_out=left_out,
                              bayes=bayes)
@@ -242,6 +255,7 @@ def _pairs(names, pairs, prs) -> list[TaskPair]:
 
 #: what each reading generalises over and how it is computed, for the report's lines
 READINGS = {
+    "ranking": ("questions like these (the Ranking section)", "the report's ranking: its pairs' headline tests"),
     "questions": ("questions like these, each independent", "paired z on the pooled questions"),
     "clusters": ("clusters of questions like these", "CR2 with the data's clusters, Bell–McCaffrey df"),
     "task_clusters": ("tasks like these, as clusters of a pooled score",
@@ -253,11 +267,14 @@ READINGS = {
 }
 
 
-def readings(view: DataView, sample: TasksAsSample, suite, level: float, seed: int = 0) -> tuple:
+def readings(view: DataView, sample: TasksAsSample, suite, level: float, seed: int = 0, ranking=None) -> tuple:
     """One :class:`Reading` per way of reading the leaderboard of ``sample``'s models (the
     chosen one, ``sample.headline``, first): who is tied with #1 when the answer generalises
     over questions, clusters, tasks as clusters of a pooled score, these tasks (``suite``'s
-    ranking), tasks like these, or a percentile bootstrap over tasks (no guarantee)."""
+    ranking), tasks like these, or a percentile bootstrap over tasks (no guarantee).
+    ``ranking``: the report's Ranking section, quoted as its own line (its set, restricted to
+    these models) so the table and the section say the same; the lines it already is (the
+    data's clusters, or none) are then not recomputed."""
     from bayeserr.stats.fewclusters import cr2_mean
     names = [m.model for m in sample.models]
     rows = np.array([view.position[m] for m in names])
@@ -266,25 +283,43 @@ def readings(view: DataView, sample: TasksAsSample, suite, level: float, seed: i
     pairs = list(combinations(range(len(names)), 2))
     d = s[[a for a, _ in pairs]] - s[[b for _, b in pairs]]
     pooled = np.nanmean(s, axis=1)
-    out = {"questions": _tied(pooled, pairs, *_iid(d), level, seed, names)}
-    if view.codes is not None and not _same_partition(view.codes, task_codes):
+    out, notes, units = {}, {}, {}
+    clusters_are_tasks = view.codes is not None and _same_partition(view.codes, task_codes)
+    if ranking is not None and len(ranking):
+        out["ranking"] = tuple(m for m in ranking.tied_with_best if m in set(names))
+        units["ranking"] = ("questions like these" if view.codes is None else
+                            "tasks like these, as clusters of a pooled score" if clusters_are_tasks else
+                            "clusters of questions like these") + " (the Ranking section)"
+        if len(ranking) > len(names):
+            notes["ranking"] = f"its set over all {len(ranking)} models, here the {len(names)} read over tasks"
+    if ranking is None or view.codes is not None:
+        out["questions"] = _tied(pooled, pairs, *_iid(d), level, seed, names)
+    if view.codes is not None and not clusters_are_tasks and ranking is None:
         c = cr2_mean(d, view.codes)
         out["clusters"] = _tied(pooled, pairs, c.mean, c.se, c.df, level, seed, names)
-    c = cr2_mean(d, task_codes)
-    out["task_clusters"] = _tied(pooled, pairs, c.mean, c.se, c.df, level, seed, names)
+    if ranking is None or not clusters_are_tasks:
+        c = cr2_mean(d, task_codes)
+        out["task_clusters"] = _tied(pooled, pairs, c.mean, c.se, c.df, level, seed, names)
     if suite is not None and suite.ranking:
         out["strata"] = tuple(r.model for r in suite.ranking if r.tied_with_best and r.model in names)
+    else:
+        out["strata"] = ()
+        notes["strata"] = ("not available: the suite has no ranking (a task of one question, or one cluster, "
+                           "has no variance of its own)")
     out["sample"] = tuple(sample.tied_with_best)
     from bayeserr.stats.suite import suite_mean
     out["bootstrap"] = _bootstrap_tied(suite_mean(s, task_codes, None, "macro").task_mean, names, level, seed)
-    return _ordered(out, sample.headline)
+    return _ordered(out, sample.headline, notes, units)
 
 
-def _ordered(tied: dict, headline: str) -> tuple:
-    """The readings as :class:`Reading` rows, the chosen one first."""
+def _ordered(tied: dict, headline: str, notes=None, units=None) -> tuple:
+    """The readings as :class:`Reading` rows, the chosen one first (``units``: a reading's
+    own wording of what it generalises over, where it depends on the data)."""
+    notes, units = notes or {}, units or {}
     first = headline if headline in tied else "sample"
     keys = [first] + [k for k in tied if k != first]
-    return tuple(Reading(k, *READINGS[k], tied[k], k != "bootstrap") for k in keys)
+    return tuple(Reading(k, units.get(k, READINGS[k][0]), READINGS[k][1], tied[k], k != "bootstrap",
+                         notes.get(k, "")) for k in keys)
 
 
 def _iid(d):
@@ -324,7 +359,7 @@ def _bootstrap_tied(means, names, level, seed) -> tuple:
 
 
 def over_tasks_view(view: DataView, suite, level: float, seed: int = 0, headline: str = "strata",
-                    bayes: bool = True) -> TasksAsSample | None:
+                    bayes: bool = False, ranking=None) -> TasksAsSample | None:
     """:func:`tasks_view` with each task's variance under the suite's cluster rule (clusters
     within tasks; none when the clusters are the tasks) and the :func:`readings` beside it
     (``suite``: the Suite section's result, for the strata line); None as tasks_view."""
@@ -334,23 +369,33 @@ def over_tasks_view(view: DataView, suite, level: float, seed: int = 0, headline
     codes, how = cluster_rule(view, np.unique(view.tasks, return_inverse=True)[1])
     res = tasks_view(view, level, codes=codes if how in ("within tasks", "across tasks") else None, seed=seed,
                      headline=headline, bayes=bayes)
-    return None if res is None else replace(res, readings=readings(view, res, suite, level, seed))
+    return None if res is None else replace(res, readings=readings(view, res, suite, level, seed, ranking))
 
 
-def over_tasks(ds, *, level: float = 0.95, seed: int = 0, bayes: bool = True) -> TasksAsSample:
+def over_tasks(ds, *, level: float = 0.95, seed: int = 0, bayes: bool = False) -> TasksAsSample:
     """The leaderboard of a loaded dataset with a ``task`` coordinate over tasks like these
-    (``docs/methods.md`` §3.15), with the readings beside it.  Raises
-    :class:`~bayeserr.base.errors.InputError` with fewer than three tasks or two models with
-    a score in every task."""
+    (``docs/methods.md`` §3.15), with the readings beside it; ``bayes=True`` adds the models ×
+    tasks posterior (a sampler: seconds).  Raises :class:`~bayeserr.base.errors.InputError`
+    with fewer than three tasks or two models with a score in every task, saying which."""
     from bayeserr.base.errors import InputError
     from bayeserr.base.registry import check_level
     level = check_level(level)
     view = DataView.from_dataset(ds)
     res = over_tasks_view(view, suite_view(view, level), level, seed, bayes=bayes)
     if res is None:
-        raise InputError(f"a leaderboard over tasks needs at least {MIN_TASKS} tasks and two models with a score "
-                         "in every task: load with task_col='COLUMN' (eval logs: each run's task).")
+        raise InputError(not_available(view) + " Load with task_col='COLUMN' (eval logs: each run's task).")
     return res
+
+
+def not_available(view: DataView) -> str:
+    """Why the data cannot be read over tasks (a sentence naming the condition that fails)."""
+    if view.tasks is None:
+        return "A leaderboard over tasks needs a task for each question; the data have none."
+    T = len(np.unique(view.tasks))
+    if T < MIN_TASKS:
+        return f"A leaderboard over tasks needs at least {MIN_TASKS} tasks; the data have {T}."
+    return ("A leaderboard over tasks needs two models with a score in every task; the data have "
+            "fewer (a model with no answered question in a task has no score there).")
 
 
 def over_tasks_summary(summary, *, level: float = 0.95, seed: int = 0, bayes: bool = False) -> TasksAsSample:

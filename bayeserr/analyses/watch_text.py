@@ -3,7 +3,7 @@ sentence, with the estimate, its confidence sequence and the rule that held, and
 when the answers did not arrive in a random order.
 
 They sit beside the analysis, not in the reporting layer, because the sentence is part of
-what :func:`bayeserr.watch` returns (``Watch.sentence``, the JSON ``sentence``) and an analysis
+what :func:`bayeserr.sequential` returns (``Watch.sentence``, the JSON ``sentence``) and an analysis
 never imports the layer above it; nothing here computes a statistic."""
 
 from __future__ import annotations

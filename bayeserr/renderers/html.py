@@ -317,6 +317,18 @@ GLOSSARY = {
                   "report's confidence (each model's own one-sided comparisons)."),
     "p_best": "Posterior probability that the model is the best, from joint draws of all the scores.",
     "rank_expected": "Posterior mean of the model's rank.",
+    "task_mean": "The model's mean over the tasks, every task weighing the same (tasks read as a sample of "
+                 "tasks like these; docs/methods.md §3.15).",
+    "task_ci": "t interval of the mean over tasks on T − 1 df (the spread of the task means holds each task "
+               "mean's own noise from its questions).",
+    "between_sd": "How far the model's true score moves from task to task (τ̂ of the random-effects split).",
+    "within_se": "The noise of one task's mean from its questions, on average over the tasks.",
+    "rank_new": "Where the model's rank would fall in a new task of this kind, scored as these were: a "
+                "conformal prediction interval over the tasks' ranks, at the level the note states.",
+    "reading": "What the answer generalises over: questions, these tasks, or tasks like these.",
+    "reading_method": "How each pair is tested under that reading.",
+    "tied_count": "Models tied with #1 under that reading, of the models read over tasks.",
+    "tied_names": "Those models (the JSON lists them all).",
     "rank_credible": "Equal-tailed posterior credible interval of the model's rank.",
     "p": "Two-sided p-value of A − B = 0, not adjusted for the number of pairs.",
     "wild": "Wild cluster restricted bootstrap-t p-value, a second opinion where df < 10.",
@@ -338,7 +350,7 @@ ADJUSTED = {"RW p": "p-value adjusted over the family of pairs by Romano–Wolf'
             "BH p": "p-value adjusted over the family of pairs by Benjamini–Hochberg (false discovery rate).",
             "p (unadjusted)": "p-value of the pair alone, not adjusted for the other pairs."}
 #: the tables of a report whose column keys GLOSSARY describes
-GLOSSARY_TABLES = {"models", "pairs", "variance", "sensitivity", "ranking"}
+GLOSSARY_TABLES = {"models", "pairs", "variance", "sensitivity", "ranking", "over_tasks", "readings"}
 
 
 def esc(x) -> str:
@@ -465,7 +477,7 @@ def render_table(t: Table, table_id: str | None = None) -> str:
         table = (f'<input type="checkbox" class="allcols" id="{esc(table_id)}-all">'
                  f'<label class="allcols" for="{esc(table_id)}-all">Show all columns '
                  f"(also {names})</label>{table}")
-    if len(t.rows) > COLLAPSE_ROWS and t.key not in ("models", "ranking"):
+    if len(t.rows) > COLLAPSE_ROWS and t.key not in ("models", "ranking", "over_tasks"):
         table = (f'<details class="rows"><summary>{esc(t.title)}: {len(t.rows)} rows '
                  f"(click to show)</summary>{table}</details>")
     return table + notes

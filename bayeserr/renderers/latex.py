@@ -143,6 +143,16 @@ COLUMN_NOTES = {
         ("rank_expected", r"$E[\mathrm{rank}]$: posterior mean rank."),
         ("rank_credible", r"Rank CrI: posterior credible interval of the rank."),
     ),
+    "over_tasks": (
+        ("task_mean", r"Mean over tasks: every task weighs the same; the tasks read as a sample of tasks."),
+        ("task_ci", r"CI: $t$ interval on $T - 1$ df."),
+        ("between_sd", r"Between-task SD: how far the model's true score moves from task to task."),
+        ("within_se", r"Within-task SE: the noise of one task's mean from its questions."),
+        ("rank_own", r"Rank interval: the model's own, over tasks like these."),
+        ("rank_new", r"Rank in a new task: conformal prediction interval, at the level stated below."),
+        ("p_best", r"$P(\mathrm{best})$: posterior probability of being the best over tasks like these."),
+        ("rank_credible", r"Rank CrI: posterior credible interval of the rank."),
+    ),
     "pairs": (
         ("diff", r"Diff.: $A - B$ in points."),
         ("df", r"df: Bell--McCaffrey degrees of freedom of the $t$ quantile."),

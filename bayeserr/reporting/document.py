@@ -759,9 +759,12 @@ def over_tasks_blocks(res, rep, layout) -> list:
     from bayeserr.base.formats import some
     T, level = len(res.tasks), f"{res.level:.0%}"
     tied = res.tied_with_best
-    who = (f"{some(tied, 8)} ({len(tied)} of {plural(len(res.models), 'model')})" if len(tied) > 1
-           else f"{tied[0]} alone" if tied else "no model")
-    lead = ("" if res.headline == "sample" else
+    read = plural(len(res.models), "model") + (f" with a score in every task ({len(res.left_out)} left out, "
+                                                "named below)" if res.left_out else "")
+    who = (f"{some(tied, 8)} ({len(tied)} of {read})" if len(tied) > 1
+           else f"{tied[0]} alone (of {read})" if tied else "no model")
+    lead = (" The Ranking section answers over questions and the Suite section for these tasks; the last "
+            "table sets the readings side by side." if res.headline == "sample" else
             " The Suite section answers for these tasks; this one for tasks like them (--tasks-as sample puts "
             "it first).")
     said = (f"Over tasks like these — the {T} tasks read as a sample of tasks, each model's mean over tasks "
@@ -786,8 +789,11 @@ def over_tasks_blocks(res, rep, layout) -> list:
                  + (" — below the thresholds (R-hat ≤ 1.01, ESS ≥ 400): read it with care." if
                     fit["r_hat"] > 1.01 or fit["ess_bulk"] < 400 else "."))
     if res.left_out:
+        T = len(res.tasks)
         note += (" Not read over tasks (no score in every task): "
-                 + some([f"{m} ({', '.join(t)})" for m, t in res.left_out.items()], 5, "; ") + ".")
-    return [Heading("Over tasks like these"), Para(said, "verdict", user_text=True), tables.tasks_table(res),
-            Para(note, "note", user_text=True), Heading("How far the answer generalises", 3),
+                 + some([f"{m} (no score in {', '.join(t)})" if len(t) <= 3 else f"{m} (a score in {T - len(t)} "
+                         f"of {T} tasks)" for m, t in res.left_out.items()], 20, "; ") + ".")
+    table = replace(tables.tasks_table(res), latex_notes=(said, note))  # LaTeX prints them under the table
+    return [Heading("Over tasks like these"), Para(said, "verdict", user_text=True, latex=False), table,
+            Para(note, "note", user_text=True, latex=False), Heading("How far the answer generalises", 3),
             tables.readings_table(res)]

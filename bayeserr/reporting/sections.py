@@ -323,16 +323,17 @@ def _over_tasks(src, done, o):
     if not src.per_question:
         return (NotAvailable("the leaderboard over tasks", "it needs each task's scores, which the engine does "
                              "not keep") if src.result.tasks else None)
-    from bayeserr.analyses.tasks import MIN_TASKS, over_tasks_view
+    from bayeserr.analyses.tasks import not_available, over_tasks_view
     res = None
     if suite is not None and not suite.clusters_as_strata:
-        res = over_tasks_view(src.view, suite, o.level, o.seed, o.task_reading, bayes=o.bayes.mode == "mcmc")
+        res = over_tasks_view(src.view, suite, o.level, o.seed, o.task_reading, bayes=o.bayes.mode == "mcmc",
+                              ranking=done["ranking"])
     if res is None and o.task_reading == "sample":
         from bayeserr.base.errors import InputError
-        raise InputError(f"--tasks-as sample reads the tasks as a sample of tasks: it needs at least {MIN_TASKS} "
-                         "tasks (a task column, --task-col; eval logs: each run's task) and two models with a "
-                         "score in every task" + (", and no --clusters-as strata" if o.cluster_reading == "strata"
-                                                  else "") + ". Drop --tasks-as, or give the tasks.")
+        why = ("--clusters-as strata reads the clusters as the tasks of a suite." if o.cluster_reading == "strata"
+               else not_available(src.view))
+        raise InputError(f"--tasks-as sample reads the tasks as a sample of tasks. {why} Drop --tasks-as, or give "
+                         "the tasks (a task column, --task-col; eval logs: each run's task).")
     return res
 
 

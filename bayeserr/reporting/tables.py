@@ -581,7 +581,7 @@ def tasks_table(res) -> Table:
     rank interval, the set tied with the best and its rank prediction interval for a new task."""
     level = f"{res.level:.0%}"
     cols = (Column("model", "Model", numeric=False), Column("rank", "Rank"),
-            Column("task_mean", "Mean over tasks"), Column("task_ci", f"{level} CI", level.replace("%", r"\%")),
+            Column("task_mean", "Mean over tasks"), Column("task_ci", f"{level} CI", level.replace("%", r"\%") + " CI"),
             Column("between_sd", "Between-task SD"), Column("within_se", "Within-task SE"),
             Column("rank_own", "Rank interval"), Column("tied_best", "Tied with best", numeric=False),
             Column("rank_new", "Rank in a new task"))
@@ -589,7 +589,8 @@ def tasks_table(res) -> Table:
                   pct(m.within_se), Cell("span", m.rank_own), text("yes" if m.tied_with_best else ""),
                   Cell("span", m.rank_new)) for m in res.models)
     if any(m.p_best_bayes is not None for m in res.models):  # the models × tasks posterior (§5.7)
-        cols += (Column("p_best_bayes", "P(best), Bayes"), Column("rank_credible", "Rank credible interval"))
+        cols += (Column("p_best", "P(best), Bayes", r"$P(\mathrm{best})$"),
+                 Column("rank_credible", "Rank credible interval", "Rank CrI"))
         rows = tuple((*row, Cell("num", m.p_best_bayes, digits=3), Cell("span", m.rank_credible))
                      for row, m in zip(rows, res.models))
     return Table("over_tasks", "Over tasks like these", cols, rows,
@@ -603,11 +604,17 @@ def readings_table(res) -> Table:
     are tied with #1 (the chosen reading first)."""
     from bayeserr.base.formats import some
     n = len(res.models)
-    cols = (Column("reading", "Generalises over", numeric=False), Column("method", "Method", numeric=False),
+    cols = (Column("reading", "Generalises over", numeric=False),
+            Column("reading_method", "Method", numeric=False),
             Column("tied_count", "Tied with #1"), Column("tied_names", "Which", numeric=False))
+
+    def which(r) -> str:
+        if not r.tied and r.note:
+            return r.note
+        return some(r.tied, 12) + (f" ({r.note})" if r.note else "")
     rows = tuple((text(r.unit + (" (chosen)" if i == 0 else "")), text(r.method + ("" if r.guarantee else
                                                                                    "; no guarantee")),
-                  text(f"{len(r.tied)} of {n}"), text(some(r.tied, 6)))
+                  text("–" if not r.tied and r.note else f"{len(r.tied)} of {n}"), text(which(r)))
                  for i, r in enumerate(res.readings))
     return Table("readings", "How far the answer generalises", cols, rows,
                  caption=f"The models tied with #1 at {res.level:.0%} under each reading of the same {n} models.")

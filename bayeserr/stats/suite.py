@@ -74,6 +74,9 @@ class SuiteMean:
     task_df: np.ndarray       #: (..., T) Bell–McCaffrey df of each task
     task_n: np.ndarray        #: (..., T) answered questions per task
     icc: np.ndarray           #: (...) the pooled intra-cluster correlation ρ̂ of the df (S2)
+    #: (..., T) each task mean's model-based variance s_t²(1 + ρ̂(m_t − 1))/n_t of (S2); a task of
+    #: one question takes the row's variance pooled over its tasks, s_p² = Σ_t SS_t / Σ_t (n_t − 1)
+    task_model_var: np.ndarray | None = None
 
 
 def task_weights(weights, task_n) -> np.ndarray:
@@ -267,6 +270,8 @@ def suite_mean(y, tasks, codes=None, weights="macro") -> SuiteMean:
         v = np.where(used, w * w * model, 0.0)                       # (S2): model-based, not w² V_t
         denom = np.where(used & (v > 0), v**2 / df, 0.0).sum(axis=-1)
         dof = np.where(denom > 0, v.sum(axis=-1) ** 2 / denom, np.nan)
+        pooled = (stack(lambda p: p.sst).sum(axis=-1) / np.maximum(stack(lambda p: p.n - 1).sum(axis=-1), 1))
+        model_var = np.where(np.isfinite(model), model, pooled[..., None] / tn)
     return SuiteMean(mean=np.where(bad, np.nan, mean), se=np.where(bad, np.nan, np.sqrt(var)),
                      df=np.where(bad, np.nan, dof), weights=w, task_mean=m, task_se=se, task_df=df,
-                     task_n=tn, icc=icc)
+                     task_n=tn, icc=icc, task_model_var=model_var)

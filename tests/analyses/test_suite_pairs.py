@@ -120,8 +120,8 @@ def test_latex_suite_report_compiles(tmp_path, cli):
     res = cli("report", _suite_csv(tmp_path), "--bayes", "off", "--format", "latex")
     log, text, pages = compile_pdf(res.stdout, tmp_path, "suite")
     assert "multiply defined" not in log and not re.search(r"^! ", log, re.MULTILINE)
-    # models, ranking, suite ranking, suite, suite pairs, pairs; 2 per task
-    assert len(tables_of(res.stdout)) == 6 + 2 * 3
+    # models, ranking, suite ranking, suite, suite pairs, over tasks, its readings, pairs; 2 per task
+    assert len(tables_of(res.stdout)) == 8 + 2 * 3
     assert "Task math" in text and shutil.which("pdflatex")
 
 
