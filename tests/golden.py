@@ -43,13 +43,13 @@ def normalize(text: str, tmp: str = "") -> str:
 
 
 def _judge_csv(folder: Path) -> Path:
-    from tests.test_judge_report import _table
+    from tests.reporting.test_judge_report import _table
     _table().to_csv(folder / "judge.csv", index=False)
     return Path("judge.csv")
 
 
 def _lmeval_dir(folder: Path) -> Path:
-    from tests.test_lmeval_groups import MODELS, _scores, _write
+    from tests.analyses.test_lmeval_groups import MODELS, _scores, _write
     root = folder / "lmeval"
     root.mkdir()
     scores = _scores()
