@@ -50,15 +50,14 @@ def main() -> None:
         res = over_tasks_view(view, suite, 0.95, bayes=False)
         t_section = best_of(args.repeat, lambda: over_tasks_view(view, suite, 0.95, bayes=False))
         keep = np.array([view.position[m.model] for m in res.models])
-        means = np.array([[m.mean for m in res.models]])  # shape check only
-        from bayeserr.analyses.tasks import _task_values
-        tm, tv = _task_values(view.s[keep], np.unique(view.tasks, return_inverse=True)[1], None)
+        from bayeserr.analyses.tasks import task_values
+        tm, tv = task_values(view.s[keep], np.unique(view.tasks, return_inverse=True)[1], None)
         t_post = best_of(1, lambda: posterior(tm, tv))
         opts = dict(bayes="off", on_unpaired="drop")
         t_with = best_of(args.repeat, lambda: bayeserr.report(ds, **opts).to_json())
         plain = bayeserr.load(data)
         t_without = best_of(args.repeat, lambda: bayeserr.report(plain, **opts).to_json())
-        print(f"LiveBench {label} ({len(res.models)} read over {len(res.tasks)} tasks, {means.size} means): "
+        print(f"LiveBench {label} ({len(res.models)} models read over {len(res.tasks)} tasks): "
               f"section {t_section:.2f} s; posterior {t_post:.2f} s; report with tasks {t_with:.2f} s, "
               f"without {t_without:.2f} s")
 

@@ -153,7 +153,7 @@ class TasksAsSample:
         return pd.DataFrame(rows)
 
 
-def _task_values(y, task_codes, codes):
+def task_values(y, task_codes, codes):
     """Per row of ``y``: each task's mean and its sampling variance — the model-based
     variance of (S2), ``s_t²(1 + ρ̂(m_t − 1))/n_t`` with the intra-cluster correlation pooled
     over the tasks (``docs/methods.md`` §3.12, §3.15), stable where a task's own CR2
@@ -174,7 +174,7 @@ def tasks_view(view: DataView, level: float = 0.95, *, codes=None, seed: int = 0
     if len(tasks) < MIN_TASKS:
         return None
     s = view.s
-    means, var = _task_values(s, task_codes, codes)
+    means, var = task_values(s, task_codes, codes)
     complete = np.isfinite(means).all(axis=1)
     left_out = {m: tuple(str(t) for t, ok in zip(tasks, np.isfinite(means[j])) if not ok)
                 for j, m in enumerate(view.models) if not complete[j]}
@@ -187,7 +187,7 @@ def tasks_view(view: DataView, level: float = 0.95, *, codes=None, seed: int = 0
     # over tasks is exactly the difference of the models' means, and a task where the two share
     # no question still counts); their variance is the paired one where they share the task's
     # questions (the within-task split only), else the sum
-    _, dv = _task_values(s[ia] - s[ib], task_codes, codes)
+    _, dv = task_values(s[ia] - s[ib], task_codes, codes)
     dm = means[ia] - means[ib]
     dv = np.where(np.isfinite(dv), dv, var[ia] + var[ib])
     return tasks_from_values([view.models[j] for j in keep], tuple(str(t) for t in tasks), means[keep], var[keep],
