@@ -2,7 +2,7 @@
 (issue 30, items 12 and 13).
 
 Each case is built in a temporary folder with the builders of
-``tests/data/test_archive_caps.py`` and read by ``bayeserr report FILE --bayes off
+``tests/data/readers/test_archive_caps.py`` and read by ``bayeserr report FILE --bayes off
 -o out.md`` in a fresh process; the wall time, the exit code, the peak
 resident memory of that process (``VmHWM``, which exec resets) and the first
 characters of its error line are printed.

@@ -527,5 +527,8 @@ def report_json(rep) -> dict:
     """The sections' keys of the JSON report, in the order of their JSON positions."""
     out = {}
     for section in sorted((s for s in SECTIONS.values() if s.json is not None), key=lambda s: s.json_position):
-        out.update(section.json(rep.sections.get(section.key), rep))
+        result = rep.sections.get(section.key)
+        # a section its engine could not compute writes what a section with nothing to show writes
+        # (its reason is in the warnings), so a section's json never sees NotAvailable
+        out.update(section.json(None if isinstance(result, NotAvailable) else result, rep))
     return out

@@ -410,7 +410,7 @@ def inspect_log(tmp_path_factory):
     """An Inspect log with two scorers (``match``, the judge, and ``human``, on
     some samples only), written by Inspect offline; its path."""
     pytest.importorskip("inspect_ai")
-    from ..data.test_inspect_metrics import _offline_env
+    from ..integrations.test_inspect_metrics import _offline_env
     tmp = tmp_path_factory.mktemp("inspect-human")
     script = tmp / "run_task.py"
     script.write_text(RUN_TASK)

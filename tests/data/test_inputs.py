@@ -18,7 +18,7 @@ from bayeserr.cli import main
 from bayeserr.data.filters import apply_where, parse_where, where_counts
 
 from ..conftest import SHARED, validate_report
-from .test_readers import _lmeval_output
+from .readers.test_readers import _lmeval_output
 
 LOGS = SHARED / "data" / "inspect-logs"
 DONE = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"

@@ -1,7 +1,7 @@
 """bayeserr.integrations.inspect_stopping: Inspect's early stopping driven by a confidence sequence.
 
 Real offline Inspect runs (``mockllm`` with scripted answers, in a subprocess,
-as in ``tests/data/test_inspect_metrics.py``) check that a task stops by itself
+as in ``tests/integrations/test_inspect_metrics.py``) check that a task stops by itself
 once its rule holds and that the log says why; the manager is also driven
 directly through the protocol (fake scores) and its stop compared with
 :func:`bayeserr.analyses.sequential.watch_scores` and with the sequence
@@ -28,7 +28,7 @@ from bayeserr.analyses.sequential import Rules, watch_scores
 from bayeserr.base.errors import InputError
 from bayeserr.stats import sequential as seq
 
-from ..data.test_inspect_metrics import _offline_env
+from .test_inspect_metrics import _offline_env
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "guide" / "early-stopping.md"
 

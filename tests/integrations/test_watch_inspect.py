@@ -19,7 +19,7 @@ import pytest
 
 from bayeserr.base.errors import InputError
 
-from ..data.test_inspect_metrics import _offline_env
+from .test_inspect_metrics import _offline_env
 
 COMMON = r'''
 import json, sys, threading, time, zipfile

@@ -1,4 +1,4 @@
-"""Issue 30, items 13 and 17: hostile model names in the LaTeX tables and in
+"""Hostile model names in the LaTeX tables and in
 the figures.
 
 (A) The LaTeX of a report compiles with pdflatex whatever the names: names

@@ -318,7 +318,7 @@ NO_NETWORK = textwrap.dedent('''
 
 
 def _offline(tmp: Path) -> dict:
-    from ...data.test_inspect_metrics import _offline_env
+    from ...integrations.test_inspect_metrics import _offline_env
     env = _offline_env(tmp)
     guard = tmp / "guard"
     guard.mkdir()

@@ -1,4 +1,4 @@
-"""Issue 30, items 1-3: log folders as Inspect writes them.
+"""Log folders as Inspect writes them.
 
 * 1 — ``inspect eval-set`` writes ``logs.json`` (its manifest), ``eval-set.json``
   and ``.eval-set-id`` into the log folder; bayeserr's own ``-o logs/report.json``
@@ -37,11 +37,11 @@ from bayeserr.base.errors import InputError
 from bayeserr.data.readers import read_inspect
 from bayeserr.data.readers.archive import EvalArchive
 
-from ..conftest import SHARED
-from ..data.readers.test_inspect_logs import write_log
-from .test_inspect_metrics import _offline_env
+from ...conftest import SHARED
+from ...data.readers.test_inspect_logs import write_log
+from ...integrations.test_inspect_metrics import _offline_env
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LOGS = SHARED / "data" / "inspect-logs"
 DONE = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
 CANCELLED = "2025-05-12T20-28-13-04-00_popularity.json"

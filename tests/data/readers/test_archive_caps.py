@@ -1,4 +1,4 @@
-"""Issue 30, items 12, 8 (part) and 13 (part): the bounds of the Inspect log reader.
+"""The bounds of the Inspect log reader.
 
 * 12 — hostile ``.eval`` archives: central-directory entries that overlap
   (several entries pointing at one member's compressed bytes, or Fifield's
@@ -40,9 +40,9 @@ import bayeserr
 from bayeserr.base.errors import InputError
 from bayeserr.data.readers import UnfinishedLog, UnscoredLog, archive, read_inspect, values
 
-from ..conftest import SHARED
+from ...conftest import SHARED
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LOGS = SHARED / "data" / "inspect-logs"
 DEFLATE, ZSTD = zipfile.ZIP_DEFLATED, archive.ZSTD_METHOD
 METHODS = [pytest.param(DEFLATE, id="deflate"), pytest.param(ZSTD, id="zstd")]

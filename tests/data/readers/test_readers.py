@@ -19,7 +19,7 @@ from bayeserr.data.readers import (
     read_lmeval,
 )
 
-from ..conftest import SHARED
+from ...conftest import SHARED
 
 LOGS = SHARED / "data" / "inspect-logs"
 DONE = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
