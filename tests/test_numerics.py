@@ -231,6 +231,17 @@ def test_effective_n_is_n_over_deff_floored_at_one():
     assert effective_n(200, float("nan")) == 200.0
 
 
+@pytest.mark.parametrize("df", [1.0, 2.6, 11.0, 300.0])
+def test_effective_n_has_korn_and_graubards_df_factor(df):
+    """Korn & Graubard (1998): n_eff · (t_{n−1}/t_df)² at the interval's level (never above n_eff)."""
+    for level in (0.9, 0.95):
+        q = 0.5 + level / 2
+        factor = min(1.0, stats.t.ppf(q, 199) / stats.t.ppf(q, df)) ** 2
+        assert effective_n(200, 2.5, df, level) == pytest.approx(80.0 * factor, rel=1e-10)
+    assert effective_n(200, 2.5, 1.0) < 0.03 * 80     # two clusters: t_1 = 12.7 against t_199 = 1.97
+    assert effective_n(200, 2.5, float("nan")) == effective_n(200, 2.5, None) == 80.0
+
+
 @pytest.mark.parametrize("x, n, deff", [(37, 200, 2.5), (12, 50, 1.7), (150, 151, 3.1), (0, 80, 2.0)])
 def test_n_eff_intervals_against_closed_forms(x, n, deff):
     """Wilson and Clopper–Pearson on the fractional n_eff = n/deff with
@@ -249,7 +260,8 @@ def test_report_n_eff_intervals_use_the_reported_design_effect_and_its_floor():
     """Clusters of 4: in `pos` each cluster is all right or all wrong
     (deff > 1), in `neg` each holds two right and two wrong (residuals cancel
     within clusters: deff < 1, floored to 1).  The report's n_eff intervals
-    equal Wilson / Clopper–Pearson on n / max(deff, 1), deff as reported."""
+    equal Wilson / Clopper–Pearson on n / max(deff, 1) · (t_{n−1}/t_df)², deff and df
+    as reported (Korn & Graubard 1998)."""
     rng = np.random.default_rng(4)
     n = 120
     cl = np.arange(n) // 4
@@ -259,13 +271,13 @@ def test_report_n_eff_intervals_use_the_reported_design_effect_and_its_floor():
     by = {m["model"]: m for m in rep["models"]}
     assert by["pos"]["design_effect"] > 2 and by["neg"]["design_effect"] < 1
     for m in by.values():
-        ne = n / max(m["design_effect"], 1.0)
+        ne = n / max(m["design_effect"], 1.0) * (stats.t.ppf(0.975, n - 1) / stats.t.ppf(0.975, m["df"])) ** 2
         xe = m["mean"] * ne
         np.testing.assert_allclose(m["intervals"]["wilson_clustered"], _wilson(xe, ne, Z95), rtol=1e-12)
         lo, hi = stats.beta.ppf(0.025, xe, ne - xe + 1), stats.beta.isf(0.025, xe + 1, ne - xe)
         np.testing.assert_allclose(m["intervals"]["clopper_pearson_clustered"], [lo, hi], rtol=1e-12)
-    np.testing.assert_allclose(by["neg"]["intervals"]["wilson_clustered"], by["neg"]["intervals"]["wilson"],
-                               rtol=1e-12)
+    # the floor: deff < 1 credits no more than n questions (the df factor alone shrinks it)
+    assert by["neg"]["intervals"]["wilson_clustered"][0] < by["neg"]["intervals"]["wilson"][0]
 
 
 # ------------------------------------------------------------ Jeffreys at the edges

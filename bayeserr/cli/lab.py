@@ -493,8 +493,8 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seque
     pair model's calibration with the truth from its prior, the release
     gate's size, the confidence sequences' error and questions saved, and
     the judge-scored evals' coverage of the human-scored mean);
-    the ranking section (bayeserr simulate ranking --publish) is kept as it
-    is."""
+    the sections of the ranking, best-set and tasks studies (their own
+    commands' --publish) are kept as they are."""
     from pathlib import Path
 
     from bayeserr.base.output import write_atomic
@@ -530,11 +530,13 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seque
     page = publish.calibration_page(cov, rates, "calibration_coverage.svg", reps, seed, few,
                                     "calibration_fewclusters.svg", prior, "calibration_pair_prior.svg",
                                     command=command)
-    # the ranking and best-set studies are published by their own commands: their sections stay as they are
+    # the ranking, best-set and tasks studies are published by their own commands: their sections stay
     from bayeserr.lab import best as best_lab
+    from bayeserr.lab import tasks as tasks_lab
     old = page_path.read_text() if page_path.is_file() else ""
     for start, end in ((ranking_lab.SECTION_START, ranking_lab.SECTION_END),
-                       (best_lab.SECTION_START, best_lab.SECTION_END)):
+                       (best_lab.SECTION_START, best_lab.SECTION_END),
+                       (tasks_lab.SECTION_START, tasks_lab.SECTION_END)):
         kept = publish.kept_section(old, start, end)
         if kept:
             page = publish.splice_section(page, kept, start, end)

@@ -90,10 +90,12 @@ def _proportion(batch, level, method, n=None):
     return _rows(rows, proportion_interval(batch.mean[rows] * n, n, level, method), batch.mean.shape)
 
 
-def _n_eff(batch):
+def _n_eff(batch, level: float):
+    """Korn–Graubard n_eff per row, with the df factor of the rows' Bell–McCaffrey df."""
     from bayeserr.stats.exact import effective_n
-    return np.array([effective_n(n, d) for n, d in zip(np.ravel(batch.n), np.ravel(batch.design_effect))]
-                    ).reshape(batch.n.shape)
+    df = batch.cr2.df if batch.cr2 is not None else np.full(batch.n.shape, np.nan)
+    return np.array([effective_n(n, d, f, level) for n, d, f in
+                     zip(np.ravel(batch.n), np.ravel(batch.design_effect), np.ravel(df))]).reshape(batch.n.shape)
 
 
 # ------------------------------------------------------------------ frequentist
@@ -169,7 +171,7 @@ def _exact_clustered(key, label, latex, color):
     def compute(batch, level):
         if batch.codes is None:
             return _nan(batch)
-        out = _proportion(batch, level, key, n=_n_eff(batch))
+        out = _proportion(batch, level, key, n=_n_eff(batch, level))
         out[~batch.cluster_ok] = np.nan
         return out
     return compute

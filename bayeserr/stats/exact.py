@@ -1,8 +1,9 @@
 """Exact and score intervals for 0/1 scores (SPEC §2, ``docs/methods.md`` §2.8).
 
 These assume independent questions with one answer each.  Under clustering
-:func:`effective_n` gives the Korn–Graubard style effective sample size
-``n / deff`` on which the ``*_clustered`` variants are computed.
+:func:`effective_n` gives Korn and Graubard's (1998) effective sample size —
+``n / deff``, shrunk by their degrees-of-freedom factor when the design
+effect rests on few clusters — on which the ``*_clustered`` variants are computed.
 
 The four intervals are statsmodels' ``proportion_confint`` (imported when first
 needed: it costs about 0.6 s of CPU with scipy.stats, which ``--help`` and ``power``
@@ -56,13 +57,23 @@ def proportion_interval(successes, n, level: float, method: str) -> np.ndarray:
     return np.stack([np.asarray(low, float), np.asarray(high, float)], axis=-1)
 
 
-def effective_n(n: int, deff: float) -> float:
-    """Korn–Graubard effective sample size ``n / deff``.
+def effective_n(n: int, deff: float, df: float | None = None, level: float = 0.95) -> float:
+    """Korn and Graubard's (1998) effective sample size (``docs/methods.md`` §2.8)::
 
-    The design effect is floored at 1 (as Korn & Graubard 1998 do): a
-    clustered design is never credited with more information than n
-    independent questions.  NaN deff (all scores equal) gives ``n``.
+        n_eff = n / max(deff, 1) · (t_{n−1}(q) / t_df(q))²,   q = (1 + level)/2
+
+    The design effect is floored at 1: a clustered design is never credited with
+    more information than n independent questions.  ``df``: the degrees of freedom
+    of the clustered variance (the Bell–McCaffrey df); the factor shrinks n_eff
+    when they are few, as the t quantile of the CR2 interval widens it (with 2
+    clusters, df ≈ 1: t_1 = 12.7 against about 2 for t_{n−1}), so an interval on
+    n_eff is never narrower for the variance resting on fewer clusters.  ``None``
+    or a df that is not finite and positive: no factor.  NaN deff (all scores
+    equal) gives n before the factor.
     """
-    if not np.isfinite(deff):
-        return float(n)
-    return float(n / max(deff, 1.0))
+    out = float(n) if not np.isfinite(deff) else float(n / max(deff, 1.0))
+    if df is not None and np.isfinite(df) and df > 0 and n > 1:
+        from bayeserr.stats.distributions import t_ppf
+        q = 0.5 + level / 2
+        out *= min(1.0, float(t_ppf(q, n - 1)) / float(t_ppf(q, df))) ** 2
+    return out
