@@ -57,9 +57,9 @@ UNREADABLE_LOOKS = 5
                    "shuffled, each cluster's questions together, with clusters), a simulation of watching "
                    "the run. Without it, the order of the file (a live log: the order of arrival).")
 @click.option("--follow", is_flag=True, help="Keep re-reading the inputs until a rule holds.")
-@click.option("--interval", type=click.FloatRange(0.1), default=30.0, show_default=True,
+@click.option("--interval", type=float, default=30.0, show_default=True, callback=ranged(0.1),
               help="--follow: seconds between reads.")
-@click.option("--timeout", type=click.FloatRange(0), default=None,
+@click.option("--timeout", type=float, default=None, callback=ranged(0),
               help="--follow: give up after this many seconds (exit 1).")
 @click.option("--format", "fmt", type=click.Choice(TEXT_FORMATS.choices), default="text", show_default=True)
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), callback=nonempty, metavar="FILE",

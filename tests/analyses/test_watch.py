@@ -132,6 +132,15 @@ def test_follow_gives_up_at_the_timeout_when_not_settled(tmp_path, cli):
     assert res.exit_code == 1 and res.stdout.startswith("continue:")
 
 
+@pytest.mark.parametrize("option, value", [("--timeout", "nan"), ("--timeout", "inf"), ("--timeout", "-1"),
+                                           ("--interval", "nan"), ("--interval", "0.01")])
+def test_follow_bounds_are_finite_numbers(tmp_path, cli, option, value):
+    """A --timeout of nan never fires, so a watch would wait forever (issue 43, item 1): refused."""
+    path, _ = _csv(tmp_path, n=30)
+    res = cli("watch", path, "--pair", "new", "prod", "--follow", option, value)
+    assert res.exit_code == 2 and option in res.output and "Traceback" not in res.output
+
+
 def test_follow_waits_for_a_missing_input(tmp_path, cli):
     res = cli("watch", tmp_path / "later.csv", "--pair", "a", "b", "--follow", "--interval", "0.1",
               "--timeout", "0.25")
