@@ -176,9 +176,11 @@ def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_co
         elif default in present:
             chosen[key] = default
         elif key in REQUIRED:
+            other = _other_kind(present)
             raise InputError(
-                f"{where}: no '{default}' column for the {key}. Name the column with "
-                f"{flags[key]}.{suggest(default, present)} Columns present: {', '.join(present)}."
+                f"{where}: no '{default}' column for the {key}. "
+                + (other or f"Name the column with {flags[key]}.{suggest(default, present)}")
+                + f" Columns present: {', '.join(present)}."
             )
         else:
             chosen[key] = None
@@ -198,6 +200,19 @@ def resolve_columns(df: pd.DataFrame, where: str, *, model_col=None, question_co
                              "--human-col must name another column (the human label of each answer).")
         chosen["human"] = human_col
     return Columns(**chosen)
+
+
+def _other_kind(present) -> str:
+    """The sentence that names the command for a file of another kind (pairwise votes, a task ×
+    model summary) whose columns are not those of per-question results; "" otherwise."""
+    cols = set(present)
+    if {"model_a", "model_b"} <= cols and "winner" in cols:
+        return ("This looks like pairwise votes (model_a, model_b, winner), not per-question results: "
+                "rate them with `bayeserr arena FILE`.")
+    if {"model", "task", "score"} <= cols and ("se" in cols or "n" in cols):
+        return ("This looks like a task × model summary (a score and its SE or n per model and task), not "
+                "per-question results: read it with `bayeserr tasks FILE`.")
+    return ""
 
 
 def _fail_rows(rows: _Rows, mask: np.ndarray, problem: str, fix: str) -> None:

@@ -447,3 +447,18 @@ def test_an_empty_option_value_is_refused(cli, args):
     from bayeserr.examples import example_path
     res = cli(*[a.format(ex=example_path()) for a in args], "--bayes", "off")
     assert res.exit_code == 2 and "is empty" in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("header, row, command", [
+    ("model_a,model_b,winner", "A,B,model_a", "bayeserr arena FILE"),
+    ("model,task,score,se", "A,t1,0.5,0.1", "bayeserr tasks FILE"),
+    ("model,task,score,n", "A,t1,0.5,40", "bayeserr tasks FILE"),
+])
+def test_a_file_of_another_kind_is_sent_to_its_command(tmp_path, cli, header, row, command):
+    """Pairwise votes or a task × model summary given to `report`: the error names the command
+    that reads them, not a look-alike column (issue 43, item 10)."""
+    path = tmp_path / "other.csv"
+    path.write_text(f"{header}\n{row}\n")
+    res = cli("report", path)
+    assert res.exit_code == 2 and command in res.output and "did you mean" not in res.output.lower()
+    assert "Traceback" not in res.output
