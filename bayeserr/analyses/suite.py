@@ -186,7 +186,7 @@ def suite_rows(y, task_codes, codes, how: str, w):
     return (res.mean, np.where(ok, np.sqrt(var), np.nan), np.where(ok, dof, np.nan))
 
 
-def _holm_finite(p: np.ndarray) -> np.ndarray:
+def holm_finite(p: np.ndarray) -> np.ndarray:
     """Holm over the pairs with a p-value (a pair with none is not in the family: NaN)."""
     out = np.full(len(p), np.nan)
     ok = np.isfinite(p)
@@ -255,7 +255,7 @@ def suite_view(view: DataView, level: float = 0.95, weights=None, strata: bool =
             pm, pse, pdf = suite_rows(d, task_codes, codes, how, w)
             tt = t_test(pm, pse, pdf, level)
             pci = np.clip(tt.ci, -1.0, 1.0)
-            p_holm = _holm_finite(tt.p_value)
+            p_holm = holm_finite(tt.p_value)
             diffs += [SuiteDiff(names[a], names[b], label, float(pm[k]), float(pse[k]), float(pdf[k]),
                                 (float(pci[k, 0]), float(pci[k, 1])), float(tt.p_value[k]), float(p_holm[k]))
                       for k, (a, b) in enumerate(pairs)]

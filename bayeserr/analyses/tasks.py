@@ -25,7 +25,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from bayeserr.analyses.suite import pairs_ranking, suite_view
+from bayeserr.analyses.suite import holm_finite, pairs_ranking, suite_view
 from bayeserr.stats.tasks import competition_ranks, conformal_rank_interval, leave_one_task_out, task_sample
 from bayeserr.stats.view import DataView
 
@@ -164,7 +164,7 @@ def task_values(y, task_codes, codes):
 
 
 def tasks_view(view: DataView, level: float = 0.95, *, codes=None, seed: int = 0,
-               headline: str = "strata", bayes: bool = True) -> TasksAsSample | None:
+               headline: str = "strata", bayes: bool = False) -> TasksAsSample | None:
     """The leaderboard of ``view`` over tasks like these (None with fewer than
     :data:`MIN_TASKS` tasks or two models with a score in every task); ``codes``: the
     cluster codes within tasks for each task's variance (None: questions independent)."""
@@ -240,13 +240,9 @@ def _bayes_of(post, j) -> tuple:
 def _pairs(names, pairs, prs) -> list[TaskPair]:
     """Each pair's test over tasks (t on T − 1 df), Holm over the pairs."""
     from bayeserr.stats.fewclusters import t_test
-    from bayeserr.stats.simultaneous import holm
     tt = t_test(prs.mean, prs.se, prs.df, 0.5)  # the p-value (the interval comes from task_sample)
     p = np.asarray(tt.p_value, dtype=float)
-    p_holm = np.full(len(p), np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        p_holm[ok] = holm(p[ok])
+    p_holm = holm_finite(p)
     return [TaskPair(names[a], names[b], float(prs.mean[k]), float(prs.se[k]), prs.df,
                      (float(max(prs.lower[k], -1.0)), float(min(prs.upper[k], 1.0))), float(p[k]),
                      float(p_holm[k]), float(np.sqrt(prs.between[k])), float(np.sqrt(prs.within[k])))

@@ -47,9 +47,9 @@ def test_holm_over_the_suite_pairs_matches_statsmodels(tmp_path, weights):
 
 
 def test_a_pair_without_a_test_is_left_out_of_the_holm_family():
-    from bayeserr.analyses.suite import _holm_finite
+    from bayeserr.analyses.suite import holm_finite
     p = np.array([0.01, np.nan, 0.04, 0.03])
-    got = _holm_finite(p)
+    got = holm_finite(p)
     assert np.isnan(got[1])
     np.testing.assert_allclose(got[[0, 2, 3]], multipletests(p[[0, 2, 3]], method="holm")[1], rtol=1e-12)
 
