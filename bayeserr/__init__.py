@@ -12,6 +12,7 @@ never imports PyMC or ArviZ::
     bayeserr.plan(delta=0.03, omega2=1/9)      # power (§4)
     bayeserr.suite(ds)                         # suite scores over tasks (§3.12)
     bayeserr.over_tasks(ds)                    # the leaderboard over tasks like these (§3.15)
+    bayeserr.pass_hat_k(ds, [1, 4])            # pass^k over repeated runs, reorderings, flaky questions (§6.2)
     bayeserr.gate(ds, ["new"], "prod", 0.01)   # a release gate (§3.11)
     bayeserr.sequential(ds, "new", "prod")     # settled yet? anytime-valid (§3.13)
     bayeserr.judge(ds)                         # judge scores corrected by human labels (§3.14)
@@ -44,6 +45,7 @@ _API = {
     "gate": ("analyses.gate", "gate"),
     "suite": ("analyses.suite", "suite"),
     "over_tasks": ("analyses.tasks", "over_tasks"),
+    "pass_hat_k": ("analyses.reliability", "pass_hat_k"),
     "sequential": ("analyses.sequential", "watch"),
     "judge": ("analyses.judge", "judge"),
     "arena_judge": ("analyses.arena_judge", "arena_judge"),

@@ -10,6 +10,8 @@ returns a frozen result with ``to_frame()`` / ``to_dict()``.
   :mod:`.arena_judge` — ratings from judge votes corrected by human votes;
 * :mod:`.suite` — suite scores over tasks, and :mod:`.groups` — lm-eval's task groups;
 * :mod:`.tasks` — a multi-task leaderboard over tasks like these (tasks as a sample);
+* :mod:`.reliability` — ``bayeserr.pass_hat_k``: pass^k over repeated runs, the pairs that
+  reorder from pass@1, where the noise comes from and the flaky questions;
 * :mod:`.judge` — judge-scored evals corrected by human labels;
 * :mod:`.gate` — the release gate (non-inferiority and superiority), its
   sentences in :mod:`.gate_text`;

@@ -149,6 +149,17 @@ def _opt(x) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+def ranked_view(view, options: Options, keep_fits: bool = False):
+    """Scores sorted best first (ties by name: the report's order), the view in that order,
+    the fits by model (``keep_fits``) and the batch's notes."""
+    from bayeserr.analyses.comparison import ranked_names
+    scores, batch = score_view(view, options, keep_fits=keep_fits)
+    position = {m: j for j, m in enumerate(view.models)}
+    order = [position[m] for m in ranked_names(view)]  # one ordering for the report and compare_all
+    fits = {view.models[j]: batch.fits.get(j, {}) for j in order} if keep_fits else None
+    return Scores([scores[j] for j in order]), view.select([view.models[j] for j in order]), fits, batch.notes
+
+
 def score_view(view, options: Options, *, keep_fits: bool = False):
     """Score every model of a :class:`~bayeserr.stats.view.DataView`.
 

@@ -145,13 +145,17 @@ def _with_posteriors(write, fits, folder, seed):
 @click.option("--pass-k", "pass_k_text", multiple=True,
               help="Add pass@k tables for these k (--pass-k 1 10, or 1,10); needs n_samples/n_correct "
                    "columns or 0/1 answers per sample.")
+@click.option("--pass-hat-k", "pass_hat_k_text", multiple=True,
+              help="pass^k (k runs of a question all succeed) for these k (--pass-hat-k 1 2 4, or 1,2,4) in the "
+                   "Reliability section; default when questions were run repeatedly: every k up to the fewest "
+                   "runs (up to 8), else 1, 2, 4, … and the fewest runs.")
 @click.option("--task-weights", "task_weights_text", callback=nonempty,
               help="Suite scores with your task weights beside the macro and size-weighted ones: "
                    "NAME=W,NAME=W (tasks not named weigh 0) or a CSV file with columns task,weight.")
 @engine_option
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
-           task_weights_text=None, rank_intervals="own", clusters_as="sample", tasks_as="strata", engine="memory", scheduler=None,
+           pass_hat_k_text=(), task_weights_text=None, rank_intervals="own", clusters_as="sample", tasks_as="strata", engine="memory", scheduler=None,
            workers=None, worker_memory="4GiB", **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
@@ -171,6 +175,7 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     options = Options(level=level, cluster_correction=cluster_correction, adjust=adjust,
                       on_unpaired=on_unpaired, bayes=bayes, prior_sensitivity=prior_sensitivity,
                       pass_k=tuple(k for text in pass_k_text for k in ints(text, "pass-k")),
+                      pass_hat_k=tuple(k for text in pass_hat_k_text for k in ints(text, "pass-hat-k")),
                       seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k,
                       rank_intervals=rank_intervals, cluster_reading=clusters_as, task_reading=tasks_as,
                       task_weights=task_weights(task_weights_text))

@@ -101,7 +101,7 @@ def main(ctx):
 
 
 
-def join_multi_values(argv: list[str], options=("--pass-k",)) -> list[str]:
+def join_multi_values(argv: list[str], options=("--pass-k", "--pass-hat-k")) -> list[str]:
     """Let an option take several space-separated whole numbers, as in
     ``--pass-k 1 10``: click options take a fixed number of values, so the
     numbers after such an option are joined into ``1,10`` before parsing."""

@@ -82,6 +82,8 @@ class Options:
     bayes: object = "fast"  #: "off" | "fast" | "mcmc" or a BayesSettings
     prior_sensitivity: bool = False
     pass_k: tuple = field(default_factory=tuple)
+    #: pass^k for these k (empty: 1, 2, … up to the fewest runs, when questions were run repeatedly)
+    pass_hat_k: tuple = field(default_factory=tuple)
     seed: int = 0  #: seed of the frequentist resampling (wild cluster bootstrap)
     #: interval columns shown in text formats: "recommended", "all" or method keys (JSON keeps all)
     methods: object = "recommended"
@@ -113,6 +115,7 @@ class Options:
             raise InputError(f"prior_sensitivity takes True or False; got {describe(self.prior_sensitivity)}.")
         object.__setattr__(self, "prior_sensitivity", bool(self.prior_sensitivity))
         object.__setattr__(self, "pass_k", _pass_k(self.pass_k))
+        object.__setattr__(self, "pass_hat_k", _pass_k(self.pass_hat_k, "pass_hat_k", "--pass-hat-k"))
         object.__setattr__(self, "seed", check_range("--seed", self.seed, 0, integer=True))
         object.__setattr__(self, "methods", checked_methods(self.methods))
         object.__setattr__(self, "top_k", check_range("--top-k", self.top_k, 1, integer=True))
@@ -142,15 +145,15 @@ _HINTS = {"models": " Choose the models with the models= argument of score / com
                     "loading: bayeserr.load(path, models=['A', 'B'])."}
 
 
-def _pass_k(value) -> tuple:
+def _pass_k(value, name: str = "pass_k", option: str = "--pass-k") -> tuple:
     """A list of whole k ≥ 1 (``"1,5"`` as on the command line)."""
     if value is None:
         return ()
     if isinstance(value, str):
         value = [v for v in value.split(",") if v.strip()]
     elif not isinstance(value, (list, tuple, set, frozenset, range)):
-        raise InputError(f"pass_k takes a list of whole numbers, e.g. pass_k=[1, 5]; got {describe(value)}.")
-    return tuple(check_range("--pass-k", k, 1, integer=True) for k in value)
+        raise InputError(f"{name} takes a list of whole numbers, e.g. {name}=[1, 5]; got {describe(value)}.")
+    return tuple(check_range(option, k, 1, integer=True) for k in value)
 
 
 def checked_methods(value):

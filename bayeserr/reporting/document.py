@@ -797,3 +797,78 @@ def over_tasks_blocks(res, rep, layout) -> list:
     return [Heading("Over tasks like these"), Para(said, "verdict", user_text=True, latex=False), table,
             Para(note, "note", user_text=True, latex=False), Heading("How far the answer generalises", 3),
             tables.readings_table(res)]
+
+
+# ------------------------------------------------------------------ reliability over repeated runs (§6.2)
+#: order changes and flaky questions the text formats list (the JSON holds them all)
+REVERSALS_SHOWN, FLAKY_SHOWN = 20, 10
+
+
+def reliability_sentence(res) -> str:
+    """The section's answer: how reliability falls with k and, for several models, who leads by
+    pass^k, how many pairs reorder from pass@1 and whether the pass@1 leader's fall is real."""
+    from bayeserr.base.formats import some
+    K, level = res.compare_k, f"{res.level:.0%}"
+    first = {r.model: r for r in res.rows if r.k == res.ks[0]}
+    last = {r.model: r for r in res.rows if r.k == K}
+    if len(last) == 1:
+        (m, r), = last.items()
+        r1 = first[m]
+        return (f"{m}: pass^{res.ks[0]} {pct(r1.estimate)} {interval(r1.ci)}, pass^{K} {pct(r.estimate)} "
+                f"{interval(r.ci)} over {r.n_questions:,} questions run {res.runs}+ times ({level} intervals, "
+                "points).")
+    tied = res.ranking.tied_with_best if res.ranking is not None else []
+    said = (f"By pass^{K} (every one of {K} runs right), {some(tied, 8)} "
+            f"{'is' if len(tied) == 1 else 'are'} tied with the best at {level}" if tied else
+            f"By pass^{K}, no model is tied with the best")
+    moved = [r for r in res.reversals]
+    sig = [r for r in moved if r.significant]
+    said += (f"; {plural(len(moved), 'pair')} of {res.n_pairs:,} change order from pass@1 to pass^{K}, and the "
+             f"change in the gap is significant for {len(sig):,} of them (Holm, {1 - res.level:.0%} family-wise)." if moved else
+             f"; no pair changes order from pass@1 to pass^{K}.")
+    leader = max(res.models, key=lambda m: (first.get(m).estimate if res.ks[0] == 1 and m in first else -1, m)) \
+        if res.ks[0] == 1 else None
+    if leader is not None and res.ranking is not None:
+        rank = res.ranking[leader]
+        if rank.rank != 1:
+            fell = [r for r in sig if r.a == leader]
+            said += (f" {leader}, first by pass@1, is #{rank.rank} by pass^{K} (rank interval "
+                     f"{rank.rank_marginal[0]}–{rank.rank_marginal[1]}; {'tied' if rank.tied_with_best else 'not tied'} with "
+                     f"the best)" + (f"; its gap to {some([r.b for r in fell], 4)} changes significantly." if fell
+                                     else "; no change in its gaps is significant."))
+    return said
+
+
+def reliability_blocks(res, rep, layout) -> list:
+    """pass^k by model with its answer, the pass^k tables at the largest k, the order changes
+    from pass@1, where the noise comes from and the flaky questions."""
+    K = res.compare_k
+    said = reliability_sentence(res)
+    note = ("pass^k: the chance that k runs of a question all succeed, estimated per question without bias as "
+            "C(c, k)/C(n, k) (c right of n runs) and averaged over the questions, like any score: the interval is "
+            "the one the report's rule picks for these per-question values (clusters included)."
+            + (" New question's pass^k, Beta–Binomial: the posterior of E[θ^k] with θ, a question's success "
+               "rate, Beta across questions (methods §6.2)." if any(r.bayes is not None for r in res.rows) else "")
+            + "".join(" " + n for n in res.notes))
+    table = replace(tables.pass_hat_k_table(res), latex_notes=(said, note))
+    out = [Heading("Reliability over repeated runs (pass^k)"), Para(said, "verdict", user_text=True, latex=False),
+           table, Para(note, "note", user_text=True, latex=False)]
+    if layout.latex:  # a paper's table: pass^k by model and the order changes (the rest is in the JSON)
+        return out + ([tables.reversals_table(res.reversals[:REVERSALS_SHOWN], res.level)] if res.reversals else [])
+    if res.comparisons is not None and len(res.comparisons):
+        out.append(Fold(f"pass^{K}: every model and the pairs",
+                        tuple(_scores_and_pairs(res.scores, res.comparisons, rep, f"the pass^{K} ranking"))))
+    if res.reversals:
+        shown = res.reversals[:REVERSALS_SHOWN]
+        out += [Heading(f"Order changes from pass@1 to pass^{K}", 3), tables.reversals_table(shown, res.level)]
+        if len(shown) < len(res.reversals):
+            out.append(Para(f"Showing {len(shown)} of {len(res.reversals)} pairs that change order (smallest p of "
+                            "the change first); the JSON holds them all.", "note"))
+    out += [Heading("Where the noise comes from", 3), tables.run_noise_table(res)]
+    if res.flaky:
+        shown = res.flaky[:FLAKY_SHOWN]
+        out += [Heading("Flaky questions", 3), tables.flaky_table(shown),
+                Para(f"{plural(len(res.flaky), 'question')} of {res.n_questions:,} have runs that disagree for some "
+                     f"model" + (f"; the {len(shown)} shown disagree the most, the JSON lists them all." if
+                                 len(shown) < len(res.flaky) else "."), "note")]
+    return out

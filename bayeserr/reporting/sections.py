@@ -111,7 +111,8 @@ class ViewSource:
 
     def rank(self, options: Options):
         """Scores best first (the view reordered so): ``(Scores, fits, notes)``."""
-        scores, self.view, fits, notes = ranked(self.view, options, keep_fits=options.bayes.on)
+        from bayeserr.analyses.scoring import ranked_view
+        scores, self.view, fits, notes = ranked_view(self.view, options, keep_fits=options.bayes.on)
         return scores, fits, tuple(notes)
 
     def pairs(self):
@@ -198,17 +199,6 @@ def compute_sections(source, options: Options, sections=None) -> dict:
 
 
 # ------------------------------------------------------------------ computations
-def ranked(view, options: Options, keep_fits: bool):
-    """Scores sorted best first, and the view in that order."""
-    from bayeserr.analyses.comparison import ranked_names
-    from bayeserr.analyses.scoring import Scores, score_view
-    scores, batch = score_view(view, options, keep_fits=keep_fits)
-    position = {m: j for j, m in enumerate(view.models)}
-    order = [position[m] for m in ranked_names(view)]  # one ordering for the report and compare_all
-    fits = {view.models[j]: batch.fits.get(j, {}) for j in order} if keep_fits else None
-    return Scores([scores[j] for j in order]), view.select([view.models[j] for j in order]), fits, batch.notes
-
-
 def _bayes(src, done, o):
     if not src.per_question and src.bayes_asked:
         return NotAvailable("the Bayesian columns (posterior intervals, P(A > B), Bayesian ranks)",
@@ -286,6 +276,7 @@ def _pass_at_k(src, done, o):
     if not src.per_question:
         return NotAvailable("pass@k", "pass@k is computed per problem from its samples")
     from bayeserr.analyses.comparison import Comparisons, compare_view
+    from bayeserr.analyses.scoring import ranked_view
     from bayeserr.stats.passk import pass_at_k
     # the report's settings, but no posteriors kept: pass@k values are fractional scores with one
     # value per problem, so the Bayesian intervals are the cheap ones (bootstrap, cluster effect)
@@ -297,10 +288,25 @@ def _pass_at_k(src, done, o):
     for k in o.pass_k:
         values = np.full(n.shape, np.nan)
         values[have] = pass_at_k(n[have], c[have], int(k))
-        scores, pk_view, _, _ = ranked(view.with_scores(values), pk_options, False)
+        scores, pk_view, _, _ = ranked_view(view.with_scores(values), pk_options)
         comps = compare_view(pk_view, pk_options) if len(scores) > 1 else Comparisons()
         out[int(k)] = (scores, comps)
     return out
+
+
+def _reliability(src, done, o):
+    """pass^k over repeated runs (§6.2): when asked for, or when every question was run twice or more."""
+    if not src.per_question:
+        return (NotAvailable("the reliability section (pass^k)", "pass^k is computed per question from its runs")
+                if o.pass_hat_k else None)
+    from bayeserr.analyses.reliability import has_runs, reliability_view
+    if not o.pass_hat_k and not has_runs(src.view):
+        return None
+    if not has_runs(src.view) and not (src.view.zero_one.all() or "n_samples" in src.view.extra):
+        from bayeserr.base.errors import InputError
+        raise InputError("--pass-hat-k needs 0/1 results per run (or n_samples and n_correct columns); these scores "
+                         "are fractional. Drop --pass-hat-k.")
+    return reliability_view(src.view, o, o.pass_hat_k)
 
 
 def _suite(src, done, o):
@@ -344,6 +350,7 @@ def _per_task(src, done, o) -> tuple:
     if not src.per_question or done["suite"] is None or src.view.tasks is None:
         return ()
     from bayeserr.analyses.comparison import Comparisons, compare_view
+    from bayeserr.analyses.scoring import ranked_view
     view = src.view
     bayes = o.bayes if o.bayes.mode != "mcmc" else replace(o.bayes, mode="fast")
     # Holm without joint draws, and no wild-bootstrap second opinion: T tasks would otherwise
@@ -355,7 +362,7 @@ def _per_task(src, done, o) -> tuple:
         keep = [m for m, k in zip(sub.models, sub.answered.sum(axis=1)) if k >= 2]
         if not keep:  # a task of one question: no model has a standard error there
             continue
-        scores, sub, _, _ = ranked(sub.select(keep), task_options, False)
+        scores, sub, _, _ = ranked_view(sub.select(keep), task_options)
         comps = (compare_view(sub, task_options, second_opinion=False, joint=False) if len(scores) > 1
                  else Comparisons())
         out.append((str(task), scores, comps))
@@ -481,6 +488,8 @@ for _section in (
             latex=False),
     Section("pass_at_k", "pass@k", _pass_at_k, doc.pass_at_k_blocks, _key("pass_at_k", True, _pass_at_k_json),
             position=100, json_position=60, json_keys=("pass_at_k",)),
+    Section("reliability", "Reliability over repeated runs", _reliability, doc.reliability_blocks,
+            _key("reliability"), position=85, json_position=65, json_keys=("reliability",)),
     Section("suite", "Suite", _suite, doc.suite_section_blocks, _key("suite"), position=_suite_position,
             json_position=70, json_keys=("suite",)),
     Section("over_tasks", "Over tasks like these", _over_tasks, doc.over_tasks_blocks, _key("over_tasks"),

@@ -618,3 +618,79 @@ def readings_table(res) -> Table:
                  for i, r in enumerate(res.readings))
     return Table("readings", "How far the answer generalises", cols, rows,
                  caption=f"The models tied with #1 at {res.level:.0%} under each reading of the same {n} models.")
+
+
+# ------------------------------------------------------------------ reliability over repeated runs (§6.2)
+def pass_hat_k_table(res) -> Table:
+    """pass^k of each model at every k, with the report's interval, rank interval and the set
+    tied with the best at the largest k (and the Beta–Binomial posterior when computed)."""
+    K, level = res.compare_k, f"{res.level:.0%}"
+    ranks = {r.model: r for r in res.ranking} if res.ranking is not None else {}
+    cols = (Column("model", "Model", numeric=False),
+            *(Column(f"pass_hat_{k}", f"pass^{k}", f"pass$^{{{k}}}$") for k in res.ks),
+            Column("ci", f"pass^{K} {level} interval", f"{level.replace('%', chr(92) + '%')} interval"))
+    by_model = {}
+    for r in res.rows:
+        by_model.setdefault(r.model, {})[r.k] = r
+    bayes = any(r.bayes is not None for r in res.rows)
+    if ranks:
+        cols += (Column("rank_own", f"Rank by pass^{K}"), Column("tied_best", "Tied with best", numeric=False))
+    if bayes:
+        cols += (Column("bayes", f"New question's pass^{K}, Beta–Binomial", "Beta--Binomial"),)
+    rows = []
+    for model, at in by_model.items():
+        row = (text(model), *(pct(at[k].estimate) for k in res.ks), Cell("interval", at[K].ci))
+        if ranks:
+            rank = ranks[model]
+            row += (Cell("span", rank.rank_marginal), text("yes" if rank.tied_with_best else ""))
+        if bayes:
+            row += (Cell("interval", None if at[K].bayes is None else at[K].bayes[1:]),)
+        rows.append(row)
+    return Table("pass_hat_k", "pass^k by model", cols, tuple(rows),
+                 caption=f"pass^k (all k runs of a question succeed), unbiased per question and averaged over the "
+                         f"{res.n_questions:,} questions; the {level} interval, rank interval and the set tied "
+                         f"with the best at k = {K}.")
+
+
+def reversals_table(reversals, level: float) -> Table:
+    """Pairs that change order from pass@1 to pass^k: both gaps, the pass^k pair's adjusted p and
+    the test of the change in the gap."""
+    K = reversals[0].k
+    cols = (Column("ahead", "Ahead at pass@1", numeric=False), Column("behind", f"Ahead at pass^{K}", numeric=False),
+            Column("diff_1", "Gap at pass@1"), Column("diff_k", f"Gap at pass^{K}"),
+            Column("p_k", f"p at pass^{K} (adj.)"), Column("change", "Change in gap (SE)"),
+            Column("change_p", "p of the change (Holm)"), Column("significant", "Change significant", numeric=False))
+    rows = tuple((text(r.a), text(r.b), pct(r.diff_1), pct(r.diff_k), Cell("p", r.p_k),
+                  Cell("pct_se", r.change, se=r.change_se), Cell("p", r.change_p_holm),
+                  text("yes" if r.significant else "")) for r in reversals)
+    return Table("reversals", f"Order changes from pass@1 to pass^{K}", cols, rows,
+                 caption=f"Pairs ahead at pass@1 and behind at pass^{K}; gaps in points (A − B, negative: B ahead); "
+                         f"the change in the gap tested per question, Holm over these pairs at {level:.0%}.")
+
+
+def run_noise_table(res) -> Table:
+    """Where each model's pass^k uncertainty comes from: the spread between questions and the
+    run-to-run noise of each question's estimate (k = 1 and the largest k with 2k runs)."""
+    ks = sorted({1, max((k for k in res.ks if 2 * k <= res.runs), default=1)})
+    cols = (Column("model", "Model", numeric=False), Column("k", "k"),
+            Column("between_sd", "Between-question SD"), Column("run_se", "Run-to-run SE"),
+            Column("run_share", "Run noise share of the variance"))
+    rows = tuple((text(r.model), Cell("int", r.k), pct(r.between_sd), pct(r.run_se, 2), pct(r.run_share))
+                 for r in res.rows if r.k in ks)
+    return Table("run_noise", "Where the noise comes from", cols, rows,
+                 caption="Between-question SD: how far the questions' true pass^k spread (more questions shrink "
+                         "its part); run-to-run SE: the part of the SE that more runs per question would shrink.")
+
+
+def flaky_table(flaky, models_shown: int = 6) -> Table:
+    """The questions whose runs disagree the most, with each model's right runs of its runs."""
+    cols = (Column("question", "Question", numeric=False), Column("run_variance", "Run-to-run variance"),
+            Column("models_split", "Models whose runs disagree"), Column("counts", "Right / runs", numeric=False))
+
+    def counts(f) -> str:
+        shown = "; ".join(f"{m} {c}/{n}" for m, c, n in f.counts[:models_shown])
+        return shown + (f"; … {len(f.counts) - models_shown} more models" if len(f.counts) > models_shown else "")
+    rows = tuple((text(f.question), Cell("num", f.run_variance, digits=3), Cell("int", f.models_split),
+                  text(counts(f))) for f in flaky)
+    return Table("flaky", "Flaky questions", cols, rows,
+                 caption="Questions whose runs disagree the most: mean over the models of p̂(1 − p̂)·n/(n − 1).")

@@ -38,47 +38,88 @@ def pass_at_k(n, c, k: int) -> np.ndarray:
     Exactly 0 where ``c = 0`` and exactly 1 where ``n − c < k``; elsewhere
     ``1 − Π_{i=n−c+1}^{n} (1 − k/i)``, within a few ulps of the exact value.
     """
+    n, c, k = _checked(n, c, k, "pass@k")
+    return 1.0 - subset_ratio(n, n - c, k)
+
+
+def pass_hat_k(n, c, k: int) -> np.ndarray:
+    """Unbiased per-task pass^k (``docs/methods.md`` §6.2): the chance that k fresh runs of
+    the task all succeed, ``C(c, k) / C(n, k)`` for ``c`` successes of ``n`` runs (Yao et al.
+    2025, τ-bench).  Exactly 0 where ``c < k`` and exactly 1 where ``c = n``."""
+    n, c, k = _checked(n, c, k, "pass^k")
+    return subset_ratio(n, c, k)
+
+
+def pass_hat_k_run_variance(n, c, k: int) -> np.ndarray:
+    """Unbiased estimate of the run-to-run variance of a task's pass^k estimate U
+    (§6.2): ``Var(U | θ) = E[U² | θ] − θ^{2k}``, estimated by ``U² − C(c, 2k)/C(n, 2k)``
+    (``C(c, 2k)/C(n, 2k)`` is unbiased for θ^{2k}); needs ``n ≥ 2k`` (NaN elsewhere).  At
+    k = 1 it is ``p̂(1 − p̂)/(n − 1)``, the question term of §2.7."""
+    n, c, k = _checked(n, c, k, "pass^k", need_k=False)
+    out = np.full(n.shape, np.nan)
+    ok = n >= 2 * k
+    if ok.any():
+        u = subset_ratio(n[ok], c[ok], k)
+        out[ok] = u * u - subset_ratio(n[ok], c[ok], 2 * k)
+    return out
+
+
+def _checked(n, c, k, what: str, need_k: bool = True):
+    """``n``, ``c`` as int64 arrays of whole counts with 0 ≤ c ≤ n, and a whole k ≥ 1."""
     try:
         n = np.asarray(n, dtype=float)
         c = np.asarray(c, dtype=float)
     except (TypeError, ValueError):
-        raise InputError("pass@k: sample and correct counts must be whole numbers (got text or other "
+        raise InputError(f"{what}: sample and correct counts must be whole numbers (got text or other "
                          "objects); pass arrays of counts.") from None
     if n.shape != c.shape:
-        raise InputError(f"pass@k: the sample counts n and correct counts c must have the same shape "
+        raise InputError(f"{what}: the sample counts n and correct counts c must have the same shape "
                          f"(got {n.shape} and {c.shape}); give one (n, c) pair per problem.")
     if not (np.isfinite(n).all() and np.isfinite(c).all()) or np.any(n != np.round(n)) \
             or np.any(c != np.round(c)):
-        raise InputError("pass@k: sample and correct counts must be whole numbers (no NaN or infinity); "
+        raise InputError(f"{what}: sample and correct counts must be whole numbers (no NaN or infinity); "
                          "drop the problems without counts.")
     n = n.astype(np.int64)
     c = c.astype(np.int64)
     k = _whole_k(k)
     if np.any(c > n) or np.any(c < 0):
-        raise InputError("pass@k: correct counts must lie between 0 and the number of samples.")
-    if np.any(n < k):
-        raise InputError(f"pass@k with k = {k} needs at least {k} samples per problem "
+        raise InputError(f"{what}: correct counts must lie between 0 and the number of samples.")
+    if need_k and np.any(n < k):
+        raise InputError(f"{what} with k = {k} needs at least {k} samples per problem "
                          f"(the smallest has {int(n.min())}).")
+    return n, c, k
+
+
+def subset_ratio(n: np.ndarray, m: np.ndarray, k: int) -> np.ndarray:
+    """``C(m, k) / C(n, k)`` for whole ``0 ≤ m ≤ n``, ``n ≥ k``: the chance that k of n items
+    drawn without replacement all fall among m marked ones — pass^k with m the successes,
+    1 − pass@k with m the failures (Chen et al. 2021, eq. 1).
+
+    Exactly 1 where ``m = n`` and exactly 0 where ``m < k``; elsewhere the product
+    ``Π_{i=m+1}^{n} (1 − k/i)`` (Chen et al.'s numerically stable form), a running product
+    over n − m: one ``cumprod`` per distinct n serves every item with that n, so the cost
+    grows with the distinct n, not with the number of items.  The log-gamma form, which
+    leaves rounding residue of ~1e-16, is kept only as a fallback for exotic inputs with very
+    many distinct large n.  The tests check both against exact rational arithmetic."""
     out = np.zeros(n.shape)
-    out[n - c < k] = 1.0
-    mid = (c > 0) & (n - c >= k)
+    out[m == n] = 1.0
+    mid = (m >= k) & (m < n)
     if not mid.any():
         return out
-    nm, cm = n[mid], c[mid]
+    nm, gaps = n[mid], n[mid] - m[mid]
     distinct = np.unique(nm)
     if distinct.sum() <= PRODUCT_BUDGET:
         vals = np.empty(nm.shape)
-        for m in distinct:
-            # survive[j] = Π_{i=m−j}^{m} (1 − k/i): the chance that k fresh
-            # samples all fail when j + 1 of the m are correct
-            survive = np.cumprod(1.0 - k / np.arange(m, m - int(cm[nm == m].max()), -1, dtype=float))
-            sel = nm == m
-            vals[sel] = 1.0 - survive[cm[sel] - 1]
+        for top in distinct:
+            sel = nm == top
+            # survive[j] = Π_{i=top−j}^{top} (1 − k/i): the ratio when j + 1 items are unmarked
+            survive = np.cumprod(1.0 - k / np.arange(top, top - int(gaps[sel].max()), -1, dtype=float))
+            vals[sel] = survive[gaps[sel] - 1]
         out[mid] = vals
     else:
         from scipy.special import gammaln
-        f, m = (nm - cm).astype(float), nm.astype(float)
-        out[mid] = 1.0 - np.exp(gammaln(f + 1) - gammaln(f - k + 1) - gammaln(m + 1) + gammaln(m - k + 1))
+        mm, nn = m[mid].astype(float), nm.astype(float)
+        out[mid] = np.exp(gammaln(mm + 1) - gammaln(mm - k + 1) - gammaln(nn + 1) + gammaln(nn - k + 1))
     return out
 
 

@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def _check_schema(rep):
     validate_report(rep)
     assert set(rep) == {"schema", "level", "provenance", "columns", "rows", "models", "comparisons",
-                        "adjustment", "ranking", "tie_zone", "warnings", "pass_at_k"}  # pass_at_k: null unless --pass-k
+                        "adjustment", "ranking", "tie_zone", "warnings", "pass_at_k",
+                        "reliability"}  # pass_at_k: null unless --pass-k; reliability: the demo runs each question 3 times
     assert rep["schema"] == "bayeserr.report/2"
     assert set(rep["provenance"]) == {"version", "created", "command", "inputs", "seed"}
     assert set(rep["columns"]) == {"model", "question", "score", "cluster", "sample"}

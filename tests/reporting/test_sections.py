@@ -87,7 +87,8 @@ def test_a_section_the_engine_cannot_compute_is_a_not_at_scale_warning(counts_se
 def test_sections_are_shown_in_the_order_of_their_positions():
     rep = bayeserr.report(bayeserr.load(bayeserr.examples.example_path()), bayes="off")
     heads = [b.text for b in sections.report_blocks(rep) if isinstance(b, doc.Heading) and b.level == 2]
-    assert heads == ["Models", "Ranking", "Pairwise comparisons", "Tie zone", "Warnings", "Rows"]
+    assert heads == ["Models", "Ranking", "Pairwise comparisons", "Reliability over repeated runs (pass^k)",
+                     "Tie zone", "Warnings", "Rows"]  # the example runs every question three times
 
 
 def test_latex_shows_every_section_it_has_tables_for(cli):
@@ -96,7 +97,7 @@ def test_latex_shows_every_section_it_has_tables_for(cli):
     ex = bayeserr.examples.example_path()
     tex = cli("report", ex, "--pass-k", "1", "--bayes", "off", "--pairs", "adjacent", "--format", "latex").output
     assert r"\caption{pass@1 (unbiased estimator, per problem). Scores" in tex
-    assert tex.count(r"\toprule") == 5  # models, ranking, pairs; pass@1 models and pairs
+    assert tex.count(r"\toprule") == 6  # models, ranking, pairs; pass@1 models and pairs; pass^k by model
     note = "Showing 3 of 6 pairs (neighbours in the ranking); -{}-pairs all prints every pair"
     assert note in tex and "% Showing 3 of 6" not in tex
 
