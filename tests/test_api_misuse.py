@@ -201,6 +201,14 @@ case("gate(no candidates)", lambda c: bayeserr.gate(c.ds, [], "B", 0.01), "at le
 case("suite(no tasks)", lambda c: bayeserr.suite(c.ds), "at least two tasks")
 case("over_tasks(no tasks)", lambda c: bayeserr.over_tasks(c.ds), "needs a task for each question")
 case("over_tasks(level=2)", lambda c: bayeserr.over_tasks(c.ds, level=2), "level")
+case("pass_hat_k(one run each)", lambda c: bayeserr.pass_hat_k(c.frame[c.frame["sample"] == 0]),
+     "run at least twice")
+case("pass_hat_k(k above the runs)", lambda c: bayeserr.pass_hat_k(c.ds, [1, 3]), "pass\\^3 needs 3 runs")
+case("pass_hat_k(fractional)", lambda c: bayeserr.pass_hat_k(c.frame.assign(score=c.frame.score * 0.5)),
+     "0/1 results per run")
+case("pass_hat_k(k=0)", lambda c: bayeserr.pass_hat_k(c.ds, 0), "k must be a whole number")
+case("pass_hat_k(k='x')", lambda c: bayeserr.pass_hat_k(c.ds, "x"), "k must be a whole number")
+case("pass_hat_k(k=[None])", lambda c: bayeserr.pass_hat_k(c.ds, [None]), "k must be a whole number")
 case("judge(no human labels)", lambda c: bayeserr.judge(c.ds), "no human labels in the data")
 case("judge(level=2)", lambda c: bayeserr.judge(c.ds, level=2), "level")
 case("arena_judge(unknown judge)", lambda c: bayeserr.arena_judge(

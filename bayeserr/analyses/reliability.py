@@ -44,9 +44,11 @@ class PassHatK:
     model: str
     k: int
     estimate: float
-    se: float  #: CLT SE over questions (M1)
-    ci: tuple  #: the report's recommended interval for these per-question values
-    method: str  #: its name
+    se: float  #: CLT SE over questions (M1), or CR2 with clusters
+    df: float  #: its degrees of freedom (n − 1, or Bell–McCaffrey)
+    ci: tuple  #: Wilson on the bounded-mean effective size n* (the section's headline)
+    ci_rule: tuple  #: the report's recommended interval for these per-question values, for reference
+    method_rule: str  #: its name
     n_questions: int
     bayes: tuple | None  #: Beta–Binomial posterior (mean, low, high) of E[θ^k]; None with clusters or --bayes off
     between_sd: float | None  #: SD of the questions' true pass^k (method of moments, floored at 0)
@@ -130,6 +132,7 @@ class Reliability:
         for r in self.rows:
             d = r.to_dict()
             d["ci_low"], d["ci_high"] = d.pop("ci")
+            d["ci_rule_low"], d["ci_rule_high"] = d.pop("ci_rule")
             d["bayes_mean"], d["bayes_low"], d["bayes_high"] = d.pop("bayes") or (None, None, None)
             rows.append({k: frame_value(v) for k, v in d.items()})
         return pd.DataFrame(rows)
@@ -191,6 +194,30 @@ def _checked_ks(ks, runs: int, view, n) -> tuple:
     return ks
 
 
+# ------------------------------------------------------------------ the headline interval
+HEADLINE = "Wilson on n*"
+
+
+def headline_intervals(values: np.ndarray, codes, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pass^k interval of each row of per-question values in [0, 1] (NaN: not answered):
+    Wilson's interval on the bounded-mean effective size n* (:func:`bayeserr.stats.exact.bounded_mean_n`)
+    from the CLT SE with n − 1 df, or the CR2 SE with Bell–McCaffrey df with clusters
+    (``docs/methods.md`` §6.2; the lab measured it at 20–200 questions, 2–16 runs).
+    Returns (intervals rows × 2, SE, df)."""
+    from bayeserr.stats.estimators import se_clt
+    from bayeserr.stats.exact import bounded_mean_n, proportion_interval
+    values = np.atleast_2d(values)
+    n = (~np.isnan(values)).sum(axis=1)
+    if codes is None:
+        mean, se, df = np.nanmean(values, axis=1), se_clt(values), n - 1.0
+    else:
+        from bayeserr.stats.fewclusters import cr2_mean
+        cr = cr2_mean(values, codes)
+        mean, se, df = cr.mean, cr.se, cr.df
+    size = bounded_mean_n(mean, se, n, df, level)
+    return proportion_interval(mean * size, size, level, "wilson"), np.asarray(se, float), np.asarray(df, float)
+
+
 # ------------------------------------------------------------------ the analysis
 def reliability_view(view, options: Options, ks=(), *, compare: bool = True) -> Reliability:
     """pass^k of every model of a :class:`~bayeserr.stats.view.DataView` with repeated runs
@@ -215,7 +242,7 @@ def reliability_view(view, options: Options, ks=(), *, compare: bool = True) -> 
     for j in order:
         for k in ks:
             rows.append(_row(view.models[j], k, by_k[k].get(view.models[j]), n[j], c[j], values[k][j],
-                             None if bayes is None else bayes[j][ks.index(k)]))
+                             None if bayes is None else bayes[j][ks.index(k)], view.codes, options.level))
     reversals, n_pairs = ((), 0)
     if compare and len(order) > 1 and top > 1:
         reversals, n_pairs = _reversals(view, values[1], values[top], comps, top, options.level)
@@ -251,11 +278,12 @@ def _bayes(view, n, c, ks, options):
     return rate_moment_intervals(c, n, ks, options.level), []
 
 
-def _row(model, k, score, n, c, values, bayes) -> PassHatK:
+def _row(model, k, score, n, c, values, bayes, codes, level) -> PassHatK:
     from bayeserr.stats.passk import pass_hat_k_run_variance
     have = n > 0
     u = values[have]
     rec = score.recommended
+    iv, se, df = headline_intervals(values[None], codes, level)
     between = run_se = share = None
     if u.size >= 2:
         w = pass_hat_k_run_variance(n[have], c[have], k)
@@ -265,8 +293,8 @@ def _row(model, k, score, n, c, values, bayes) -> PassHatK:
             between = float(np.sqrt(max(total - within, 0.0)))
             run_se = float(np.sqrt(within / u.size))
             share = float(min(within / total, 1.0)) if total > 0 else None
-    return PassHatK(model, int(k), float(u.mean()), float(score.se_clt), tuple(rec.interval), rec.label,
-                    int(u.size), None if bayes is None else tuple(float(x) for x in bayes), between, run_se, share)
+    return PassHatK(model, int(k), float(u.mean()), float(se[0]), float(df[0]), tuple(float(x) for x in iv[0]),
+                    tuple(rec.interval), rec.label, int(u.size), None if bayes is None else tuple(float(x) for x in bayes), between, run_se, share)
 
 
 def _reversals(view, v1, vk, comps, k: int, level: float):
@@ -333,7 +361,10 @@ def pass_hat_k(ds, k=(), models=None, *, options: Options | None = None, **kwarg
     Keyword arguments are those of :class:`~bayeserr.registries.options.Options`."""
     from bayeserr.stats.view import DataView
     options = Options.coerce(options, **kwargs)
-    ks = (k,) if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else tuple(k)
+    if isinstance(k, str):  # "1,2,4" as on the command line
+        k = [x for x in k.split(",") if x.strip()]
+    k = () if k is None else k
+    ks = (k,) if isinstance(k, (int, np.integer, float)) else tuple(k)
     from bayeserr.base.registry import check_range
     ks = tuple(check_range("k", x, 1, integer=True) for x in ks)
     view = DataView.from_dataset(ds).select(models)

@@ -339,6 +339,28 @@ def simulate_tasks(reps, seed, jobs, fmt, publish):
     _emit(df, fmt, lambda d: "\n".join(lab.tasks_section(d, command)[2:-1]))
 
 
+@simulate.command("reliability")
+@click.option("--reps", type=click.IntRange(10), default=1000, show_default=True,
+              help="Data sets per design.")
+@study_options("calibration_reliability.csv")
+def simulate_reliability(reps, seed, jobs, fmt, publish):
+    """pass^k over repeated runs (the report's Reliability section) with known
+    success rates: 20, 50 and 200 questions × 2, 4 and 16 runs, rates near 1,
+    near 0, in the middle or from a mixture the Beta model does not contain,
+    with and without clusters; coverage of the section's interval, of the
+    report's rule and of the Beta–Binomial posterior, and the paired test's
+    error rate and power (md: the section, ± one Monte Carlo SE)."""
+    from bayeserr.lab import reliability as lab
+    page = _publish_page(publish, "calibration_reliability.csv")
+    designs = lab.published_run_designs()
+    with click.progressbar(length=len(designs) * reps, label="simulating", file=sys.stderr) as bar:
+        df = lab.run_reliability(designs, reps, seed, jobs=jobs, progress=bar.update)
+    command = f"bayeserr simulate reliability --reps {reps} --seed {seed}"
+    if page is not None:
+        lab.publish_reliability(df, page, command + f" --publish {publish}")
+    _emit(df, fmt, lambda d: "\n".join(lab.reliability_section(d, command)[2:-1]))
+
+
 def _gate_page(publish):
     """The page ``--publish`` names: a Markdown file, or a folder's calibration.md."""
     from pathlib import Path
@@ -493,7 +515,7 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seque
     pair model's calibration with the truth from its prior, the release
     gate's size, the confidence sequences' error and questions saved, and
     the judge-scored evals' coverage of the human-scored mean);
-    the sections of the ranking, best-set and tasks studies (their own
+    the sections of the ranking, best-set, tasks and reliability studies (their own
     commands' --publish) are kept as they are."""
     from pathlib import Path
 
@@ -532,11 +554,13 @@ def calibration_docs(output, reps, fewcluster_reps, prior_reps, gate_reps, seque
                                     command=command)
     # the ranking, best-set and tasks studies are published by their own commands: their sections stay
     from bayeserr.lab import best as best_lab
+    from bayeserr.lab import reliability as reliability_lab
     from bayeserr.lab import tasks as tasks_lab
     old = page_path.read_text() if page_path.is_file() else ""
     for start, end in ((ranking_lab.SECTION_START, ranking_lab.SECTION_END),
                        (best_lab.SECTION_START, best_lab.SECTION_END),
-                       (tasks_lab.SECTION_START, tasks_lab.SECTION_END)):
+                       (tasks_lab.SECTION_START, tasks_lab.SECTION_END),
+                       (reliability_lab.SECTION_START, reliability_lab.SECTION_END)):
         kept = publish.kept_section(old, start, end)
         if kept:
             page = publish.splice_section(page, kept, start, end)

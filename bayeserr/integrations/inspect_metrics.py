@@ -101,7 +101,8 @@ if "scores" not in _inspect.signature(metric).parameters:  # pragma: no cover - 
 # metric is created or computed, not here: Inspect may import this module only
 # to register the metrics (e.g. to recompute them from a log).
 
-__all__ = ["ci_clustered", "ci_exact", "ci_beta", "ci_hierarchical", "interval_metrics", "MIN_INSPECT"]
+__all__ = ["ci_clustered", "ci_exact", "ci_beta", "ci_hierarchical", "ci_pass_hat_k", "interval_metrics",
+           "MIN_INSPECT"]
 
 
 # --------------------------------------------------------------------------- #
@@ -253,6 +254,20 @@ def hierarchical_interval(q: _Questions, level: float) -> dict[str, float]:
     return _interval("hierarchical_posterior", low, high)
 
 
+def pass_hat_k_interval(q: _Questions, k: int, level: float) -> dict[str, float]:
+    """pass^k over the questions (each epoch a run) and its interval: the report's Reliability
+    section (``docs/methods.md`` §6.2: C(c, k)/C(n, k) per question, Wilson on n*); NaN unless
+    every answer is 0/1 and every question has at least k epochs."""
+    key = f"pass_hat_{k}"
+    if q.n == 0 or not q.zero_one or q.k.min() < k:
+        return {key: math.nan, **_interval(key)}
+    from bayeserr.analyses.reliability import headline_intervals
+    from bayeserr.stats.passk import pass_hat_k
+    values = pass_hat_k(q.k, q.right, k)
+    low, high = headline_intervals(values[None, :], q.codes(), level)[0][0]
+    return {key: float(values.mean()), **_interval(key, low, high)}
+
+
 # --------------------------------------------------------------------------- #
 # the Inspect metrics
 # --------------------------------------------------------------------------- #
@@ -353,6 +368,31 @@ def ci_hierarchical(cluster: str | None = None, level: float = 0.95) -> Metric:
 
     def compute(scores: list[SampleScore]) -> Value:
         return hierarchical_interval(_questions(scores, cluster, "ci_hierarchical"), level)
+
+    return compute
+
+
+@metric(scores="unreduced")
+def ci_pass_hat_k(k: int = 2, cluster: str | None = None, level: float = 0.95) -> Metric:
+    """pass^k — the chance that k epochs of a sample all succeed — with its interval.
+
+    Run the task with ``epochs`` ≥ k; each epoch is a run of the sample.
+
+    Args:
+       k: Runs that must all succeed (a whole number ≥ 1).
+       cluster: Sample-metadata field holding each sample's cluster id (CR2 with clusters).
+       level: Coverage of the interval, e.g. 0.95.
+
+    Returns:
+       ``{"pass_hat_<k>": ..., "pass_hat_<k>_lower": ..., "pass_hat_<k>_upper": ...}``; NaN
+       unless every answer is 0/1 and every sample has at least k epochs.
+    """
+    level = _check_level(level, "ci_pass_hat_k")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"ci_pass_hat_k: k must be a whole number ≥ 1 (got {k!r}); e.g. k=4 with epochs=4.")
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return pass_hat_k_interval(_questions(scores, cluster, "ci_pass_hat_k"), k, level)
 
     return compute
 

@@ -844,9 +844,13 @@ def reliability_blocks(res, rep, layout) -> list:
     from pass@1, where the noise comes from and the flaky questions."""
     K = res.compare_k
     said = reliability_sentence(res)
+    how = ("the CR2 SE with t on the Bell–McCaffrey df" if res.clustered else "the CLT SE with n − 1 df")
     note = ("pass^k: the chance that k runs of a question all succeed, estimated per question without bias as "
-            "C(c, k)/C(n, k) (c right of n runs) and averaged over the questions, like any score: the interval is "
-            "the one the report's rule picks for these per-question values (clusters included)."
+            "C(c, k)/C(n, k) (c right of n runs) and averaged over the questions. Interval: Wilson's on the "
+            f"effective size n* = m(1 − m)/SE² from {how}, which the lab found to hold its level at 20–200 "
+            "questions and 2–16 runs, near 0 and 1 (methods §6.2; the report's rule for fractional scores, in the "
+            "JSON as ci_rule, does not at 20 questions). Rank intervals and pairs: the report's own, on the "
+            "per-question values."
             + (" New question's pass^k, Beta–Binomial: the posterior of E[θ^k] with θ, a question's success "
                "rate, Beta across questions (methods §6.2)." if any(r.bayes is not None for r in res.rows) else "")
             + "".join(" " + n for n in res.notes))
@@ -856,8 +860,9 @@ def reliability_blocks(res, rep, layout) -> list:
     if layout.latex:  # a paper's table: pass^k by model and the order changes (the rest is in the JSON)
         return out + ([tables.reversals_table(res.reversals[:REVERSALS_SHOWN], res.level)] if res.reversals else [])
     if res.comparisons is not None and len(res.comparisons):
-        out.append(Fold(f"pass^{K}: every model and the pairs",
-                        tuple(_scores_and_pairs(res.scores, res.comparisons, rep, f"the pass^{K} ranking"))))
+        out.append(Fold(f"pass^{K}: the pairs",
+                        tuple(_pairs_table_blocks(res.comparisons, res.scores, rep, f"the pass^{K} ranking",
+                                                  main=False))))
     if res.reversals:
         shown = res.reversals[:REVERSALS_SHOWN]
         out += [Heading(f"Order changes from pass@1 to pass^{K}", 3), tables.reversals_table(shown, res.level)]

@@ -296,9 +296,9 @@ def _pass_at_k(src, done, o):
 
 def _reliability(src, done, o):
     """pass^k over repeated runs (§6.2): when asked for, or when every question was run twice or more."""
-    if not src.per_question:
-        return (NotAvailable("the reliability section (pass^k)", "pass^k is computed per question from its runs")
-                if o.pass_hat_k else None)
+    if not src.per_question:  # every question run more than once: the section the memory engine shows
+        return (NotAvailable("the reliability section (pass^k)", "pass^k is computed from each question's runs, "
+                             "which the engine sums away") if o.pass_hat_k or src.result.samples else None)
     from bayeserr.analyses.reliability import has_runs, reliability_view
     if not o.pass_hat_k and not has_runs(src.view):
         return None

@@ -77,3 +77,30 @@ def effective_n(n: int, deff: float, df: float | None = None, level: float = 0.9
         q = 0.5 + level / 2
         out *= min(1.0, float(t_ppf(q, n - 1)) / float(t_ppf(q, df))) ** 2
     return out
+
+
+def bounded_mean_n(mean, se, n, df=None, level: float = 0.95) -> np.ndarray:
+    """Effective sample size of a mean of values in [0, 1] (``docs/methods.md`` §6.2)::
+
+        n* = m(1 − m) / SE² · (z_q / t_df(q))²,   q = (1 + level)/2
+
+    — the number of independent 0/1 answers whose Bernoulli SE equals the mean's SE (Korn and
+    Graubard 1998), shrunk by their degrees-of-freedom factor (``df``: n − 1 for the CLT SE, the
+    Bell–McCaffrey df for CR2).  Wilson's interval on ``(m n*, n*)`` is then skewed towards the
+    middle as a mean of bounded values is; where SE = 0 (every value the same) n* is ``n``.
+    Arrays broadcast; ``df`` None: no factor.
+    """
+    from bayeserr.stats.distributions import t_ppf
+    from bayeserr.stats.estimators import z_value
+    mean, se, n = (np.asarray(x, float) for x in (mean, se, n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(se > 0, mean * (1 - mean) / np.where(se > 0, se, 1.0) ** 2, n)
+    out = np.where(mean * (1 - mean) > 0, out, n)
+    if df is not None:
+        df = np.broadcast_to(np.asarray(df, float), out.shape)
+        ok = np.isfinite(df) & (df > 0)
+        factor = np.ones(out.shape)
+        if ok.any():
+            factor[ok] = (z_value(level) / np.asarray(t_ppf(0.5 + level / 2, df[ok]), float)) ** 2
+        out = out * factor
+    return out

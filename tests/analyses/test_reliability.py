@@ -35,10 +35,14 @@ def test_tau_bench_reproduces_the_published_pass_hat_k():
         r = res.row("gpt-4o", k)
         assert r.ci[0] < r.estimate < r.ci[1] and 0 <= r.ci[0] and r.ci[1] <= 1
         assert r.bayes is not None and r.bayes[1] < r.bayes[0] < r.bayes[2]
-    # pass^4 per task is 0/1 (all four right or not): 10 of 50, and the interval is Wilson's
+    # pass^4 per task is 0/1 (all four right or not): 10 of 50; Wilson on n* = p(1 − p)/SE² · (z/t_49)²
     r4 = res.row("gpt-4o", 4)
     from statsmodels.stats.proportion import proportion_confint
-    assert np.allclose(r4.ci, proportion_confint(10, 50, 0.05, "wilson"), atol=1e-9)
+    se = np.sqrt(0.2 * 0.8 / 49)
+    size = 0.2 * 0.8 / se**2 * (stats.norm.ppf(0.975) / stats.t.ppf(0.975, 49)) ** 2
+    assert r4.se == pytest.approx(se) and r4.df == 49
+    assert np.allclose(r4.ci, proportion_confint(0.2 * size, size, 0.05, "wilson"), atol=1e-9)
+    assert r4.method_rule == "Wilson" and np.allclose(r4.ci_rule, proportion_confint(10, 50, 0.05, "wilson"))
     assert len(res.flaky) == 26 and all(f.counts[0][1] in (1, 2, 3) for f in res.flaky)
     assert res.flaky[0].run_variance == pytest.approx(2 / 4 * 2 / 4 * 4 / 3)  # 2 of 4 right disagree the most
 
@@ -83,7 +87,12 @@ def test_clustered_questions_use_cr2_and_leave_out_the_beta_binomial():
     table = {"A": rng.integers(0, 5, 30), "B": rng.integers(0, 5, 30)}
     res = bayeserr.pass_hat_k(_runs(table, clusters=clusters), [1, 2])
     assert res.clustered and all(r.bayes is None for r in res.rows)
-    assert "Clustered" in res.row("A", 2).method or "cluster" in res.row("A", 2).method.lower()
+    r = res.row("A", 2)
+    from bayeserr.stats.fewclusters import cr2_mean
+    from scipy.stats import hypergeom
+    u = np.array([hypergeom(4, c, 2).pmf(2) for c in table["A"]])
+    cr = cr2_mean(u, np.array(clusters))
+    assert r.se == pytest.approx(float(cr.se)) and r.df == pytest.approx(float(cr.df))
     assert any("independent" in n for n in res.notes)
 
 

@@ -80,7 +80,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import (CORRECT, INCORRECT, PARTIAL, Score, Target, accuracy, match, scorer,
                                stderr)
 from inspect_ai.solver import TaskState, generate
-from bayeserr.integrations.inspect_metrics import interval_metrics
+from bayeserr.integrations.inspect_metrics import ci_pass_hat_k, interval_metrics
 
 N = 24
 
@@ -124,7 +124,8 @@ runs["binary"] = eval(task, model=model, log_dir=log_dir, display="none")[0]
 # 2. 0/1 scores, three epochs reduced by "max" for accuracy; the bayeserr metrics
 #    still see every epoch; nested cluster field
 task = Task(name="epochs", dataset=samples(nested=True), solver=generate(), scorer=match(),
-            metrics=[accuracy(), *interval_metrics(cluster="info.repo")], epochs=Epochs(3, "max"))
+            metrics=[accuracy(), *interval_metrics(cluster="info.repo"), ci_pass_hat_k(k=3, cluster="info.repo"),
+                     ci_pass_hat_k(k=2)], epochs=Epochs(3, "max"))
 model = scripted(lambda i, k: "yes" if (i + k) % 3 != 0 or i % 5 == 0 else "no")
 runs["epochs"] = eval(task, model=model, log_dir=log_dir, display="none")[0]
 
@@ -222,6 +223,21 @@ def test_each_run_exercises_what_it_should(inspect_logs, cli_json):
     assert partial["k_samples"] == 2
 
 
+def test_pass_hat_k_in_the_log_equals_the_reliability_section(inspect_logs, cli_json):
+    """ci_pass_hat_k (each epoch a run) logs what the report's Reliability section says: pass^3
+    clustered by the nested field, pass^2 without clusters."""
+    logged = _logged_metrics(inspect_logs["epochs"])
+    for k, field in ((3, "info.repo"), (2, None)):
+        args = ["report", inspect_logs["epochs"], "--pass-hat-k", str(k)] + (["--cluster-field", field] if field
+                                                                             else ["--no-cluster"])
+        (row,) = cli_json(*args)["reliability"]["models"]
+        assert logged[f"pass_hat_{k}"] == pytest.approx(row["estimate"], abs=TOL)
+        assert logged[f"pass_hat_{k}_lower"] == pytest.approx(row["ci"][0], abs=TOL)
+        assert logged[f"pass_hat_{k}_upper"] == pytest.approx(row["ci"][1], abs=TOL)
+        assert 0 < row["estimate"] < 1 and row["ci"][0] < row["estimate"] < row["ci"][1]
+    assert logged["pass_hat_3"] < logged["pass_hat_2"]
+
+
 def test_unclustered_interval_is_t_over_questions(inspect_logs, cli_json):
     """Without ``cluster`` each question is its own cluster: CR2 is then the CLT SE over
     per-question means (epochs averaged first) and the interval uses t on n − 1 df."""
@@ -264,7 +280,7 @@ def test_recomputed_from_log_samples(inspect_logs):
     logged = _logged_metrics(inspect_logs["epochs"])
     rebuilt = [getattr(im, d.name.split("/")[-1])(**d.options) for d in log.eval.metrics
                if d.name.split("/")[-1].startswith("ci_")]
-    assert len(rebuilt) == 5
+    assert len(rebuilt) == 7  # the five intervals and two pass^k
     for metric in rebuilt:
         for key, v in metric(scores).items():
             assert _same(v, logged[key]), (key, v, logged[key])

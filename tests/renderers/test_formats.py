@@ -33,7 +33,8 @@ def _pt(x):
 def test_latex_numbers_agree_with_json(cli, cli_json):
     rep = cli_json("demo")
     tex = cli("demo", "--format", "latex").stdout
-    assert tex.count(r"\toprule") == 3 and r"\begin{tabular}" in tex and r"\caption{" in tex
+    # models, ranking, pairs, and pass^k by model (the demo runs each question 3 times)
+    assert tex.count(r"\toprule") == 4 and r"\begin{tabular}" in tex and r"\caption{" in tex
     for m in rep["models"]:
         # mean with the (clustered) SE in parentheses beneath it, then n and C
         cell = rf"{_tex(m['mean'])}\\ ({_tex(m['se_clustered'])})"

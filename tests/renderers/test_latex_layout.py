@@ -193,7 +193,7 @@ def test_single_valued_columns_move_into_the_caption(long_tex):
 
 def test_captions_say_what_each_column_means():
     tex = bayeserr.report(bayeserr.load(example_path())).to_latex()
-    models, ranking, pairs = tables_of(tex)
+    models, ranking, pairs, _ = tables_of(tex)  # and pass^k by model (3 samples per question)
     cap = caption_of(models)
     assert "Group: models sharing a letter cannot be told apart" in cap
     assert r"$C_{\mathrm{eff}} = n^2/\sum_c n_c^2$" in cap and "df: Bell--McCaffrey" in cap

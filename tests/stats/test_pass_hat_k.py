@@ -85,3 +85,13 @@ def test_run_variance_at_k_one_is_the_question_term_of_the_k_split():
 def test_bad_counts_are_refused(bad, match):
     with pytest.raises(bayeserr.InputError, match=match):
         pass_hat_k(np.array(bad["n"]), np.array(bad["c"]), bad["k"])
+
+
+def test_bounded_mean_effective_size_by_hand():
+    from bayeserr.stats.exact import bounded_mean_n
+    m, se, n = np.array([0.3, 0.9, 0.0, 0.5]), np.array([0.05, 0.02, 0.0, 0.0]), np.array([40, 40, 40, 40])
+    got = bounded_mean_n(m, se, n, df=np.array([39, 5.5, 39, 39]), level=0.9)
+    z, t = stats.norm.ppf(0.95), stats.t.ppf(0.95, [39, 5.5, 39, 39])
+    want = np.array([0.21 / 0.0025, 0.09 / 0.0004, 40, 40]) * (z / t) ** 2
+    assert np.allclose(got, want, rtol=1e-12)
+    assert np.allclose(bounded_mean_n(m[:2], se[:2], n[:2]), [0.21 / 0.0025, 0.09 / 0.0004])  # no df: no factor
