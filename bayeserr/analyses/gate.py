@@ -74,7 +74,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bayeserr.analyses.gate_text import MODE_WORD, check_notes, check_sentence, pct, points  # noqa: F401 (points: the CLI's)
+from bayeserr.analyses.gate_text import (  # noqa: F401 (points: the CLI's)
+    MODE_WORD,
+    check_notes,
+    check_sentence,
+    partial_sentence,
+    partial_text,
+    pct,
+    points,
+)
 from bayeserr.base.errors import InputError, describe
 from bayeserr.stats.onesided import (  # noqa: F401 (holm_levels, zero_spread: the gate's API too)
     POWER_TARGET,
@@ -256,6 +264,8 @@ class GateResult:
     adjust: str  #: "holm" over the candidates, or "none" for one
     seed: int = 0
     scope: str | None = None  #: what was gated when not every question pooled: "task NAME", "suite macro"
+    #: partial runs (Inspect logs not 'success') the verdict rests on, used on request (--partial-runs include)
+    partial_runs: tuple = ()
 
     @property
     def passed(self) -> bool:
@@ -282,6 +292,8 @@ class GateResult:
             n_pass = sum(c.passed for c in self.checks)
             lines.append(f"gate {self.verdict}: {n_pass} of {k} candidates {MODE_WORD[self.mode]} "
                          f"(Holm over {k} candidates, family-wise error {pct(1 - self.level)}).")
+        if self.partial_runs:
+            lines.append(partial_sentence(self.partial_runs))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -303,7 +315,8 @@ class GateResult:
             "schema": "bayeserr.gate/1", "verdict": self.verdict, "exit_code": self.exit_code,
             "mode": self.mode, "margin": self.margin, "null": self.null, "level": self.level,
             "baseline": self.baseline, "adjust": self.adjust, "seed": self.seed, "scope": self.scope,
-            "sentence": self.sentence, "candidates": [c.to_dict() for c in self.checks]})
+            "sentence": self.sentence, "candidates": [c.to_dict() for c in self.checks],
+            "partial_runs": [dict(r) for r in self.partial_runs]})
 
     def to_frame(self):
         """One row per candidate (NaN for missing numbers; the wild bootstrap's p and bound
@@ -398,6 +411,7 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", sui
     if task is not None and suite is not None:
         raise InputError("--task gates one task and --suite all of them: give one or the other.")
     ds = check_dataset(ds)
+    partial = gated_partial_runs(ds, [*cands, baseline])
     if task is not None:
         ds = one_task(ds, task)
     view = DataView.from_dataset(ds).select([*cands, baseline])
@@ -440,7 +454,23 @@ def gate(ds, candidates, baseline, margin, *, mode: str = "non-inferiority", sui
                              margin, level, len(cands), prob, method, power, n_needed, too_small,
                              stopped[k], pieces[k][2]))
     scope = f"task {task}" if task is not None else f"suite {suite}" if suite is not None else None
-    return GateResult(tuple(checks), baseline, mode, margin, null, level, adjust, options.seed, scope)
+    return GateResult(tuple(checks), baseline, mode, margin, null, level, adjust, options.seed, scope,
+                      tuple(partial))
+
+
+def gated_partial_runs(ds, models) -> list[dict]:
+    """The partial runs of ``models`` in the data (Inspect logs whose status is not 'success'):
+    refused unless the user asked for them (``partial_runs="include"``), since a run's first
+    finished samples are not a sample of its task; returned to be named in every output."""
+    from bayeserr.data.loading import partial_runs
+    runs = [r for r in partial_runs(ds) if r["model"] in set(models)]
+    unasked = [r for r in runs if not r.get("asked")]
+    if unasked:
+        raise InputError(f"{partial_text(unasked)}: a gate on the samples that finished first could pass on a "
+                         "biased part of the task. Re-run it to completion, or pass --partial-runs include "
+                         "(Python: partial_runs='include' in bayeserr.load) to gate on it anyway; the verdict "
+                         "then names it.")
+    return runs
 
 
 def _suite_pairs(view, comps, pieces, weighting: str, level: float):

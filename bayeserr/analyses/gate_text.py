@@ -111,3 +111,17 @@ def check_sentence(c, finding, mode, step, null, bound, bound_upper, p_t, wild, 
                  f"{pct(power)} of the time, and about {round_up(n_needed):,} questions like these "
                  f"would give {pct(POWER_TARGET)}")
     return text + "."
+
+
+def partial_text(runs) -> str:
+    """``model: file (status cancelled, 13 of 40 samples scored)`` for each partial run."""
+    def one(r) -> str:
+        of = "" if r.get("planned") is None else f" of {r['planned']}"
+        return f"{r['model']}: {r['file']} (status {r['status']}, {r['scored']}{of} samples scored)"
+    return ("partial run" + ("s" if len(runs) > 1 else "") + " " + "; ".join(one(r) for r in runs))
+
+
+def partial_sentence(runs) -> str:
+    """The verdict's caution when it rests on partial runs the user asked for."""
+    return (f"Caution: this verdict rests on {partial_text(runs)} (--partial-runs include): only the samples "
+            "that finished, which may not represent the task.")

@@ -34,6 +34,20 @@ from bayeserr.registries.options import Options
 FLAKY_SHOWN = 10
 #: default k: every k up to this many runs, else powers of two (:func:`default_ks`)
 EVERY_K_UP_TO = 8
+#: fewer degrees of freedom than this behind a clustered pass^k SE: a warning says so
+FEW_DF = 5
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """The reliability section not shown, and why (some questions were run once): a warning."""
+
+    reason: str
+
+    @property
+    def caveats(self) -> list:
+        from bayeserr.base.caveat import Caveat
+        return [Caveat("pass_hat_k_not_shown", None, self.reason)]
 
 
 @dataclass(frozen=True)
@@ -50,13 +64,22 @@ class PassHatK:
     ci_rule: tuple  #: the report's recommended interval for these per-question values, for reference
     method_rule: str  #: its name
     n_questions: int
-    bayes: tuple | None  #: Beta–Binomial posterior (mean, low, high) of E[θ^k]; None with clusters or --bayes off
+    bayes_mean: float | None  #: Beta–Binomial posterior mean of E[θ^k]; None with clusters or --bayes off
+    bayes: tuple | None  #: its equal-tailed interval (low, high)
     between_sd: float | None  #: SD of the questions' true pass^k (method of moments, floored at 0)
     run_se: float | None  #: the run-to-run part of the SE: sqrt(mean Var(U | θ) / n); None below 2k runs
     run_share: float | None  #: share of the estimate's variance that is run-to-run noise
 
+    @property
+    def bayes_misfit(self) -> bool:
+        """The Beta–Binomial interval misses the unbiased estimate: the questions' rates are not
+        Beta-shaped (e.g. some always or never solved), so the model's pass^k is not to be read."""
+        return self.bayes is not None and not (self.bayes[0] <= self.estimate <= self.bayes[1])
+
     def to_dict(self) -> dict:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in vars(self).items()}
+        d = {k: list(v) if isinstance(v, tuple) else v for k, v in vars(self).items()}
+        d["bayes_misfit"] = self.bayes_misfit
+        return d
 
 
 @dataclass(frozen=True)
@@ -69,6 +92,7 @@ class Reversal:
     diff_1: float  #: a − b at pass@1
     diff_k: float  #: a − b at pass^k (below 0: b ahead)
     p_k: float  #: the pass^k pair's p-value, adjusted over the pass^k family
+    confirmed: bool  #: b is declared ahead at pass^k (the pass^k pair's verdict in the report's family)
     change: float  #: diff_k − diff_1, the mean over questions of the change in the gap
     change_se: float
     change_df: float | None
@@ -116,6 +140,30 @@ class Reliability:
     n_questions: int = 0
     notes: tuple = field(default_factory=tuple)
 
+    @property
+    def caveats(self) -> list:
+        """Warnings about the section: Beta–Binomial intervals that miss the estimate, and
+        clustered SEs resting on few degrees of freedom."""
+        from bayeserr.base.caveat import Caveat
+        out = []
+        missed = [r for r in self.rows if r.bayes_misfit]
+        if missed:
+            names = ", ".join(f"{r.model} (k = {r.k})" for r in missed[:8]) + (
+                f" and {len(missed) - 8} more" if len(missed) > 8 else "")
+            out.append(Caveat("pass_hat_k_misfit", None, (
+                f"the Beta–Binomial pass^k interval misses the estimate for {names}: the questions' success "
+                "rates are not Beta-shaped (some always or never solved, say), so that column is left empty "
+                "there; read the interval beside it.")))
+        few = [r for r in self.rows if self.clustered and r.k == self.compare_k and np.isfinite(r.df)
+               and r.df < FEW_DF]
+        if few:
+            out.append(Caveat("pass_hat_k_few_clusters", None, (
+                f"the pass^k intervals and tests rest on clusters with {min(r.df for r in few):.1f}–"
+                f"{max(r.df for r in few):.1f} degrees of freedom (Bell–McCaffrey): wide, and unstable from model "
+                "to model. If the clusters are fixed sources rather than a sample (a benchmark's parts), "
+                "--no-cluster reads the questions as independent.")))
+        return out
+
     def row(self, model: str, k: int) -> PassHatK:
         for r in self.rows:
             if r.model == model and r.k == k:
@@ -133,7 +181,7 @@ class Reliability:
             d = r.to_dict()
             d["ci_low"], d["ci_high"] = d.pop("ci")
             d["ci_rule_low"], d["ci_rule_high"] = d.pop("ci_rule")
-            d["bayes_mean"], d["bayes_low"], d["bayes_high"] = d.pop("bayes") or (None, None, None)
+            d["bayes_low"], d["bayes_high"] = d.pop("bayes") or (None, None)
             rows.append({k: frame_value(v) for k, v in d.items()})
         return pd.DataFrame(rows)
 
@@ -174,18 +222,40 @@ def run_counts(view) -> tuple[np.ndarray, np.ndarray, int]:
     return n, c, int(n[have].min()) if have.any() else 0
 
 
+def runs_of(view) -> str:
+    """``"all"`` when every answered question was run at least twice with 0/1 results (or counts),
+    ``"some"`` when some were and some once, else ``"none"``."""
+    if "n_samples" not in view.extra and not view.zero_one.all():
+        return "none"
+    n, _, runs = run_counts(view)
+    return "all" if runs >= 2 else "some" if (n >= 2).any() else "none"
+
+
 def has_runs(view) -> bool:
     """Whether every answered question was run at least twice with 0/1 results (or counts)."""
-    if "n_samples" not in view.extra and not view.zero_one.all():
-        return False
-    return run_counts(view)[2] >= 2
+    return runs_of(view) == "all"
+
+
+def once_run(view, n) -> str | None:
+    """Why pass^k cannot be computed when some questions were run once: the count and one example;
+    None when every answered question was run twice or more, or none was."""
+    once = (n == 1)
+    if not once.any() or not (n >= 2).any():
+        return None
+    j, q = np.argwhere(once)[0]
+    count = int(once.any(axis=0).sum())
+    return (f"{count:,} of {int((n > 0).any(axis=0).sum()):,} questions {'was' if count == 1 else 'were'} run once "
+            f"for some model (e.g. '{view.questions[q]}' of '{view.models[j]}')")
 
 
 def _checked_ks(ks, runs: int, view, n) -> tuple:
     ks = tuple(sorted({int(k) for k in ks})) if ks else default_ks(runs)
     if runs < 2:
-        raise InputError("pass^k needs questions run at least twice (repeated runs: a sample/run column, Inspect "
-                         "epochs, or n_samples and n_correct columns); every question here was run once.")
+        some = once_run(view, n)
+        raise InputError("pass^k needs every question run at least twice (repeated runs: a sample/run column, "
+                         "Inspect epochs, or n_samples and n_correct columns); "
+                         + (f"{some}: drop them (--where) to see pass^k on the rest." if some else
+                            "every question here was run once."))
     if ks[-1] > runs:
         j, q = np.argwhere((n > 0) & (n < ks[-1]))[0]
         raise InputError(f"pass^{ks[-1]} needs {ks[-1]} runs of every question; the fewest is {runs} "
@@ -294,7 +364,8 @@ def _row(model, k, score, n, c, values, bayes, codes, level) -> PassHatK:
             run_se = float(np.sqrt(within / u.size))
             share = float(min(within / total, 1.0)) if total > 0 else None
     return PassHatK(model, int(k), float(u.mean()), float(se[0]), float(df[0]), tuple(float(x) for x in iv[0]),
-                    tuple(rec.interval), rec.label, int(u.size), None if bayes is None else tuple(float(x) for x in bayes), between, run_se, share)
+                    tuple(rec.interval), rec.label, int(u.size), None if bayes is None else float(bayes[0]),
+                    None if bayes is None else (float(bayes[1]), float(bayes[2])), between, run_se, share)
 
 
 def _reversals(view, v1, vk, comps, k: int, level: float):
@@ -304,8 +375,8 @@ def _reversals(view, v1, vk, comps, k: int, level: float):
     from bayeserr.stats.simultaneous import holm
     pair_at_k = {}
     for cmp in comps:
-        pair_at_k[(cmp.a, cmp.b)] = (cmp.diff, cmp.p_adjusted)
-        pair_at_k[(cmp.b, cmp.a)] = (-cmp.diff, cmp.p_adjusted)
+        pair_at_k[(cmp.a, cmp.b)] = (cmp.p_adjusted, cmp.different and cmp.diff < 0)
+        pair_at_k[(cmp.b, cmp.a)] = (cmp.p_adjusted, cmp.different and cmp.diff > 0)
     found, n_pairs = [], 0
     M = len(view.models)
     for i in range(M):
@@ -327,15 +398,16 @@ def _reversals(view, v1, vk, comps, k: int, level: float):
                 se, df = float(se_clt(change)), float(both.sum() - 1)
             test = t_test(float(change.mean()), se, df, level)
             a, b = view.models[i], view.models[j]
-            found.append((a, b, d1, dk, pair_at_k.get((a, b), (dk, float("nan")))[1], float(change.mean()), se,
+            found.append((a, b, d1, dk, *pair_at_k.get((a, b), (float("nan"), False)), float(change.mean()), se,
                           df, float(test.p_value)))
     if not found:
         return (), n_pairs
     p = np.array([f[-1] for f in found])
     adj = holm(np.where(np.isnan(p), 1.0, p))
-    out = [Reversal(a, b, k, d1, dk, pk, ch, se, df, pv, float(h), bool(h < 1 - level))
-           for (a, b, d1, dk, pk, ch, se, df, pv), h in zip(found, adj)]
-    return tuple(sorted(out, key=lambda r: (r.change_p, r.a, r.b))), n_pairs
+    out = [Reversal(a, b, k, d1, dk, pk, bool(ok), ch, se, df, pv, float(h), bool(h < 1 - level))
+           for (a, b, d1, dk, pk, ok, ch, se, df, pv), h in zip(found, adj)]
+    # the reversals the pass^k verdicts confirm first, then the surest changes in the gap
+    return tuple(sorted(out, key=lambda r: (not r.confirmed, r.change_p, r.a, r.b))), n_pairs
 
 
 def _flaky(view, n, c) -> tuple:

@@ -110,6 +110,14 @@ class Watch:
     notes: tuple = ()
     seed: int | None = None  #: the questions were replayed in a random order with this seed (``shuffle=``)
     order: tuple = ()        #: why the arrival order looks not random (clauses of the verdict's caution)
+    #: partial runs (Inspect logs that ended 'error' or 'cancelled') the sequence read
+    partial_runs: tuple = ()
+    #: a stop on a partial run is taken (exit 0) only when partial runs were asked for
+    partial_asked: bool = True
+    #: every input is an Inspect log and none is still running: no more answers will come
+    finished: bool = False
+    #: (question, A's score, B's score) in the order the sequence took them: a later look must extend it
+    history: tuple = ()
 
     @property
     def decision(self) -> str:
@@ -117,8 +125,18 @@ class Watch:
 
     @property
     def exit_code(self) -> int:
-        """0 stop (a rule holds), 1 continue."""
-        return 0 if self.stop is not None else 1
+        """0 stop (a rule holds, and not on a partial run unless asked for), 1 continue."""
+        return 0 if self.stop is not None and (self.partial_asked or not self.partial_runs) else 1
+
+    def unasked_partial(self) -> "Watch":
+        """This look with its partial runs not asked for (``--partial-runs`` left at watch's
+        default): a stop on them is said, not taken (exit 1)."""
+        if not self.partial_runs:
+            return self
+        from bayeserr.analyses.watch_text import partial_block
+        return dataclasses.replace(self, partial_asked=False, sentence=self.sentence.replace(
+            partial_block(self.partial_runs, True, self.stop is not None),
+            partial_block(self.partial_runs, False, self.stop is not None)))
 
     def to_dict(self) -> dict:
         s = self.sequence
@@ -129,7 +147,8 @@ class Watch:
                 "estimate": float(s.estimate[-1]), "lower": float(s.lower[-1]), "upper": float(s.upper[-1]),
                 "stop": None if self.stop is None else self.stop.to_dict(), "notes": list(self.notes),
                 "shuffle": self.seed, "order_warnings": list(self.order),
-                "sequence": s.to_dict()}
+                "partial_runs": [dict(r) for r in self.partial_runs], "finished": self.finished,
+                "exit_code": self.exit_code, "sequence": s.to_dict()}
 
     def to_frame(self):
         return self.sequence.to_frame()
@@ -378,6 +397,24 @@ def _in_progress_notes(ds) -> tuple:
     return tuple(n for n in notes or () if isinstance(n, str) and IN_PROGRESS_NOTE in n)
 
 
+def _history(questions, ya, yb, keep) -> tuple:
+    """(question, A's score, B's score or None) in the sequence's order."""
+    yb = [None] * len(ya) if yb is None else yb[keep].tolist()
+    return tuple(zip(questions.tolist(), ya.tolist(), yb))
+
+
+def _with_partial_runs(w: Watch, ds, models) -> Watch:
+    """The watch with the partial runs of ``models`` it read, named in its sentence."""
+    from bayeserr.analyses.watch_text import partial_block
+    from bayeserr.data.loading import partial_runs
+    runs = tuple(r for r in partial_runs(ds) if r["model"] in set(models))
+    if not runs:
+        return w
+    asked = all(r.get("asked") for r in runs)
+    w = dataclasses.replace(w, partial_runs=runs, partial_asked=asked)
+    return dataclasses.replace(w, sentence=w.sentence + " " + partial_block(runs, asked, w.stop is not None))
+
+
 def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: float | None = None,
           margin: float | None = None, budget: int | None = None, rules: Rules | None = None,
           level: float = 0.95, method: str = "auto", clusters: bool = True, samples: str = "first",
@@ -497,7 +534,10 @@ def watch(ds, a: str, b: str | None = None, *, width: float | None = None, tie: 
             + (", clusters shuffled, each cluster's questions together" if by_cluster else "")
             + "): a simulation of watching the finished run; another seed takes another path and may "
               "stop elsewhere.",))
-    w = dataclasses.replace(w, notes=_in_progress_notes(ds) + w.notes)
+    running = _in_progress_notes(ds)
+    w = dataclasses.replace(w, notes=running + w.notes, history=_history(questions[keep], ya[keep], yb, keep),
+                            finished=ds.attrs.get("readers") == ["inspect"] and not running)
+    w = _with_partial_runs(w, ds, [a] + ([b] if b is not None else []))
     if repeated:
         how = ("its first sample (Inspect: its first epoch; later ones would change questions already in "
                "the sequence as they arrive; --samples mean averages them); a baseline with its mean"

@@ -68,3 +68,14 @@ def caution(findings) -> str:
     said = findings[0] if len(findings) == 1 else ", ".join(findings[:-1]) + " and " + findings[-1]
     return (f" Caution: {said}: not a random order, so the sequence's guarantee may not hold (a finished "
             "file: --shuffle SEED replays it in a random order).")
+
+
+def partial_block(runs, asked: bool, stopped: bool) -> str:
+    """The verdict's words on partial runs (Inspect logs that ended 'error' or 'cancelled'): named
+    always; a stop on them is taken only when partial runs were asked for."""
+    from bayeserr.analyses.gate_text import partial_text
+    said = f"Caution: {partial_text(runs)}: the sequence read only the samples that finished."
+    if stopped and not asked:
+        said += (" The stop is not taken (exit 1): the run did not complete. Re-run it, or pass --partial-runs "
+                 "include to accept a stop on the samples that finished.")
+    return said

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from bayeserr.base.errors import InputError
@@ -178,7 +180,7 @@ def floats(text: str, name: str) -> list[float]:
 
 def ints(text: str, name: str) -> list[int]:
     values = floats(text, name)
-    if any(v != int(v) or v < 1 for v in values):
+    if any(not math.isfinite(v) or v != int(v) or v < 1 for v in values):
         raise InputError(f"--{name} takes positive whole numbers (got '{text}').")
     return [int(v) for v in values]
 

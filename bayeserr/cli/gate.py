@@ -188,6 +188,9 @@ def summary_markdown(result) -> str:
     for c in result.checks:
         lines.append(f"- {esc(c.sentence)}")
         lines += [f"  - note: {esc(n)}" for n in c.notes]
+    if result.partial_runs:  # a verdict on a run that did not finish says so where it is read
+        from bayeserr.analyses.gate_text import partial_sentence
+        lines += ["", f"**{esc(partial_sentence(result.partial_runs))}**"]
     if any(c.too_small and c.finding == "not shown" for c in result.checks):
         lines += ["", ("*Too small*: even if the candidate equals the baseline, this eval would pass it less "
                        "than half the time at this margin; add questions (the sentence says how many) or "

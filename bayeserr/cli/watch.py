@@ -28,6 +28,8 @@ from bayeserr.reporting.formats import TEXT_FORMATS
 QUICK_TRIES, QUICK_PAUSE = 3, 0.5
 #: ... and, with --follow, at this many intervals in a row before it is an error
 UNREADABLE_LOOKS = 5
+#: --follow without --timeout gives up after a day (every wait has a bound)
+DEFAULT_TIMEOUT = 86400.0
 
 
 @main.command()
@@ -60,7 +62,7 @@ UNREADABLE_LOOKS = 5
 @click.option("--interval", type=float, default=30.0, show_default=True, callback=ranged(0.1),
               help="--follow: seconds between reads.")
 @click.option("--timeout", type=float, default=None, callback=ranged(0),
-              help="--follow: give up after this many seconds (exit 1).")
+              help="--follow: give up after this many seconds (exit 1) [default: 86400, a day].")
 @click.option("--format", "fmt", type=click.Choice(TEXT_FORMATS.choices), default="text", show_default=True)
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), callback=nonempty, metavar="FILE",
               help="Also write an HTML page with the sequence's figure (never an input).")
@@ -91,12 +93,9 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, sa
     Example: bayeserr watch logs/candidate.eval logs/baseline.eval --pair new prod --margin 0.01
     """
     # size: a click command: one parameter per option
-    import time
-
     from bayeserr.analyses.sequential import Rules
     from bayeserr.base.errors import InputError
     from bayeserr.base.output import check_writable
-    from bayeserr.reporting.text import plain
     if (pair is None) == (model is None):
         raise InputError("give --pair A B (a difference) or --model MODEL (one mean), one of them.")
     unused = [f"--{k.replace('_', '-')}" for k in ("human_col", "labels", "human_scorer", "task_col")
@@ -106,46 +105,105 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, sa
                          "a pair (human labels and tasks are for report).")
     for k in ("human_col", "labels", "human_scorer", "task_col"):
         kw[k] = None  # (a configuration file's defaults are for report)
-    if ctx.get_parameter_source("partial_runs") is click.core.ParameterSource.DEFAULT:
-        kw["partial_runs"] = "include"  # a running eval's log is not finished yet
+    partial_asked = ctx.get_parameter_source("partial_runs") is not click.core.ParameterSource.DEFAULT
+    if not partial_asked:
+        kw["partial_runs"] = "include"  # a running eval's log is not finished yet (a stop on it is not taken)
     if html_out:
         check_writable(html_out)
     if shuffle is not None and follow:
         raise InputError("--shuffle replays a finished file in a random order; --follow watches a growing one "
                          "in the order its answers arrive (a new random order at every read would not be one "
                          "sequence). Give one of them.")
+    if follow and timeout is None:
+        timeout = DEFAULT_TIMEOUT  # every wait has a bound
     a, b = (pair if pair is not None else (model, None))
     rules = Rules(settle=margin is None, tie=tie, margin=margin, width=width, budget=budget)
     rules.check(b is not None)
-    from bayeserr.data.readers import DamagedArchive
+    w = _follow(lambda: _read_retrying(files, a, b, rules, level, method, samples, shuffle, where, kw),
+                follow, interval, timeout, history=samples == "first")
+    if not partial_asked:
+        w = w.unasked_partial()
+    _output(w, fmt, html_out, files)
+    ctx.exit(w.exit_code)
+
+
+def _follow(read, follow: bool, interval: float, timeout, history: bool):
+    """``read()`` (again every ``interval`` s with ``follow``) until a rule holds, the runs are
+    finished, or ``timeout`` passes; each wait says what it waits for.  Inputs that become
+    unreadable after a good read, or whose history changes (``history``: the watched model's
+    first samples, which a growing input only extends), end the watch (exit 2)."""
+    import time
+
+    from bayeserr.base.errors import InputError
+    from bayeserr.reporting.text import plain
     start = time.monotonic()
-    last_error = None
-    unreadable = 0
+    waiting = _Waiting(interval)
+    w = None
     while True:
         try:
-            w = _read_retrying(files, a, b, rules, level, method, samples, shuffle, where, kw)
-            unreadable = 0
+            new = read()
         except InputError as exc:
             if not follow:
                 raise
-            unreadable = unreadable + 1 if isinstance(exc, DamagedArchive) else 0
-            if unreadable >= UNREADABLE_LOOKS:
-                raise InputError(f"{exc} (Still unreadable after {unreadable} reads {interval:g} s apart, so not "
-                                 "a log caught mid-write: check the file.)") from None
-            first = str(exc).split(". ")[0]
-            if first != last_error:  # a log not written yet: wait for it (one line per new reason)
-                click.echo(f"waiting: {plain(first[:300])}.", err=True)
-                last_error = first
-            w = None
-        if w is not None and (not follow or w.stop is not None or _late(start, timeout, interval)):
-            break
+            waiting.failed(exc)
+            new = None
+        if new is not None:
+            if w is not None and history and new.history[:len(w.history)] != w.history:
+                raise InputError(_rewritten(w.history, new.history))
+            w = new
+            waiting.read()
+        if w is not None and (not follow or w.stop is not None):
+            return w
+        if w is not None and w.finished:
+            click.echo("the runs are finished (every input an Inspect log, none still running): no rule holds, and "
+                       "no more answers will come.", err=True)
+            return w
+        if _late(start, timeout, interval):
+            if w is None:
+                raise InputError(f"--timeout {timeout:g} s passed before the inputs could be read: {waiting.last}")
+            default = ", the default" if timeout == DEFAULT_TIMEOUT else ""
+            click.echo(f"stopped following after {timeout:g} s (--timeout{default}): no rule held.", err=True)
+            return w
         if w is not None:
             click.echo(plain(w.sentence), err=True)  # progress while following
-        if _late(start, timeout, interval):
-            raise InputError(f"--timeout {timeout:g} s passed before the inputs could be read: {last_error}")
         time.sleep(interval)
-    _output(w, fmt, html_out, files)
-    ctx.exit(w.exit_code)
+
+
+class _Waiting:
+    """Reads that failed while following: a log not written yet is waited for (one line per new
+    reason); a log caught mid-write, or any input after a good read (rewritten, truncated, deleted),
+    gets :data:`UNREADABLE_LOOKS` reads in a row, then is an error."""
+
+    def __init__(self, interval: float):
+        self.interval, self.looks, self.unreadable, self.last = interval, 0, 0, None
+
+    def read(self) -> None:
+        self.looks, self.unreadable = self.looks + 1, 0
+
+    def failed(self, exc) -> None:
+        from bayeserr.base.errors import InputError
+        from bayeserr.data.readers import DamagedArchive
+        from bayeserr.reporting.text import plain
+        self.unreadable = self.unreadable + 1 if isinstance(exc, DamagedArchive) or self.looks else 0
+        if self.unreadable >= UNREADABLE_LOOKS:
+            changed = (f" The inputs were read {self.looks} time{'s' if self.looks > 1 else ''} before: a file was "
+                       "replaced, truncated or deleted while watched." if self.looks else "")
+            raise InputError(f"{exc} (Still unreadable after {self.unreadable} reads {self.interval:g} s apart, so "
+                             f"not a log caught mid-write: check the file.){changed}") from None
+        first = str(exc).split(". ")[0]
+        if first != self.last:  # a log not written yet: wait for it (one line per new reason)
+            click.echo(f"waiting: {plain(first[:300])}.", err=True)
+            self.last = first
+
+
+def _rewritten(before: tuple, after: tuple) -> str:
+    """Where a later look's history departs from the earlier one's."""
+    i = next((i for i, (x, y) in enumerate(zip(before, after)) if x != y), min(len(before), len(after)))
+    what = (f"question '{before[i][0]}' (answer {i + 1}) reads differently now" if i < len(after) else
+            f"{len(before) - len(after)} answers that were read before are gone")
+    return (f"the inputs were rewritten while watched: {what}. The looks already taken rested on answers that "
+            "no longer stand, so the sequence is not one sequence any more; start watching again (a growing "
+            "file must only be appended to).")
 
 
 def _late(start: float, timeout, interval: float) -> bool:

@@ -13,6 +13,9 @@ import xarray as xr
 from bayeserr.base.errors import InputError, row_list, suggest
 from bayeserr.data.memory import _check_cube_size
 
+#: column names that hold the run of an answer: suggested for --sample-col on duplicated rows
+RUN_COLUMNS = ("run", "trial", "attempt", "epoch", "repeat", "seed", "sample_id", "run_id", "trial_id")
+
 DEFAULT_COLUMNS = {
     "model": "model",
     "question": "question_id",
@@ -379,8 +382,11 @@ def _build_dataset(df, cols, scores, rows: _Rows, account, human=None) -> xr.Dat
     lost = cube[flat] != position
     if lost.any():
         fields = f"({cols.model}, {cols.question}{', ' + cols.sample if cols.sample else ''})"
-        fix = ("Give repeated answers distinct sample numbers with --sample-col, or remove the "
-               "duplicates." if cols.sample is None else "Remove the duplicated rows.")
+        runs = [c for c in df.columns if str(c).lower() in RUN_COLUMNS]
+        fix = ((f"The column '{runs[0]}' looks like the run of each answer: --sample-col {runs[0]} (Python: "
+                f"sample_col='{runs[0]}') reads the rows as repeated runs." if runs else
+                "Give repeated answers distinct sample numbers with --sample-col, or remove the duplicates.")
+               if cols.sample is None else "Remove the duplicated rows.")
         _fail_rows(rows, np.isin(flat, flat[lost]), f"duplicate {fields} rows", fix)
     del position, lost
     clusters = _question_labels(rows, cols, "cluster", q_codes, shape[1], df)

@@ -375,7 +375,26 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
         ds.attrs["human_source"] = human_source
     if groups:
         ds.attrs["task_groups"] = json.dumps(groups, ensure_ascii=False)
+    ds.attrs["readers"] = sorted({p.reader for p in parts})  # e.g. watch: every input an Inspect log
+    kept = {str(m) for m in ds["model"].values}
+    partial = [r for p in parts for r in p.partial_runs if r["model"] in kept]
+    if partial:
+        ds.attrs["partial_runs"] = json.dumps(partial, ensure_ascii=False)
     return ds
+
+
+def partial_runs(ds) -> list[dict]:
+    """The partial runs (Inspect logs whose status is not 'success') whose samples the dataset
+    holds: ``file``, ``model``, ``task``, ``status``, ``scored``, ``planned`` and ``asked``
+    (read with ``partial_runs="include"``, rather than a log read on its own); ``[]`` for other data."""
+    raw = getattr(ds, "attrs", {}).get("partial_runs")
+    if not raw:
+        return []
+    try:
+        out = json.loads(raw)
+    except (TypeError, ValueError):
+        return []
+    return [r for r in out if isinstance(r, dict) and {"model", "status"} <= set(r)]
 
 
 # ------------------------------------------------------------------ human labels
@@ -642,6 +661,7 @@ class _Part:
     task_groups: dict | None = None  #: lm-eval: the task groups (readers.read_lmeval)
     scorers: list = field(default_factory=list)  #: Inspect: the scorers of the samples
     reader: str = "table"  #: the reader it was read by (a name of the reader registry)
+    partial_runs: list = field(default_factory=list)  #: Inspect: the partial runs used (inspect_logs.partial_record)
 
     def account(self) -> RowAccount:
         return RowAccount(len(self.df) + sum(c for _, c in self.dropped), len(self.df),
@@ -770,9 +790,11 @@ def _read_input(inp: _Input, args, input_format, no_cluster, fields, name,
         df, rows, more, log, seen, notes = _read_source(path, name, args, input_format, no_cluster, fields,
                                                         several)
         part = _Part(source, df, rows, more, rows.where, log, path, seen, notes["notes"],
-                     notes["log_cluster"], notes["task_groups"], notes["scorers"], notes["reader"])
+                     notes["log_cluster"], notes["task_groups"], notes["scorers"], notes["reader"],
+                     notes.get("partial_runs", []))
     if inp.model is not None:
         part.df = _name_model(part, inp.model, args)
+        part.partial_runs = [{**r, "model": inp.model} for r in part.partial_runs]
         if part.task_groups:  # the published scores are the named model's (the input holds one)
             renamed = {}
             for g, e in part.task_groups.items():
@@ -827,7 +849,8 @@ def _read_source(path, name, args, input_format, no_cluster, fields=(), several:
         seen = df.attrs.pop("fields", [])
         notes = {"notes": list(df.attrs.pop("notes", [])), "log_cluster": df.attrs.pop("log_cluster", None),
                  "task_groups": df.attrs.pop("task_groups", None),
-                 "scorers": list(df.attrs.pop("scorers", [])), "reader": reader}
+                 "scorers": list(df.attrs.pop("scorers", [])), "reader": reader,
+                 "partial_runs": list(df.attrs.pop("partial_runs", []))}
         where = name or path
         return df, _Rows(where, len(df), origin=origin), list(dropped), True, list(seen), notes
     ids = [args[k] or DEFAULT_COLUMNS[f] for k, f in

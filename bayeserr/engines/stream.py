@@ -113,11 +113,11 @@ def parquet_files(source) -> tuple[list[tuple[str, object]], str]:
         if "://" in text:
             out += _remote_files(text)
         elif path.is_dir():
-            import pyarrow.dataset as pads
             try:
-                dataset = pads.dataset(str(path), format="parquet", partitioning="hive",
-                                       exclude_invalid_files=False)
+                dataset = hive_dataset(text, str(path))
                 frags = sorted(dataset.get_fragments(), key=lambda f: f.path)
+            except InputError:
+                raise
             except Exception as exc:  # noqa: BLE001 - pyarrow's errors name no fix
                 raise InputError(f"{text}: not a readable Parquet dataset ({exc}). The stream engine "
                                  "reads Parquet files, folders of them and glob patterns.") from None
@@ -158,9 +158,8 @@ def _remote_files(url: str) -> list:
         info = fs.get_file_info(path)
         if info.type == pafs.FileType.NotFound:
             raise InputError(f"{url}: no such file or folder.")
-        dataset = pads.dataset(path, filesystem=fs, format="parquet",
-                               partitioning="hive" if info.type == pafs.FileType.Directory else None,
-                               exclude_invalid_files=False)
+        dataset = (hive_dataset(url, path, fs) if info.type == pafs.FileType.Directory else
+                   pads.dataset(path, filesystem=fs, format="parquet", exclude_invalid_files=False))
         frags = sorted(dataset.get_fragments(), key=lambda f: f.path)
     except InputError:
         raise
@@ -169,6 +168,40 @@ def _remote_files(url: str) -> list:
     if not frags:
         raise InputError(f"{url}: the folder holds no Parquet files.")
     return [(f.path, (dataset, f)) for f in frags]
+
+
+
+def hive_dataset(label: str, root: str, fs=None):
+    """A folder of Parquet files as a dataset, its ``key=value`` folder names read as columns
+    (hive partitioning) — unless the files hold a column of that name too: then the column is read,
+    and it must agree with the folder name (pyarrow would take the folder's value, which swapped
+    models silently; a disagreement is an error naming both)."""
+    import posixpath
+    from urllib.parse import unquote
+
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pads
+    plain = pads.dataset(root, filesystem=fs, format="parquet", exclude_invalid_files=False)
+    clash = False
+    for frag in plain.get_fragments():
+        rel = posixpath.relpath(frag.path, root.replace(os.sep, "/")) if fs is not None else \
+            os.path.relpath(frag.path, root).replace(os.sep, "/")
+        keys = dict(unquote(p).split("=", 1) for p in rel.split("/")[:-1] if "=" in p)
+        both = [k for k in keys if k in frag.physical_schema.names]
+        if not both:
+            continue
+        clash = True
+        table = frag.to_table(columns=both)
+        for k in both:
+            other = sorted({str(v) for v in pc.unique(table.column(k)).to_pylist() if v is not None} - {keys[k]})
+            if other:
+                raise InputError(f"{label}: the folder name '{k}={keys[k]}' and the column '{k}' inside {frag.path} "
+                                 f"disagree (the column holds '{other[0]}'"
+                                 f"{f' and {len(other) - 1} more' if len(other) > 1 else ''}); pyarrow would take "
+                                 "the folder's value. Rename the folder key, or drop the column from the files.")
+    if clash:  # the files carry the keys as columns, which agree with the folder names: read them
+        return plain
+    return pads.dataset(root, filesystem=fs, format="parquet", partitioning="hive", exclude_invalid_files=False)
 
 
 def _schema_names(files) -> list[str]:

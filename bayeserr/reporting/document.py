@@ -806,7 +806,8 @@ REVERSALS_SHOWN, FLAKY_SHOWN = 20, 10
 
 def reliability_sentence(res) -> str:
     """The section's answer: how reliability falls with k and, for several models, who leads by
-    pass^k, how many pairs reorder from pass@1 and whether the pass@1 leader's fall is real."""
+    pass^k, how many pairs reorder from pass@1, how many of those the pass^k verdicts declare, and
+    whether the pass@1 leader's fall is real."""
     from bayeserr.base.formats import some
     K, level = res.compare_k, f"{res.level:.0%}"
     first = {r.model: r for r in res.rows if r.k == res.ks[0]}
@@ -815,65 +816,91 @@ def reliability_sentence(res) -> str:
         (m, r), = last.items()
         r1 = first[m]
         return (f"{m}: pass^{res.ks[0]} {pct(r1.estimate)} {interval(r1.ci)}, pass^{K} {pct(r.estimate)} "
-                f"{interval(r.ci)} over {r.n_questions:,} questions run {res.runs}+ times ({level} intervals, "
-                "points).")
+                f"{interval(r.ci)} over {plural(r.n_questions, 'question')} run {res.runs} times or more ({level} "
+                "intervals, points): the chance that a new question like these succeeds in every one of "
+                f"{K} runs.")
     tied = res.ranking.tied_with_best if res.ranking is not None else []
     said = (f"By pass^{K} (every one of {K} runs right), {some(tied, 8)} "
             f"{'is' if len(tied) == 1 else 'are'} tied with the best at {level}" if tied else
             f"By pass^{K}, no model is tied with the best")
-    moved = [r for r in res.reversals]
-    sig = [r for r in moved if r.significant]
-    said += (f"; {plural(len(moved), 'pair')} of {res.n_pairs:,} change order from pass@1 to pass^{K}, and the "
-             f"change in the gap is significant for {len(sig):,} of them (Holm, {1 - res.level:.0%} family-wise)." if moved else
-             f"; no pair changes order from pass@1 to pass^{K}.")
-    leader = max(res.models, key=lambda m: (first.get(m).estimate if res.ks[0] == 1 and m in first else -1, m)) \
-        if res.ks[0] == 1 else None
-    if leader is not None and res.ranking is not None:
+    moved = list(res.reversals)
+    if moved:
+        declared = sum(r.confirmed for r in moved)
+        sig = sum(r.significant for r in moved)
+        said += (f"; {plural(len(moved), 'pair')} of {res.n_pairs:,} {'changes' if len(moved) == 1 else 'change'} "
+                 f"order from pass@1 to pass^{K}: the pass^{K} verdicts declare the new order for {declared:,}, and "
+                 f"the change in the gap is significant for {sig:,} (Holm, {1 - res.level:.0%} family-wise).")
+    else:
+        said += f"; no pair changes order from pass@1 to pass^{K}."
+    if res.ks[0] == 1 and res.ranking is not None:
+        leader = max(res.models, key=lambda m: (first[m].estimate, m))
         rank = res.ranking[leader]
         if rank.rank != 1:
-            fell = [r for r in sig if r.a == leader]
+            fell = [r for r in moved if r.a == leader and r.confirmed]
             said += (f" {leader}, first by pass@1, is #{rank.rank} by pass^{K} (rank interval "
-                     f"{rank.rank_marginal[0]}–{rank.rank_marginal[1]}; {'tied' if rank.tied_with_best else 'not tied'} with "
-                     f"the best)" + (f"; its gap to {some([r.b for r in fell], 4)} changes significantly." if fell
-                                     else "; no change in its gaps is significant."))
+                     f"{rank.rank_marginal[0]}–{rank.rank_marginal[1]}; {'tied' if rank.tied_with_best else 'not tied'} "
+                     "with the best)" + (f"; {some([r.b for r in fell], 4)} {'is' if len(fell) == 1 else 'are'} "
+                                         f"declared ahead of it at pass^{K}." if fell else
+                                         f"; no model is declared ahead of it at pass^{K}."))
     return said
 
 
 def reliability_blocks(res, rep, layout) -> list:
-    """pass^k by model with its answer, the pass^k tables at the largest k, the order changes
-    from pass@1, where the noise comes from and the flaky questions."""
+    """pass^k by model with its answer, the pairs at the largest k, the order changes from
+    pass@1, where the noise comes from and the flaky questions (nothing when the section was
+    skipped: its warning says why)."""
+    from bayeserr.analyses.reliability import Skipped
+    if isinstance(res, Skipped):
+        return []
     K = res.compare_k
     said = reliability_sentence(res)
-    how = ("the CR2 SE with t on the Bell–McCaffrey df" if res.clustered else "the CLT SE with n − 1 df")
+    how = "the CR2 SE with t on the Bell–McCaffrey df" if res.clustered else "the CLT SE with n − 1 df"
     note = ("pass^k: the chance that k runs of a question all succeed, estimated per question without bias as "
-            "C(c, k)/C(n, k) (c right of n runs) and averaged over the questions. Interval: Wilson's on the "
-            f"effective size n* = m(1 − m)/SE² from {how}, which the lab found to hold its level at 20–200 "
-            "questions and 2–16 runs, near 0 and 1 (methods §6.2; the report's rule for fractional scores, in the "
-            "JSON as ci_rule, does not at 20 questions). Rank intervals and pairs: the report's own, on the "
-            "per-question values."
-            + (" New question's pass^k, Beta–Binomial: the posterior of E[θ^k] with θ, a question's success "
-               "rate, Beta across questions (methods §6.2)." if any(r.bayes is not None for r in res.rows) else "")
+            "C(c, k)/C(n, k) (c right of n runs) and averaged over the questions; the interval is for a new "
+            "question like these. Interval: Wilson's on the effective size n* = m(1 − m)/SE² from "
+            f"{how}, which held its level in every cell of the lab (20–200 questions, 2–16 runs, near 0 and 1; "
+            "methods §6.2, Calibration); the report's rule for fractional scores did not in 14 of 54, and is "
+            "in the JSON as ci_rule. pass^1 is the Models table's score; its interval there may be the "
+            "hierarchical posterior, which is for these questions' own rates. Rank intervals and pairs: the "
+            "report's own, on the per-question values."
+            + (" New question, Beta–Binomial: the posterior of E[θ^k] with θ, a question's success rate, Beta "
+               "across questions (methods §6.2); empty where it misses the estimate (see Warnings)."
+               if any(r.bayes is not None for r in res.rows) else "")
             + "".join(" " + n for n in res.notes))
     table = replace(tables.pass_hat_k_table(res), latex_notes=(said, note))
     out = [Heading("Reliability over repeated runs (pass^k)"), Para(said, "verdict", user_text=True, latex=False),
            table, Para(note, "note", user_text=True, latex=False)]
-    if layout.latex:  # a paper's table: pass^k by model and the order changes (the rest is in the JSON)
-        return out + ([tables.reversals_table(res.reversals[:REVERSALS_SHOWN], res.level)] if res.reversals else [])
+    shown = res.reversals[:REVERSALS_SHOWN]
+    cut = (f"Showing {len(shown)} of {len(res.reversals)} pairs that change order (those the pass^{K} verdicts "
+           "declare first, then the smallest p of the change); the JSON holds them all."
+           if len(shown) < len(res.reversals) else None)
+    if layout.latex:  # a paper's tables: pass^k by model and the order changes (the rest in the JSON)
+        if not res.reversals:
+            return out
+        rev = tables.reversals_table(shown, res.level)
+        rest = ("The pairs at pass^{K}, where the noise comes from and the flaky questions are in the HTML and "
+                "Markdown reports and the JSON.").replace("{K}", str(K))
+        return out + [replace(rev, latex_notes=tuple(x for x in (cut, rest) if x))]
     if res.comparisons is not None and len(res.comparisons):
         out.append(Fold(f"pass^{K}: the pairs",
                         tuple(_pairs_table_blocks(res.comparisons, res.scores, rep, f"the pass^{K} ranking",
                                                   main=False))))
     if res.reversals:
-        shown = res.reversals[:REVERSALS_SHOWN]
         out += [Heading(f"Order changes from pass@1 to pass^{K}", 3), tables.reversals_table(shown, res.level)]
-        if len(shown) < len(res.reversals):
-            out.append(Para(f"Showing {len(shown)} of {len(res.reversals)} pairs that change order (smallest p of "
-                            "the change first); the JSON holds them all.", "note"))
+        if cut:
+            out.append(Para(cut, "note"))
     out += [Heading("Where the noise comes from", 3), tables.run_noise_table(res)]
+    ks = tables.noise_ks(res)
+    left = [k for k in res.ks if k not in ks]
+    out.append(Para(f"Points. Shown for k = {' and '.join(map(str, ks))}" + (
+        f"; k = {', '.join(map(str, left))} in the JSON (the run-to-run part of pass^k needs 2k runs of every "
+        f"question: {res.runs} here, so k up to {res.runs // 2})" if left else "")
+        + ". The variance table of the Models section says how many runs stop paying off for pass@1.", "note"))
     if res.flaky:
-        shown = res.flaky[:FLAKY_SHOWN]
-        out += [Heading("Flaky questions", 3), tables.flaky_table(shown),
-                Para(f"{plural(len(res.flaky), 'question')} of {res.n_questions:,} have runs that disagree for some "
-                     f"model" + (f"; the {len(shown)} shown disagree the most, the JSON lists them all." if
-                                 len(shown) < len(res.flaky) else "."), "note")]
+        shown_f = res.flaky[:FLAKY_SHOWN]
+        out += [Heading("Flaky questions", 3), tables.flaky_table(shown_f),
+                Para(f"{plural(len(res.flaky), 'question')} of {res.n_questions:,} "
+                     f"{'has' if len(res.flaky) == 1 else 'have'} runs that disagree for some model"
+                     + (f"; the {len(shown_f)} shown disagree the most, the JSON lists them all." if
+                        len(shown_f) < len(res.flaky) else "."), "note")]
     return out

@@ -295,18 +295,29 @@ def _pass_at_k(src, done, o):
 
 
 def _reliability(src, done, o):
-    """pass^k over repeated runs (§6.2): when asked for, or when every question was run twice or more."""
+    """pass^k over repeated runs (§6.2): when asked for, or when every question was run twice or
+    more; a warning when some questions were run once."""
     if not src.per_question:  # every question run more than once: the section the memory engine shows
         return (NotAvailable("the reliability section (pass^k)", "pass^k is computed from each question's runs, "
                              "which the engine sums away") if o.pass_hat_k or src.result.samples else None)
-    from bayeserr.analyses.reliability import has_runs, reliability_view
-    if not o.pass_hat_k and not has_runs(src.view):
+    from bayeserr.analyses.reliability import Skipped, once_run, reliability_view, run_counts, runs_of
+    runs = runs_of(src.view)
+    if not o.pass_hat_k and runs != "all":
+        if runs == "some":
+            return Skipped(f"the reliability section (pass^k) is not shown: pass^k needs every question run at "
+                           f"least twice, and {once_run(src.view, run_counts(src.view)[0])}. Drop them (--where) "
+                           "to see it.")
         return None
-    if not has_runs(src.view) and not (src.view.zero_one.all() or "n_samples" in src.view.extra):
+    if runs == "none" and not (src.view.zero_one.all() or "n_samples" in src.view.extra):
         from bayeserr.base.errors import InputError
         raise InputError("--pass-hat-k needs 0/1 results per run (or n_samples and n_correct columns); these scores "
                          "are fractional. Drop --pass-hat-k.")
     return reliability_view(src.view, o, o.pass_hat_k)
+
+
+def _reliability_json(result):
+    from bayeserr.analyses.reliability import Skipped
+    return None if isinstance(result, Skipped) else result.to_dict()
 
 
 def _suite(src, done, o):
@@ -426,6 +437,8 @@ def _warnings(src, done, o) -> tuple:
         warnings.append(_caveats.family_cannot_decide(comps.family.to_dict()))
     missing = [r for r in done.values() if isinstance(r, NotAvailable)]
     warnings += [not_at_scale(r, src.engine, advice=i == len(missing) - 1) for i, r in enumerate(missing)]
+    reliability = done.get("reliability")
+    warnings += list(getattr(reliability, "caveats", ()))  # pass^k: not shown, misfit, few clusters
     judge = done.get("judge")
     if judge is not None and judge.warnings:  # in the Warnings section and the JSON's warnings, as every caveat
         warnings += [_caveats.Caveat("judge_labels", None, w) for w in judge.warnings]
@@ -489,7 +502,8 @@ for _section in (
     Section("pass_at_k", "pass@k", _pass_at_k, doc.pass_at_k_blocks, _key("pass_at_k", True, _pass_at_k_json),
             position=100, json_position=60, json_keys=("pass_at_k",)),
     Section("reliability", "Reliability over repeated runs", _reliability, doc.reliability_blocks,
-            _key("reliability"), position=85, json_position=65, json_keys=("reliability",)),
+            _key("reliability", True, _reliability_json), position=85, json_position=65,
+            json_keys=("reliability",)),
     Section("suite", "Suite", _suite, doc.suite_section_blocks, _key("suite"), position=_suite_position,
             json_position=70, json_keys=("suite",)),
     Section("over_tasks", "Over tasks like these", _over_tasks, doc.over_tasks_blocks, _key("over_tasks"),

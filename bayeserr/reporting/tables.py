@@ -622,56 +622,67 @@ def readings_table(res) -> Table:
 
 # ------------------------------------------------------------------ reliability over repeated runs (§6.2)
 def pass_hat_k_table(res) -> Table:
-    """pass^k of each model at every k, with the report's interval, rank interval and the set
-    tied with the best at the largest k (and the Beta–Binomial posterior when computed)."""
+    """pass^k of each model: at the largest k its interval, rank interval and the set tied with the
+    best (and the Beta–Binomial posterior when computed, left empty where it misses the estimate),
+    then the smaller k (the answer's columns first, so a wide table scrolls past the detail)."""
     K, level = res.compare_k, f"{res.level:.0%}"
     ranks = {r.model: r for r in res.ranking} if res.ranking is not None else {}
-    cols = (Column("model", "Model", numeric=False),
-            *(Column(f"pass_hat_{k}", f"pass^{k}", f"pass$^{{{k}}}$") for k in res.ks),
-            Column("ci", f"pass^{K} {level} interval", f"{level.replace('%', chr(92) + '%')} interval"))
     by_model = {}
     for r in res.rows:
         by_model.setdefault(r.model, {})[r.k] = r
     bayes = any(r.bayes is not None for r in res.rows)
+    cols = (Column("model", "Model", numeric=False), Column(f"pass_hat_{K}", f"pass^{K}", f"pass$^{{{K}}}$"),
+            Column("ci", f"{level} interval", f"{level.replace('%', chr(92) + '%')} interval"))
     if ranks:
-        cols += (Column("rank_own", f"Rank by pass^{K}"), Column("tied_best", "Tied with best", numeric=False))
+        cols += (Column("rank_own", "Rank interval"), Column("tied_best", "Tied with best", numeric=False))
     if bayes:
-        cols += (Column("bayes", f"New question's pass^{K}, Beta–Binomial", "Beta--Binomial"),)
+        cols += (Column("bayes", "New question, Beta–Binomial", "Beta--Binomial"),)
+    others = [k for k in res.ks if k != K]
+    cols += tuple(Column(f"pass_hat_{k}", f"pass^{k}", f"pass$^{{{k}}}$") for k in others)
     rows = []
     for model, at in by_model.items():
-        row = (text(model), *(pct(at[k].estimate) for k in res.ks), Cell("interval", at[K].ci))
+        row = (text(model), pct(at[K].estimate), Cell("interval", at[K].ci))
         if ranks:
             rank = ranks[model]
             row += (Cell("span", rank.rank_marginal), text("yes" if rank.tied_with_best else ""))
         if bayes:
-            row += (Cell("interval", None if at[K].bayes is None else at[K].bayes[1:]),)
-        rows.append(row)
+            row += (Cell("interval", None if at[K].bayes is None or at[K].bayes_misfit else at[K].bayes),)
+        rows.append(row + tuple(pct(at[k].estimate) for k in others))
     return Table("pass_hat_k", "pass^k by model", cols, tuple(rows),
                  caption=f"pass^k (all k runs of a question succeed), unbiased per question and averaged over the "
-                         f"{res.n_questions:,} questions; the {level} interval, rank interval and the set tied "
-                         f"with the best at k = {K}.")
+                         f"{res.n_questions:,} questions, in points; at k = {K} the {level} interval, the rank "
+                         "interval and the set tied with the best.")
 
 
 def reversals_table(reversals, level: float) -> Table:
-    """Pairs that change order from pass@1 to pass^k: both gaps, the pass^k pair's adjusted p and
-    the test of the change in the gap."""
+    """Pairs that change order from pass@1 to pass^k: whether the pass^k verdict declares the
+    new order, the test of the change in the gap, then both gaps."""
     K = reversals[0].k
     cols = (Column("ahead", "Ahead at pass@1", numeric=False), Column("behind", f"Ahead at pass^{K}", numeric=False),
-            Column("diff_1", "Gap at pass@1"), Column("diff_k", f"Gap at pass^{K}"),
+            Column("confirmed", f"Declared ahead at pass^{K}", numeric=False),
             Column("p_k", f"p at pass^{K} (adj.)"), Column("change", "Change in gap (SE)"),
-            Column("change_p", "p of the change (Holm)"), Column("significant", "Change significant", numeric=False))
-    rows = tuple((text(r.a), text(r.b), pct(r.diff_1), pct(r.diff_k), Cell("p", r.p_k),
-                  Cell("pct_se", r.change, se=r.change_se), Cell("p", r.change_p_holm),
-                  text("yes" if r.significant else "")) for r in reversals)
+            Column("change_df", "df"), Column("change_p", "p of the change (Holm)"),
+            Column("significant", "Change significant", numeric=False),
+            Column("diff_1", "Gap at pass@1"), Column("diff_k", f"Gap at pass^{K}"))
+    rows = tuple((text(r.a), text(r.b), text("yes" if r.confirmed else ""), Cell("p", r.p_k),
+                  Cell("pct_se", r.change, se=r.change_se), Cell("num", r.change_df, digits=1),
+                  Cell("p", r.change_p_holm), text("yes" if r.significant else ""), pct(r.diff_1), pct(r.diff_k))
+                 for r in reversals)
     return Table("reversals", f"Order changes from pass@1 to pass^{K}", cols, rows,
-                 caption=f"Pairs ahead at pass@1 and behind at pass^{K}; gaps in points (A − B, negative: B ahead); "
-                         f"the change in the gap tested per question, Holm over these pairs at {level:.0%}.")
+                 caption=f"Pairs ahead at pass@1 and behind at pass^{K}: whether the pass^{K} pair's verdict "
+                         f"(the report's adjustment) declares the new order; the change in the gap (points, A − B) "
+                         f"tested per question, Holm over these pairs at {level:.0%}.")
+
+
+def noise_ks(res) -> list[int]:
+    """The k of the noise table: 1 and the largest k shown with 2k runs of every question."""
+    return sorted({1, max((k for k in res.ks if 2 * k <= res.runs), default=1)})
 
 
 def run_noise_table(res) -> Table:
     """Where each model's pass^k uncertainty comes from: the spread between questions and the
-    run-to-run noise of each question's estimate (k = 1 and the largest k with 2k runs)."""
-    ks = sorted({1, max((k for k in res.ks if 2 * k <= res.runs), default=1)})
+    run-to-run noise of each question's estimate (:func:`noise_ks`)."""
+    ks = noise_ks(res)
     cols = (Column("model", "Model", numeric=False), Column("k", "k"),
             Column("between_sd", "Between-question SD"), Column("run_se", "Run-to-run SE"),
             Column("run_share", "Run noise share of the variance"))
@@ -688,8 +699,12 @@ def flaky_table(flaky, models_shown: int = 6) -> Table:
             Column("models_split", "Models whose runs disagree"), Column("counts", "Right / runs", numeric=False))
 
     def counts(f) -> str:
-        shown = "; ".join(f"{m} {c}/{n}" for m, c, n in f.counts[:models_shown])
-        return shown + (f"; … {len(f.counts) - models_shown} more models" if len(f.counts) > models_shown else "")
+        split = [(m, c, n) for m, c, n in f.counts if 0 < c < n]  # the models whose runs disagree
+        shown = "; ".join(f"{m} {c}/{n}" for m, c, n in split[:models_shown])
+        more = len(split) - models_shown
+        agree = len(f.counts) - len(split)
+        return (shown + (f"; and {more} more" if more > 0 else "")
+                + (f" (runs agree for {agree} other model{'s' if agree > 1 else ''})" if agree else ""))
     rows = tuple((text(f.question), Cell("num", f.run_variance, digits=3), Cell("int", f.models_split),
                   text(counts(f))) for f in flaky)
     return Table("flaky", "Flaky questions", cols, rows,

@@ -128,13 +128,21 @@ def nearest_psd(cov) -> np.ndarray:
     return (vec * np.clip(val, 0.0, None)) @ vec.T
 
 
+#: a pair whose SD is below this fraction of the largest model SD has zero variance: the same
+#: scores on every question (the eigenvalue clipping of :func:`nearest_psd` leaves ~1e-9 there,
+#: and dividing by it made identical models' draws huge, so identical data got different verdicts)
+ZERO_SD = 1e-6
+
+
 def _standardized(Z, cov, j: int) -> np.ndarray:
     """``(Z_k − Z_j) / sd(θ_k − θ_j)`` for every k (draws × M); the candidate's
-    own column and pairs of zero variance are ``−inf`` (they never reach the max)."""
+    own column and pairs of zero variance (below ``ZERO_SD`` of the scale) are ``−inf``
+    (they never reach the max)."""
     sd = np.sqrt(np.maximum(np.diag(cov) + cov[j, j] - 2 * cov[:, j], 0.0))
+    scale = np.sqrt(np.max(np.diag(cov), initial=0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (Z - Z[:, [j]]) / sd
-    out[:, (sd <= 0) | ~np.isfinite(sd)] = -np.inf
+    out[:, (sd <= ZERO_SD * scale) | ~np.isfinite(sd)] = -np.inf
     out[:, j] = -np.inf
     return out
 

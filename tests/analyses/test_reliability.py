@@ -34,7 +34,7 @@ def test_tau_bench_reproduces_the_published_pass_hat_k():
     for k in res.ks:
         r = res.row("gpt-4o", k)
         assert r.ci[0] < r.estimate < r.ci[1] and 0 <= r.ci[0] and r.ci[1] <= 1
-        assert r.bayes is not None and r.bayes[1] < r.bayes[0] < r.bayes[2]
+        assert r.bayes is not None and r.bayes[0] < r.bayes_mean < r.bayes[1]
     # pass^4 per task is 0/1 (all four right or not): 10 of 50; Wilson on n* = p(1 − p)/SE² · (z/t_49)²
     r4 = res.row("gpt-4o", 4)
     from statsmodels.stats.proportion import proportion_confint
@@ -79,6 +79,8 @@ def test_a_reordered_pair_and_the_test_of_the_change_in_its_gap():
     assert rev.change_p == pytest.approx(t.pvalue, rel=1e-9) and rev.change_df == 39
     assert rev.change_p_holm == pytest.approx(t.pvalue, rel=1e-9)  # one reordered pair: Holm is the p
     assert res.n_pairs == 1
+    (cmp,) = res.comparisons  # the pass^4 pair's own verdict says whether B is declared ahead
+    assert rev.confirmed == (cmp.different and (cmp.diff < 0) == (cmp.a == "A"))
 
 
 def test_clustered_questions_use_cr2_and_leave_out_the_beta_binomial():
@@ -155,3 +157,29 @@ def test_report_section_json_and_cli_option(cli, tmp_path):
     assert "## Reliability over repeated runs (pass^k)" in md and "| airline-13 |" in md
     bad = cli("report", path, "--pass-hat-k", "9")
     assert bad.exit_code == 2 and "pass^9 needs 9 runs" in bad.output and "Traceback" not in bad.output
+
+
+def test_some_questions_run_once_is_said_not_silent(cli_json):
+    table = _runs({"A": [4, 3, 2, 1, 0, 4], "B": [2, 2, 2, 4, 4, 0]})
+    once = table[~((table.question_id == "q05") & (table["sample"] > 0))]  # q05 run once
+    rep = bayeserr.report(bayeserr.load(once), bayes="off").to_dict()
+    assert rep["reliability"] is None
+    (w,) = [w for w in rep["warnings"] if w["code"] == "pass_hat_k_not_shown"]
+    assert "1 of 6 questions was run once for some model (e.g. 'q05' of 'A')" in w["message"]
+    with pytest.raises(bayeserr.InputError, match="1 of 6 questions was run once.*drop them"):
+        bayeserr.pass_hat_k(once)
+
+
+def test_misfit_and_few_clusters_are_warnings():
+    """All-or-nothing questions: the Beta–Binomial misses the estimate, and the column is empty
+    there; two clusters: the section says its SEs rest on few degrees of freedom."""
+    flaky = {"steady": [4] * 15 + [0] * 45, "flaky": [2] * 60}
+    rep = bayeserr.report(bayeserr.load(_runs(flaky)))
+    codes = [w.code for w in rep.warnings]
+    assert "pass_hat_k_misfit" in codes
+    row = rep.sections["reliability"].row("flaky", 4)
+    assert row.estimate == 0 and row.bayes_misfit
+    assert "| flaky | 0.0 | [0.0, " in rep.to_markdown() and " | – | " in rep.to_markdown()
+    clustered = _runs({"A": [4, 3, 1, 0] * 5, "B": [2, 2, 2, 4] * 5}, clusters=[i % 2 for i in range(20)])
+    rep = bayeserr.report(bayeserr.load(clustered), bayes="off")
+    assert "pass_hat_k_few_clusters" in [w.code for w in rep.warnings]

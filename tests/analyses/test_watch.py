@@ -252,3 +252,43 @@ def test_watch_refuses_options_it_does_not_use(tmp_path, cli):
     for opt in (("--human-col", "h"), ("--task-col", "t")):
         res = cli("watch", path, "--pair", "new", "prod", *opt)
         assert res.exit_code == 2 and "watch does not use" in res.output
+
+
+def _watch_follow(path, *extra):
+    """``bayeserr watch --follow`` in a subprocess (a real process that may wait: the test bounds it)."""
+    import subprocess
+    import sys
+    return subprocess.Popen([sys.executable, "-m", "bayeserr.cli", "watch", str(path), "--pair", "new", "prod",
+                             "--follow", "--interval", "0.2", *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("change", ["rewritten", "garbage", "deleted"])
+def test_follow_ends_when_the_file_is_rewritten_replaced_or_deleted(tmp_path, change):
+    """A watched file that changes its history, turns into garbage or disappears ends the watch with
+    exit 2 and a reason — before, --follow waited for ever (issue 43, items 1 and 8)."""
+    import time
+    path, df = _csv(tmp_path, n=30)  # not settled: --follow keeps looking
+    proc = _watch_follow(path)
+    time.sleep(2.5)
+    assert proc.poll() is None  # still following
+    if change == "rewritten":
+        df.sample(frac=1.0, random_state=3).to_csv(path, index=False)
+    elif change == "garbage":
+        path.write_bytes(b"\x00\xff garbage, not a table \x00")
+    else:
+        path.unlink()
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err
+    if change == "rewritten":
+        assert "rewritten while watched" in err
+    else:
+        assert "replaced, truncated or deleted while watched" in err
+
+
+def test_follow_has_a_default_bound(cli):
+    assert "default: 86400" in " ".join(cli("watch", "--help").output.split())

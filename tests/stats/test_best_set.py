@@ -173,3 +173,19 @@ def test_published_best_set_study_holds_and_is_the_page():
     page = (docs / "calibration.md").read_text()
     section = best.best_section(df, "x")
     assert all(line in page for line in section if line.startswith("| ") or line.startswith("The report"))
+
+
+def test_identical_models_get_identical_verdicts():
+    """Five models with the same scores (all 0) and one better: the pairs among the five have zero
+    variance, which the eigenvalue clipping left at ~1e-9; dividing by it once gave some of them
+    rank 1 and the set for the best (a reviewer's find, common for pass^k at large k)."""
+    import pandas as pd
+
+    import bayeserr
+    best = [int(c) for c in "010010000001000000000011000000100111000100000000010000101000"]  # the find's data
+    rows = [{"model": m, "question_id": f"q{i:02d}", "score": float(best[i]) if m == "best" else 0.0}
+            for m in ["agent-00", "best", "agent-03", "agent-15", "agent-36", "agent-39"] for i in range(60)]
+    ranking = bayeserr.rank(pd.DataFrame(rows).replace({"best": "agent-01"}), bayes="off")
+    zeros = [r for r in ranking if r.model != "agent-01"]
+    assert {(r.rank_marginal, r.tied_with_best) for r in zeros} == {((2, 6), False)}
+    assert ranking["agent-01"].tied_with_best and ranking["agent-01"].rank_marginal == (1, 1)

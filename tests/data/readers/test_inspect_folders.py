@@ -394,3 +394,54 @@ def test_guide_documents_the_rule():
     text = (ROOT / "docs" / "guide" / "inspect.md").read_text()
     for phrase in ("inspect eval-set", "logs.json", "partial_runs", "status", "in progress"):
         assert phrase in text, phrase
+
+
+# --------------------------------------------------------------------------- #
+# a decision on a partial run names it (issue 43, item 5)
+# --------------------------------------------------------------------------- #
+def test_gate_on_a_partial_run_names_it_everywhere(eval_set_folder, tmp_path, cli):
+    """A real errored run (4 of 6 samples scored): left out by default (the gate cannot find the
+    candidate); with --partial-runs include the gate decides, and its text, JSON and job summary
+    name the partial run; read on its own, the API refuses to gate on it without the request."""
+    folder, runs = eval_set_folder
+    error_log = Path(runs["mockllm/c"]["location"]).name
+    args = ["gate", folder, "--candidate", "mockllm/c", "--baseline", "mockllm/a", "--margin", "0.9",
+            "--on-unpaired", "drop", "--bayes", "off"]
+    res = cli(*args)
+    assert res.exit_code == 2 and "mockllm/c" in res.output
+    summary = tmp_path / "summary.md"
+    res = cli(*args, "--partial-runs", "include", "--summary", summary)
+    said = f"partial run mockllm/c: {error_log} (status error, 4 of 6 samples scored)"
+    assert said in " ".join(res.output.split()) and "Caution" in res.output
+    assert said in " ".join(summary.read_text().split())
+    rep = json.loads(cli(*args, "--partial-runs", "include", "--format", "json").output)
+    (run,) = rep["partial_runs"]
+    assert (run["model"], run["status"], run["scored"], run["planned"], run["asked"]) == \
+        ("mockllm/c", "error", 4, 6, True)
+    # the errored log read on its own: used (with a note), but a gate on it must be asked for
+    from bayeserr.analyses.gate import gated_partial_runs
+    alone = bayeserr.load(runs["mockllm/c"]["location"])
+    with pytest.raises(InputError, match="status error, 4 of 6 samples scored.*--partial-runs include"):
+        gated_partial_runs(alone, ["mockllm/c"])
+    assert gated_partial_runs(alone, ["mockllm/a"]) == []
+
+
+def test_watch_names_a_partial_run_and_takes_no_stop_on_it_unasked(eval_set_folder, cli):
+    """watch reads partial runs by default (a run may still be going); an errored run's status is
+    named in the verdict and the JSON, and a stop on it is taken (exit 0) only with
+    --partial-runs include; finished runs whose rule cannot hold end a --follow at once."""
+    folder, runs = eval_set_folder
+    c, a = runs["mockllm/c"]["location"], runs["mockllm/a"]["location"]
+    args = ["watch", c, a, "--pair", "mockllm/c", "mockllm/a", "--budget", "2"]
+    res = cli(*args)
+    text = " ".join(res.output.split())
+    assert res.stdout.startswith("stop") and res.exit_code == 1, res.output
+    assert "status error, 4 of 6 samples scored" in text and "--partial-runs include" in text
+    res = cli(*args, "--partial-runs", "include", "--format", "json")
+    got = json.loads(res.stdout)
+    assert res.exit_code == 0 and got["exit_code"] == 0 and got["partial_runs"][0]["status"] == "error"
+    assert "status error" in got["sentence"]
+    # two finished runs, a rule that cannot hold: --follow ends at once, exit 1, and says why
+    b = runs["mockllm/b"]["location"]
+    res = cli("watch", a, b, "--pair", "mockllm/a", "mockllm/b", "--tie", "0.001", "--follow", "--interval", "0.1")
+    assert res.exit_code == 1 and "the runs are finished" in res.output
