@@ -90,6 +90,9 @@ class _Source:
     def open(cls, path) -> "_Source":
         if str(path) == STDIN:
             return cls._from_bytes("standard input", None, _stdin_bytes())
+        if "://" in str(path):
+            raise InputError(f"{path}: a URL; the default engine reads local files. --engine stream reads Parquet "
+                             "from s3://, gs:// and http(s):// (or copy the file here).")
         path = Path(path)
         if not path.exists():
             raise InputError(f"{path}: no such file. Check the path.")

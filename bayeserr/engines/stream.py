@@ -139,36 +139,96 @@ def parquet_files(source) -> tuple[list[tuple[str, object]], str]:
     return out, label
 
 
-def _remote_files(url: str) -> list:
-    """A URL's Parquet files (``s3://``, ``gs://``, ``file://``, …) as dataset
-    fragments: pyarrow's own file systems, else fsspec's where installed."""
-    import pyarrow.dataset as pads
+#: seconds a remote source may take to connect and to answer one request (BAYESERR_REMOTE_TIMEOUT overrides)
+REMOTE_TIMEOUT = 60.0
+
+
+def remote_timeout() -> float:
+    """The network bound: :data:`REMOTE_TIMEOUT`, or the ``BAYESERR_REMOTE_TIMEOUT`` environment variable."""
+    text = os.environ.get("BAYESERR_REMOTE_TIMEOUT")
+    try:
+        value = float(text) if text else REMOTE_TIMEOUT
+    except ValueError:
+        raise InputError(f"BAYESERR_REMOTE_TIMEOUT must be a number of seconds (got '{text}').") from None
+    if not (value > 0 and value < float("inf")):
+        raise InputError(f"BAYESERR_REMOTE_TIMEOUT must be a positive, finite number of seconds (got '{text}').")
+    return value
+
+
+def _bounded(fn, url: str, seconds: float):
+    """``fn()`` in a daemon thread, given up after ``seconds`` with an error naming the URL (a server that
+    accepts and never answers, or a bucket behind a retrying client, would otherwise hang the report)."""
+    import threading
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+    thread = threading.Thread(target=run, name="bayeserr-remote", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise InputError(f"{url}: no answer within {seconds:g} s (connecting, or listing the files). Check the "
+                         "address and the network; BAYESERR_REMOTE_TIMEOUT=SECONDS waits longer.")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _remote_fs(url: str, seconds: float):
+    """``(file system, path)`` of a URL with connect and request timeouts: pyarrow's S3 and GCS
+    file systems, else fsspec's (HTTP with aiohttp's socket timeouts)."""
     import pyarrow.fs as pafs
+    scheme = url.split("://", 1)[0].lower()
     try:
         fs, path = pafs.FileSystem.from_uri(url)
     except Exception:  # noqa: BLE001 - a scheme pyarrow does not know: fsspec, if present
         try:
             from fsspec.core import url_to_fs
-            fsspec_fs, path = url_to_fs(url)
+            options = {}
+            if scheme in ("http", "https"):
+                import aiohttp
+                options["client_kwargs"] = {"timeout": aiohttp.ClientTimeout(sock_connect=seconds, sock_read=seconds)}
+            fsspec_fs, path = url_to_fs(url, **options)
         except Exception as exc:  # noqa: BLE001
             raise InputError(f"{url}: cannot open this URL ({type(exc).__name__}: {exc}). Install the file "
                              "system's package (for example s3fs or gcsfs), or copy the files locally.") from None
-        fs = pafs.PyFileSystem(pafs.FSSpecHandler(fsspec_fs))
-    try:
+        return pafs.PyFileSystem(pafs.FSSpecHandler(fsspec_fs)), path
+    from datetime import timedelta
+    if isinstance(fs, pafs.S3FileSystem):
+        fs = pafs.S3FileSystem(region=fs.region, connect_timeout=seconds, request_timeout=seconds)
+    elif scheme in ("gs", "gcs") and hasattr(pafs, "GcsFileSystem"):
+        fs = pafs.GcsFileSystem(retry_time_limit=timedelta(seconds=seconds))
+    return fs, path
+
+
+def _remote_files(url: str) -> list:
+    """A URL's Parquet files (``s3://``, ``gs://``, ``http(s)://``, …) as dataset fragments, each
+    network step bounded by :func:`remote_timeout` (connect and request timeouts of the file system,
+    and the whole discovery in a thread that is given up on)."""
+    import pyarrow.dataset as pads
+    import pyarrow.fs as pafs
+    seconds = remote_timeout()
+
+    def discover():
+        fs, path = _remote_fs(url, seconds)
         info = fs.get_file_info(path)
         if info.type == pafs.FileType.NotFound:
-            raise InputError(f"{url}: no such file or folder.")
+            raise InputError(f"{url}: no such file or folder (or the server could not be reached).")
         dataset = (hive_dataset(url, path, fs) if info.type == pafs.FileType.Directory else
                    pads.dataset(path, filesystem=fs, format="parquet", exclude_invalid_files=False))
-        frags = sorted(dataset.get_fragments(), key=lambda f: f.path)
+        return sorted(dataset.get_fragments(), key=lambda f: f.path), dataset
+    try:
+        frags, dataset = _bounded(discover, url, seconds + 5)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise InputError(f"{url}: not a readable Parquet dataset ({exc}).") from None
+        raise InputError(f"{url}: not a readable Parquet dataset ({type(exc).__name__}: {exc}).") from None
     if not frags:
         raise InputError(f"{url}: the folder holds no Parquet files.")
     return [(f.path, (dataset, f)) for f in frags]
-
 
 
 def hive_dataset(label: str, root: str, fs=None):

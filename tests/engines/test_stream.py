@@ -153,3 +153,38 @@ def test_a_hive_folder_name_that_contradicts_the_column_is_an_error(example, tmp
     assert got.stats.select(order).equal(ref.stats, 1e-12)
     with pytest.raises(InputError, match=r"folder name 'model=.*' and the column 'model' inside .* disagree"):
         reduce_parquet(swap, progress=False)
+
+
+def test_a_server_that_never_answers_is_given_up_on(tmp_path):
+    """A server that accepts the connection and never answers hung the stream engine past 150 s
+    (issue 43, item 2): each network step is bounded (BAYESERR_REMOTE_TIMEOUT) and the error names
+    the URL; the default engine says it reads local files."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+
+    def accept():
+        while True:
+            try:
+                held.append(server.accept()[0])  # accept, never answer
+            except OSError:
+                return
+    threading.Thread(target=accept, daemon=True).start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/results.parquet"
+    env = {**os.environ, "BAYESERR_REMOTE_TIMEOUT": "2"}
+    start = time.monotonic()
+    res = subprocess.run([sys.executable, "-m", "bayeserr.cli", "report", url, "--engine", "stream"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    server.close()
+    assert res.returncode == 2 and url in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert time.monotonic() - start < 60
+    res = subprocess.run([sys.executable, "-m", "bayeserr.cli", "report", url], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 2 and "--engine stream reads Parquet" in res.stderr
