@@ -16,6 +16,14 @@ from bayeserr.data.memory import _check_cube_size
 #: column names that hold the run of an answer: suggested for --sample-col on duplicated rows
 RUN_COLUMNS = ("run", "trial", "attempt", "epoch", "repeat", "seed", "sample_id", "run_id", "trial_id")
 
+def _short_labels(labels, key: str, name: str, where) -> None:
+    """Model names no longer than the log readers allow (every engine refuses the same names)."""
+    from bayeserr.data.readers.values import MAX_NAME_CHARS, long_name_error
+    longest = max((len(str(x)) for x in labels), default=0)
+    if longest > MAX_NAME_CHARS:
+        raise long_name_error(where, key, name, longest)
+
+
 DEFAULT_COLUMNS = {
     "model": "model",
     "question": "question_id",
@@ -367,6 +375,7 @@ def _select_models(df, cols, models, rows) -> np.ndarray | None:
 def _build_dataset(df, cols, scores, rows: _Rows, account, human=None) -> xr.Dataset:
     where = rows.where
     m_codes, m_labels = _codes(df[cols.model])
+    _short_labels(m_labels, "model", cols.model, where)
     q_codes, q_labels = _codes(df[cols.question])
     if cols.sample is not None:
         s_codes, s_labels = _codes(df[cols.sample])

@@ -244,7 +244,7 @@ class _Cluster:
     def __init__(self, scheduler=None, workers=None, worker_memory="4GiB", tmp_dir=None, timeout="10s"):
         self.scheduler, self.workers, self.memory, self.tmp = scheduler, workers, worker_memory, tmp_dir
         self.timeout = timeout
-        self.cluster = self.client = None
+        self.cluster = self.client = self.scratch = None
 
     def __enter__(self):
         import logging
@@ -263,22 +263,51 @@ class _Cluster:
                                  f"({type(exc).__name__}: {exc}). Start one (dask scheduler) or drop "
                                  "--scheduler to run a local cluster.") from None
             return self.client
+        import tempfile
         n = self.workers or max(1, min(4, os.cpu_count() or 1))
-        try:
-            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                        memory_limit=self.memory, dashboard_address=":0",
-                                        silence_logs=logging.CRITICAL, local_directory=self.tmp)
-        except ValueError as exc:
-            raise InputError(f"--workers {n} --worker-memory {self.memory}: {exc}") from None
+        # the workers' scratch folder is ours, removed at the end (lock files included, even after
+        # an interrupt); the workers ignore SIGINT, so Ctrl-C (sent to the whole process group)
+        # stops this process, which closes them, instead of printing each worker's traceback
+        self.scratch = tempfile.mkdtemp(prefix="bayeserr-dask-", dir=self.tmp)
+        with _workers_ignore_interrupts():
+            try:
+                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                            memory_limit=self.memory, dashboard_address=":0",
+                                            silence_logs=logging.CRITICAL, local_directory=self.scratch)
+            except ValueError as exc:
+                raise InputError(f"--workers {n} --worker-memory {self.memory}: {exc}") from None
         self.client = Client(self.cluster)
         return self.client
 
     def __exit__(self, *exc):
-        if self.owned:
+        if not self.owned:
+            return
+        import contextlib
+        import shutil
+        with contextlib.suppress(Exception):  # closing after an interrupt: no second traceback
             if self.client is not None:
                 self.client.close()
+        with contextlib.suppress(Exception):
             if self.cluster is not None:
                 self.cluster.close()
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class _workers_ignore_interrupts:
+    """SIGINT ignored while the local workers start (they inherit it), restored after."""
+
+    def __enter__(self):
+        import signal
+        import threading
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        import signal
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
 
 
 def _gather_all(client, futures, show, what):

@@ -343,7 +343,27 @@ def check_batch(batch, cols, path) -> np.ndarray:
             raise InputError(f"{path}: the {key} column '{name}' is empty in "
                              f"{batch.column(name).null_count} row(s). Fill in the {key} for "
                              "those rows or remove them.")
+    for key in ("model", "task"):
+        name = getattr(cols, key)
+        if name is not None:
+            _short_names(batch.column(name), key, name, path)
     return _scores(batch.column(cols.score), path, cols.score)
+
+
+def _short_names(column, key: str, name: str, path) -> None:
+    """Model and task names no longer than the log readers allow (a 1 MB name is carried by
+    every row and every partition: the dask engine's workers ran out of memory on one)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from bayeserr.data.readers.values import MAX_NAME_CHARS, long_name_error
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return
+    longest = pc.max(pc.utf8_length(column)).as_py() or 0
+    if longest > MAX_NAME_CHARS:
+        raise long_name_error(path, key, name, longest)
 
 
 def _scores(column, path, score_col) -> np.ndarray:

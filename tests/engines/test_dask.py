@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -176,3 +177,41 @@ def test_urls(example, client):
     assert reduce_parquet("memory://bayeserr-test/ex.parquet", progress=False).stats.equal(ref.stats, 1e-12)
     with pytest.raises(InputError, match="no such file"):
         reduce_parquet("memory://bayeserr-test/missing.parquet", progress=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_says_one_line_and_leaves_nothing(tmp_path, how):
+    """Ctrl-C (SIGINT to the whole process group) or SIGTERM to bayeserr during a dask run: exit
+    130/143 with one line, no worker traceback, and no worker lock file left in the scratch folder
+    (issue 43, item 7)."""
+    import os
+    import signal
+    import time
+    rng = np.random.default_rng(0)
+    n = 1_500_000
+    df = pd.DataFrame({"model": rng.choice([f"m{i}" for i in range(20)], n), "question_id": rng.integers(0, 120_000, n),
+                       "score": rng.integers(0, 2, n)}).drop_duplicates(["model", "question_id"])
+    path = tmp_path / "big.parquet"
+    df.to_parquet(path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "bayeserr.cli", "report", str(path), "--engine", "dask",
+                             "--workers", "2", "--bayes", "off", "--on-unpaired", "drop"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(scratch)})
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith("bayeserr-dask-") for p in scratch.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the cluster's scratch folder: the workers are starting
+    time.sleep(1.5)
+    if how == "SIGINT":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal")
+    assert proc.returncode == (130 if how == "SIGINT" else 143), err
+    assert "Traceback" not in err and ("interrupted" in err or "terminated" in err)
+    time.sleep(1)
+    assert not list(scratch.rglob("*.dirlock")) and not [p for p in scratch.iterdir() if p.name.startswith("bayeserr-dask-")]

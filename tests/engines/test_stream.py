@@ -188,3 +188,18 @@ def test_a_server_that_never_answers_is_given_up_on(tmp_path):
     res = subprocess.run([sys.executable, "-m", "bayeserr.cli", "report", url], capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 2 and "--engine stream reads Parquet" in res.stderr
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_a_megabyte_model_name_is_refused_by_every_engine(tmp_path, engine):
+    """A 1 MB model name: the dask engine's workers died on it after minutes (issue 43, item 7);
+    every engine now refuses it at once, as the log readers do."""
+    df = pd.DataFrame({"model": ["x" * 1_000_000] * 20 + ["b"] * 20, "question_id": [f"q{i}" for i in range(20)] * 2,
+                       "score": [i % 2 for i in range(40)]})
+    path = tmp_path / "big.parquet"
+    df.to_parquet(path)
+    with pytest.raises(InputError, match="1,000,000 characters long, above the limit of 4,096"):
+        if engine == "memory":
+            bayeserr.load(path)
+        else:
+            build_report(path, engine="stream", bayes="off", progress=False)

@@ -181,5 +181,13 @@ def _name(name: str, what: str, path: Path) -> str:
     return name
 
 
+def long_name_error(where, key: str, column: str, longest: int) -> InputError:
+    """The error for a model or task name in a table column past :data:`MAX_NAME_CHARS` (every
+    engine refuses the same names)."""
+    return InputError(f"{where}: a {key} name in the column '{column}' is {longest:,} characters long, above the "
+                      f"limit of {MAX_NAME_CHARS:,}; names are short identifiers such as 'openai/gpt-4o', so this "
+                      "one is damaged. Fix it in the file, or leave its rows out.")
+
+
 def _shorten(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + " …"
