@@ -130,12 +130,17 @@ def _home() -> Path | None:
 
 
 def _untrusted(path: Path) -> str | None:
-    """Why a configuration file is not to be trusted, or None."""
+    """Why a configuration file is not to be trusted, or None: the file, and a symbolic link to it
+    (whose owner chose the target: another user's link to a root-owned file is not ours), must be
+    owned by this user or root, and the file not writable by every user."""
     try:
-        st = path.stat()
+        link, st = path.lstat(), path.stat()
     except OSError:
         return "cannot be read"
     uid = os.geteuid() if hasattr(os, "geteuid") else None
+    import stat as stat_module
+    if uid is not None and stat_module.S_ISLNK(link.st_mode) and link.st_uid not in (uid, 0):
+        return f"a symbolic link made by another user (uid {link.st_uid})"
     if uid is not None and st.st_uid not in (uid, 0):
         return f"owned by another user (uid {st.st_uid})"
     if st.st_mode & 0o002:

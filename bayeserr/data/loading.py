@@ -465,7 +465,7 @@ def _read_labels(labels, args) -> tuple[pd.DataFrame, _Rows]:
                          "logs that holds the human labels, use --human-scorer NAME.")
     names = _label_names(args)
     ids = [names["model"], names["question"], names["sample"]]
-    df, lines, fmt, where = _read_table(path, ids, check_columns=set(names.values()))
+    df, lines, fmt, where = _read_table(path, ids, check_columns=set(names.values()), empty_only=[names["human"]])
     if fmt == "jsonl":
         return df, _Rows(where, len(df), numbers=lines, unit="lines", note="")
     if fmt == "parquet":
@@ -863,7 +863,8 @@ def _read_source(path, name, args, input_format, no_cluster, fields=(), several:
     if no_cluster and not args["cluster_col"]:
         used.discard(DEFAULT_COLUMNS["cluster"])
     fmt = input_format if input_format in TABLE_FORMATS else None
-    df, lines, fmt, where = _read_table(path, ids, fmt=fmt, check_columns=used, categorical=True)
+    df, lines, fmt, where = _read_table(path, ids, fmt=fmt, check_columns=used, categorical=True,
+                                        empty_only=[args["human_col"]] if args.get("human_col") else [])
     where = name or where
     if fmt == "jsonl":
         rows = _Rows(where, len(df), numbers=lines, unit="lines", note="")

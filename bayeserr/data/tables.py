@@ -147,8 +147,10 @@ def read_table(path: str | os.PathLike, id_columns=(), *, fmt: str | None = None
                        categorical=categorical)[0]
 
 
-def _read_table(path, id_columns, *, fmt=None, check_columns=None, categorical=False):
-    """``(DataFrame, source line numbers or None, format, where)``."""
+def _read_table(path, id_columns, *, fmt=None, check_columns=None, categorical=False, empty_only=()):
+    """``(DataFrame, source line numbers or None, format, where)``; in CSV/TSV only an empty cell is
+    missing in ``id_columns``, and only an empty cell or ``NA`` in ``empty_only`` (human labels: a
+    ``nan``, ``null`` or ``None`` a program printed is not "not labelled")."""
     src = _Source.open(path)
     if fmt is None:
         fmt = _sniff(src.raw) if src.path is None else _format_of(src.path)
@@ -158,7 +160,8 @@ def _read_table(path, id_columns, *, fmt=None, check_columns=None, categorical=F
     _check_read_memory(src, fmt)
     try:
         if fmt in ("csv", "tsv"):
-            df = _read_delimited(src, "," if fmt == "csv" else "\t", id_columns, check_columns, categorical)
+            df = _read_delimited(src, "," if fmt == "csv" else "\t", id_columns, check_columns, categorical,
+                                 empty_only)
         elif fmt == "jsonl":
             df, lines = _read_jsonl(src, id_columns, categorical)
         else:
@@ -265,7 +268,7 @@ def _check_unique_columns(df, where, check_columns=None) -> None:
         raise _duplicate_error(where, dups)
 
 
-def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categorical) -> pd.DataFrame:
+def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categorical, empty_only=()) -> pd.DataFrame:
     """CSV/TSV in one pass, identifier columns read as text.
 
     The header is read first (a few bytes) so that a column named twice is
@@ -287,6 +290,7 @@ def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categoric
         dtype = {c: object if _looks_numeric(r[position[c]] for r in first if len(r) > position[c])
                  else "category" for c in ids}
     na = _na_values(names, first, ids)
+    na.update({c: ["", "NA"] for c in empty_only if c in names and c not in ids})
     df = pd.read_csv(src.parser_input(), sep=sep, low_memory=False, compression=compression, dtype=dtype,
                      keep_default_na=False, na_values=na)
     if dtype:

@@ -577,3 +577,20 @@ def test_tables_and_logs_together(inspect_log, tmp_path):
     with pytest.raises(InputError, match="x.csv: a column 'human', the name the human labels of the other inputs "
                                          "are given, is not this input's human labels.*--human-col human"):
         bayeserr.load([tmp_path / "x.csv", inspect_log], human_scorer="human")
+
+
+@pytest.mark.parametrize("typed", ["nan", "NaN", "null", "None"])
+def test_a_typed_missing_word_is_not_an_empty_label(tmp_path, typed):
+    """Only an empty cell (or R's NA) means "not labelled": a label a program printed as nan, null
+    or None read as not labelled, silently (issue 43, item 9); it is an error naming the row."""
+    import bayeserr
+    path = tmp_path / "r.csv"
+    path.write_text("model,question_id,score,human\n" + "".join(
+        f"{m},q{i},{i % 2},{typed if (m, i) == ('a', 2) else ('' if i > 3 else i % 2)}\n"
+        for m in "ab" for i in range(6)))
+    with pytest.raises(bayeserr.InputError, match=r"human label column 'human' is not a number in 1 row\(s\) "
+                                                  r"\(data rows 3"):
+        bayeserr.load(path, human_col="human")
+    path.write_text(path.read_text().replace(f",{typed}\n", ",\n"))
+    ds = bayeserr.load(path, human_col="human")
+    assert int(np.isnan(ds["human"].values).sum()) == 5  # empty: not labelled

@@ -96,3 +96,19 @@ def test_latex_names_the_configuration_too(tree, cli):
     (work / "bayeserr.toml").write_text("level = 0.8\n")
     res = cli("report", example_path(), "--bayes", "off", "--format", "latex")
     assert res.exit_code == 0 and f"% Settings from: {work / 'bayeserr.toml'}" in res.output
+
+
+@pytest.mark.skipif(not hasattr(os, "lchown") or os.geteuid() != 0, reason="making another user's link needs root")
+def test_a_symbolic_link_planted_by_another_user_is_ignored(tree):
+    """Another user's bayeserr.toml link to a root-owned file was trusted: the check followed the link
+    (issue 43, item 9). The link's owner is checked too."""
+    outer, work = tree
+    target = outer / "root-owned.toml"
+    target.write_text("level = 0.5\n")
+    os.chmod(target, 0o644)  # owned by root, not world-writable: trusted on its own
+    link = work / "bayeserr.toml"
+    link.symlink_to(target)
+    assert config.read(work).files == {"bayeserr.toml": link}  # our own link: trusted
+    os.lchown(link, 4242, 4242)
+    cfg = config.read(work)
+    assert cfg.files == {} and "a symbolic link made by another user (uid 4242)" in cfg.ignored[0][1]

@@ -83,6 +83,8 @@ def json_kind(path: Path) -> str | None:
     if (key == "" and path.name == "logs.json") or (
             isinstance(key, str) and key.endswith((".eval", ".json")) and value is _OBJECT):
         return MANIFEST
+    if key is None and path.name == "logs.json":  # Inspect's manifest, damaged: the logs are read without it
+        return MANIFEST + ", damaged"
     return None
 
 

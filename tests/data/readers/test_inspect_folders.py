@@ -445,3 +445,15 @@ def test_watch_names_a_partial_run_and_takes_no_stop_on_it_unasked(eval_set_fold
     b = runs["mockllm/b"]["location"]
     res = cli("watch", a, b, "--pair", "mockllm/a", "mockllm/b", "--tie", "0.001", "--follow", "--interval", "0.1")
     assert res.exit_code == 1 and "the runs are finished" in res.output
+
+
+@pytest.mark.parametrize("damage", [b'{"a.json": {"eval"', b"\x00garbage{"])
+def test_a_damaged_manifest_does_not_stop_the_folder(tmp_path, damage):
+    """A truncated or garbled logs.json stopped the whole eval-set folder (issue 43, item 9): it is
+    skipped as a damaged manifest, named in the row accounting, and the logs are read."""
+    write_log(tmp_path / "a.json", model="m/a", metrics=[])
+    write_log(tmp_path / "b.json", model="m/b", metrics=[], right=lambda i: i % 2 == 0)
+    (tmp_path / "logs.json").write_bytes(damage)
+    r = _rows(bayeserr.load(tmp_path))
+    assert r["used"] == 24
+    assert "logs.json (Inspect's log-folder manifest" in r["notes"][0]
