@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -88,7 +89,21 @@ def check_writable(path) -> Path:
         raise InputError(f"{path}: is a folder; give a file name inside it.")
     if not path.parent.exists():
         raise InputError(f"{path}: the folder {path.parent} does not exist; create it first.")
+    _not_read_only(path, "file")
     return path
+
+
+def _not_read_only(path: Path, what: str) -> None:
+    """A file or folder made read-only (no write bit for anyone) is not replaced, even by a user
+    the permissions would not stop (root, or the owner through a rename): its owner meant it."""
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        if not st.st_mode & 0o222:
+            raise InputError(f"{path}: the {what} is read-only (mode {st.st_mode & 0o777:04o}); it is not replaced. "
+                             f"Make it writable (chmod u+w) or choose another name.")
 
 
 def write_atomic(path, data) -> Path:
@@ -173,6 +188,7 @@ class StagedFolder:
         if t.exists() and not t.is_dir():
             raise InputError(f"{self.option} {t}: is a file, not a folder; choose a folder name.")
         if t.is_dir():
+            _not_read_only(t, "folder")
             if any(_identity(f) in _PROTECTED for f in _files(t)):
                 raise InputError(f"{self.option} {t}: holds an input file; choose another folder.")
             if _entries(t, self.option) and not self.is_ours(t):

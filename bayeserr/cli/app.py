@@ -4,6 +4,7 @@ themselves on ``main`` from their own modules."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -18,13 +19,14 @@ class _Group(click.Group):
         from bayeserr.base.output import WRITTEN
         WRITTEN.clear()
         _STOPPED_BY.clear()
+        given = list(ctx.args)  # the subcommand's arguments, before they are consumed
         try:
             return super().invoke(ctx)
         except InputError as exc:
             click.echo(f"error: {printable(exc)}", err=True)
             ctx.exit(2)
         except MemoryError as exc:  # what the estimates before loading did not foresee
-            click.echo(f"error: {printable(_out_of_memory(ctx, exc))}", err=True)
+            click.echo(f"error: {printable(_out_of_memory(ctx, exc, given))}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:  # every output is written atomically at the end
             click.echo(_interrupted(WRITTEN), err=True)
@@ -76,15 +78,32 @@ def printable(text) -> str:
     return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
-def _out_of_memory(ctx, exc: MemoryError) -> str:
+#: above this many --draws, running out of memory is said to be the draws' doing first
+DRAWS_NAMED = 10_000
+
+
+def _out_of_memory(ctx, exc: MemoryError, given=()) -> str:
     """One line for a MemoryError: the command, what could not be allocated
     (numpy and pyarrow name the size) and what to do."""
     detail = " ".join(str(exc).split())[:200]
     command = " ".join(["bayeserr", *([ctx.invoked_subcommand] if ctx.invoked_subcommand else [])])
-    return (f"{command} ran out of memory{f' ({detail})' if detail else ''}. Load fewer models "
+    draws = _option_value(list(given), "--draws")
+    first = (f"Ask for fewer posterior draws (--draws {draws} was given), or load "
+             if draws is not None and draws.isdigit() and int(draws) > DRAWS_NAMED else "Load ")
+    return (f"{command} ran out of memory{f' ({detail})' if detail else ''}. {first}fewer models "
             "(--models), fewer rows (--where, e.g. --where task=NAME) or fewer samples per question, "
             "or run on a machine with more memory (or raise the limit: ulimit -v, the container's "
             "memory limit).")
+
+
+def _option_value(args: list, option: str) -> str | None:
+    """The value given to ``option`` in ``args`` (``--draws 10`` or ``--draws=10``), or None."""
+    for i, a in enumerate(args):
+        if a == option and i + 1 < len(args):
+            return str(args[i + 1])
+        if isinstance(a, str) and a.startswith(option + "="):
+            return a.split("=", 1)[1]
+    return None
 
 
 @click.group(cls=_Group)
@@ -136,4 +155,40 @@ def run():
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
         if encoding not in ("utf8", "") and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")  # show what it cannot encode, never crash
-    return main(args=join_multi_values(sys.argv[1:]), prog_name="bayeserr")
+    try:
+        code = main.main(args=join_multi_values(sys.argv[1:]), prog_name="bayeserr", standalone_mode=False)
+    except click.ClickException as exc:  # a usage error: click's own message, exit 2
+        exc.show()
+        code = exc.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):  # an interrupt outside a command's own handling
+        from bayeserr.base.output import WRITTEN
+        click.echo(_interrupted(WRITTEN), err=True)
+        code = 128 + (_STOPPED_BY[-1] if _STOPPED_BY else signal.SIGINT)
+    finally:
+        _hold_late_signals()
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _hold_late_signals() -> None:
+    """Once the command has ended (its outputs in place), SIGINT and SIGTERM are held until the
+    process exits: one arriving while Python shuts down killed the process by the signal, or
+    printed a traceback after a complete output.  One that came meanwhile is said in one line
+    and gives the usual 130/143."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    _said_late_signal()
+    import atexit
+    atexit.register(_said_late_signal)  # and once more as late as Python code runs
+
+
+def _said_late_signal() -> None:
+    pending = signal.sigpending() & {signal.SIGINT, signal.SIGTERM}
+    if pending:
+        sig = signal.SIGTERM if signal.SIGTERM in pending else signal.SIGINT
+        what = "terminated" if sig == signal.SIGTERM else "interrupted"
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.write(f"{what} after the command had finished: its output is complete.\n")
+            sys.stderr.flush()
+        os._exit(128 + sig)

@@ -268,6 +268,11 @@ def _check_unique_columns(df, where, check_columns=None) -> None:
         raise _duplicate_error(where, dups)
 
 
+#: a results table with more columns than this is refused before parsing (a header of a million empty
+#: columns took minutes to reach its error)
+MAX_COLUMNS = 10_000
+
+
 def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categorical, empty_only=()) -> pd.DataFrame:
     """CSV/TSV in one pass, identifier columns read as text.
 
@@ -275,6 +280,10 @@ def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categoric
     caught before pandas renames the second copy to ``name.1``.
     """
     names, first = _head(src, sep)
+    if len(names) > MAX_COLUMNS:
+        raise InputError(f"{src.where}: {len(names):,} columns in the header, above the limit of {MAX_COLUMNS:,}; a "
+                         "results table has a handful (model, question_id, score, …). Check the separator, or "
+                         "drop the empty columns.")
     dups = _duplicated(names, check_columns)
     if dups:
         pos = "; ".join(f"'{d}' at " + ", ".join(str(i + 1) for i, n in enumerate(names) if n == d)

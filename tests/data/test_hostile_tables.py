@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -274,3 +275,26 @@ def test_unused_columns_may_hold_anything_and_input_format_is_checked():
         bayeserr.load(_frame(), input_format="xml")
     with pytest.raises(bayeserr.InputError, match="a DataFrame is already a table"):
         bayeserr.load(_frame(), input_format="inspect")
+
+
+def test_a_header_of_many_empty_columns_is_refused_at_once(tmp_path):
+    """A CSV whose header holds a million empty columns took minutes before its error (issue 43,
+    item 9); past 10,000 columns the table is refused from its header."""
+    import time
+
+    import bayeserr
+    path = tmp_path / "wide.csv"
+    path.write_text("model,question_id,score" + "," * 200_000 + "\n" + "a,q1,1" + "," * 200_000 + "\n")
+    start = time.monotonic()
+    with pytest.raises(bayeserr.InputError, match="200,003 columns in the header, above the limit of 10,000"):
+        bayeserr.load(path)
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/version"), reason="Linux /proc")
+def test_a_summary_file_the_system_owns_is_refused_with_its_reason(cli):
+    from bayeserr.examples import example_path
+    res = cli("gate", example_path(), "--candidate", "ckpt-0419", "--baseline", "baseline-v1", "--margin", "0.02",
+              "--summary", "/proc/version")
+    assert res.exit_code == 2 and "/proc/version: the file is read-only" in res.output
+    assert "No such file" not in res.output

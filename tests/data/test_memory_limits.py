@@ -178,6 +178,10 @@ def test_a_memory_error_is_one_error_line(tmp_path, monkeypatch):
                                                    "allocate 76.3 MiB"), res.stderr
     for fix in ("--models", "--where", "more memory"):
         assert fix in lines[0]
+    assert "draws" not in lines[0]
+    # with a huge --draws, the draws are named first (issue 43, item 9: the advice said "load fewer models")
+    res = CliRunner().invoke(main, ["report", str(path), "--draws", "50000000"])
+    assert res.exit_code == 2 and "Ask for fewer posterior draws (--draws 50000000 was given)" in res.stderr
 
 
 def _run_limited(args, limit_mib: int, cwd) -> subprocess.CompletedProcess:
