@@ -90,8 +90,9 @@ def test_clustered_questions_use_cr2_and_leave_out_the_beta_binomial():
     res = bayeserr.pass_hat_k(_runs(table, clusters=clusters), [1, 2])
     assert res.clustered and all(r.bayes is None for r in res.rows)
     r = res.row("A", 2)
-    from bayeserr.stats.fewclusters import cr2_mean
     from scipy.stats import hypergeom
+
+    from bayeserr.stats.fewclusters import cr2_mean
     u = np.array([hypergeom(4, c, 2).pmf(2) for c in table["A"]])
     cr = cr2_mean(u, np.array(clusters))
     assert r.se == pytest.approx(float(cr.se)) and r.df == pytest.approx(float(cr.df))
