@@ -104,6 +104,8 @@ class Votes:
     clusters: tuple = ()  #: cluster labels (text, sorted); ``cluster`` indexes them
     #: data row of each vote (counting from 1 after the header; set by :func:`load_votes`)
     line: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: a column that says who voted (crowd, an LLM judge…), with 2+ kinds pooled: (column, ((kind, votes), …))
+    judges: tuple = field(default=(), compare=False)
 
     @property
     def n_models(self) -> int:
@@ -262,7 +264,23 @@ def load_votes(source, *, model_a_col="model_a", model_b_col="model_b", winner_c
         key += cluster * (3 * m * m)
     order = np.argsort(key, kind="stable")
     return Votes(tuple(names), a[order], b[order], win_a[order],
-                 None if cluster is None else cluster[order], account, label, clusters, line[order])
+                 None if cluster is None else cluster[order], account, label, clusters, line[order],
+                 _pooled_judges(df, where))
+
+
+#: columns that say who voted: several kinds pooled in one rating is said (a warning)
+JUDGE_COLUMNS = ("judge_type", "judge", "annotator_type", "rater_type", "voter_type", "source")
+
+
+def _pooled_judges(df: pd.DataFrame, where: dict) -> tuple:
+    """``(column, ((kind, votes), …))`` for the first judge column holding two kinds or more (and not
+    narrowed by ``where``), else ``()``."""
+    for col in JUDGE_COLUMNS:
+        if col in df.columns and col not in where:
+            counts = df[col].astype(str).value_counts()
+            if len(counts) > 1:
+                return col, tuple((str(k), int(v)) for k, v in counts.items())
+    return ()
 
 
 def _fail(label, line, mask, problem, fix):
@@ -575,6 +593,13 @@ def rate(votes: Votes, *, bootstrap: int = 1000, by: str = "votes", level: float
     st = structure(wins)
     s_hat = centre(fit_strengths(wins), st.group, st.core)
     caveats = look_alike_names(votes.models) + _structure_caveats(votes.models, wins, st) + caveats
+    if votes.judges:
+        col, kinds = votes.judges
+        shown = ", ".join(f"{k} {n:,}" for k, n in kinds[:6]) + (f" and {len(kinds) - 6} more" if len(kinds) > 6 else "")
+        caveats.append(Caveat("judges_pooled", None, (
+            f"the votes come from {len(kinds)} kinds of judge in '{col}' ({shown}), pooled in one rating. "
+            f"--where {col}={kinds[0][0]} rates one kind; --judge-col {col} --human HUMAN --judge JUDGE corrects "
+            "a judge's votes by the human ones.")))
     if np.all(votes.win_a == 0.5):
         caveats.append(Caveat("no_decisive_votes", None, (
             f"all {votes.a.size} votes are ties: with a tie as half a win each, every rating is 1000 and "

@@ -350,3 +350,17 @@ def test_many_votes_are_pooled_not_looped_over():
     r = arena.rate(arena.load_votes(df), bootstrap=50)
     assert time.perf_counter() - start < 60
     assert r.n_votes.sum() == 2 * n and r.draws.shape == (50, m)
+
+
+def test_votes_of_several_kinds_of_judge_pooled_is_a_warning():
+    """A judge_type column mixing crowd and LLM votes was pooled silently (issue 43, item 10): a
+    warning names the kinds and both fixes; one kind (--where) or none gives no warning."""
+    from bayeserr.analyses import arena
+    votes = simulate(["a", "b", "c"], 90, seed=2)
+    votes["judge_type"] = ["crowd", "gpt-4", "crowd"] * 30
+    ratings = arena.rate(arena.load_votes(votes), bootstrap=20)
+    (w,) = [w for w in ratings.warnings if w.code == "judges_pooled"]
+    assert "2 kinds of judge in 'judge_type' (crowd 60, gpt-4 30)" in w.message
+    assert "--where judge_type=crowd" in w.message and "--judge-col judge_type" in w.message
+    one = arena.rate(arena.load_votes(votes, where={"judge_type": "crowd"}), bootstrap=20)
+    assert "judges_pooled" not in [w.code for w in one.warnings]
