@@ -18,9 +18,9 @@ RUN_COLUMNS = ("run", "trial", "attempt", "epoch", "repeat", "seed", "sample_id"
 
 def _short_labels(labels, key: str, name: str, where) -> None:
     """Model names no longer than the log readers allow (every engine refuses the same names)."""
-    from bayeserr.data.readers.values import MAX_NAME_CHARS, long_name_error
+    from bayeserr.data.readers.values import MAX_TABLE_NAME_CHARS, long_name_error
     longest = max((len(str(x)) for x in labels), default=0)
-    if longest > MAX_NAME_CHARS:
+    if longest > MAX_TABLE_NAME_CHARS:
         raise long_name_error(where, key, name, longest)
 
 

@@ -356,13 +356,13 @@ def _short_names(column, key: str, name: str, path) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from bayeserr.data.readers.values import MAX_NAME_CHARS, long_name_error
+    from bayeserr.data.readers.values import MAX_TABLE_NAME_CHARS, long_name_error
     if pa.types.is_dictionary(column.type):
         column = column.dictionary
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return
     longest = pc.max(pc.utf8_length(column)).as_py() or 0
-    if longest > MAX_NAME_CHARS:
+    if longest > MAX_TABLE_NAME_CHARS:
         raise long_name_error(path, key, name, longest)
 
 

@@ -198,7 +198,7 @@ def test_a_megabyte_model_name_is_refused_by_every_engine(tmp_path, engine):
                        "score": [i % 2 for i in range(40)]})
     path = tmp_path / "big.parquet"
     df.to_parquet(path)
-    with pytest.raises(InputError, match="1,000,000 characters long, above the limit of 4,096"):
+    with pytest.raises(InputError, match="1,000,000 characters long, above the limit of 65,536"):
         if engine == "memory":
             bayeserr.load(path)
         else:

@@ -181,12 +181,18 @@ def _name(name: str, what: str, path: Path) -> str:
     return name
 
 
+#: the longest model or task name a results table may hold, in every engine (a log's names stop at
+#: MAX_NAME_CHARS; a table's long names are cut on the page and given whole in its comments, but a
+#: 1 MB name is carried by every row and every partition: the dask workers died on one)
+MAX_TABLE_NAME_CHARS = 65_536
+
+
 def long_name_error(where, key: str, column: str, longest: int) -> InputError:
-    """The error for a model or task name in a table column past :data:`MAX_NAME_CHARS` (every
-    engine refuses the same names)."""
+    """The error for a model or task name in a table column past :data:`MAX_TABLE_NAME_CHARS`
+    (every engine refuses the same names)."""
     return InputError(f"{where}: a {key} name in the column '{column}' is {longest:,} characters long, above the "
-                      f"limit of {MAX_NAME_CHARS:,}; names are short identifiers such as 'openai/gpt-4o', so this "
-                      "one is damaged. Fix it in the file, or leave its rows out.")
+                      f"limit of {MAX_TABLE_NAME_CHARS:,}; names are short identifiers such as 'openai/gpt-4o', so "
+                      "this one is damaged. Fix it in the file, or leave its rows out.")
 
 
 def _shorten(text: str, limit: int = 600) -> str:
