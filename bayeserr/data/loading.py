@@ -661,7 +661,7 @@ class _Part:
     task_groups: dict | None = None  #: lm-eval: the task groups (readers.read_lmeval)
     scorers: list = field(default_factory=list)  #: Inspect: the scorers of the samples
     reader: str = "table"  #: the reader it was read by (a name of the reader registry)
-    partial_runs: list = field(default_factory=list)  #: Inspect: the partial runs used (inspect_logs.partial_record)
+    partial_runs: list = field(default_factory=list)  #: Inspect: the partial runs used (inspect_logs._partial_record)
 
     def account(self) -> RowAccount:
         return RowAccount(len(self.df) + sum(c for _, c in self.dropped), len(self.df),

@@ -778,13 +778,13 @@ def inspect_logs(path, options: Mapping, *, fields=(), cluster_from_log: bool = 
         dropped += run.dropped
     more += [run.stopped for run in runs if run.stopped]
     df = _frame(runs, wanted, notes + more, cluster)
-    partial_used = [partial_record(r, root, partial_runs == "include") for r in runs if _partial(r)]
+    partial_used = [_partial_record(r, root, partial_runs == "include") for r in runs if _partial(r)]
     if partial_used:
         df.attrs["partial_runs"] = partial_used  # for the decisions read from these data (gate, watch)
     return df, dropped + older
 
 
-def partial_record(run: _Run, root: Path, asked: bool) -> dict:
+def _partial_record(run: _Run, root: Path, asked: bool) -> dict:
     """A partial run used: its file, model, task, status, samples scored and planned, and whether
     the user asked for partial runs (``partial_runs="include"``) or it was read on its own."""
     return {"file": _label(run.file, root), "model": run.model, "task": run.task,
