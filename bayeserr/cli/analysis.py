@@ -155,7 +155,7 @@ def _with_posteriors(write, fits, folder, seed):
 @engine_option
 def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sensitivity,
            save_posterior, models_text, output, methods, pairs, top_k, pass_k_text, where,
-           pass_hat_k_text=(), task_weights_text=None, rank_intervals="own", clusters_as="sample", tasks_as="strata", engine="memory", scheduler=None,
+           pass_hat_k_text=(), task_weights_text=None, rank_intervals="own", clusters_as="sample", tasks_as="strata", engine="auto", scheduler=None,
            workers=None, worker_memory="4GiB", **kw):
     """Per-model scores, all pairwise comparisons, warnings and row accounting for FILE.
 
@@ -180,6 +180,9 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       rank_intervals=rank_intervals, cluster_reading=clusters_as, task_reading=tasks_as,
                       task_weights=task_weights(task_weights_text))
     config = click.get_current_context().find_root().meta.get("bayeserr.data.config")
+    if engine == "auto":
+        engine = _auto_engine(files, kw, where=where, models=models_text, save_posterior=save_posterior,
+                              memory_only=clusters_as == "strata" or tasks_as == "sample")
     if engine != "memory" and clusters_as == "strata":
         raise InputError(f"--clusters-as strata needs the default engine (memory); --engine {engine} has no "
                          "suite section. Drop --clusters-as, or --engine.")
@@ -202,6 +205,24 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))
     rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line(), config=config)
     _write_report(rep, fmt, output, save_posterior, bayes.seed)
+
+
+def _auto_engine(files, kw, *, memory_only: bool, **asked) -> str:
+    """``--engine auto``: the stream engine for Parquet too large to read whole comfortably
+    (:func:`bayeserr.engines.registry.auto_engine`, said in a note), when nothing asked for needs
+    the memory engine (``memory_only``, or options the stream engine does not take); else memory."""
+    from bayeserr.engines.registry import ENGINES, auto_engine
+    if memory_only:
+        return "memory"
+    try:
+        ENGINES["stream"].check_load(pop_load(dict(kw)), **asked)
+    except InputError:
+        return "memory"  # an option only the loader takes: the loader's own memory check decides
+    engine, note = auto_engine(files)
+    if note:
+        from bayeserr.reporting.text import plain
+        click.echo(plain(f"note: {note}"), err=True)
+    return engine
 
 
 @main.command()

@@ -124,7 +124,8 @@ def _check_load_memory(where: str, rows: int, phase: str, *, estimated: bool = F
         if phase == "read":
             doing = f"reading {count} needs about {human_bytes(need[kind])} ({per_row} bytes a row)"
             fix = ("--models and --where select rows only once the file is read: split the file (e.g. one "
-                   f"file per model or task) and load the parts you need, {_MORE_MEMORY}.")
+                   f"file per model or task) and load the parts you need, read Parquet with --engine stream "
+                   f"(bounded memory), {_MORE_MEMORY}.")
         else:
             doing = (f"indexing {count} needs about {human_bytes(need[kind])} ({per_row} bytes a row "
                      "and the score array, 8 bytes a row at least)")

@@ -88,6 +88,51 @@ class Engine:
                              if owner else f"{flag} is not an option of --engine {self.name}.")
 
 
+#: ``--engine auto`` streams a Parquet input when reading it whole would need more than this share
+#: of the memory left (the loader refuses at 100%: "comfortably" leaves room for the report's work)
+AUTO_SHARE = 0.5
+
+
+def auto_engine(files) -> tuple[str, str | None]:
+    """``--engine auto``: ``("stream", note)`` when every input is Parquet (a file or a folder of
+    them) and its row count, from the Parquet metadata, would need more than :data:`AUTO_SHARE` of
+    the memory left to read whole; else ``("memory", None)``.  Reading the metadata reads no rows."""
+    from bayeserr.base.errors import human_bytes
+    from bayeserr.data.memory import available_memory, load_memory_estimate
+    rows = _parquet_rows(files)
+    left = available_memory()
+    if rows is None or left is None:
+        return "memory", None
+    need = load_memory_estimate(rows, "read")[0]
+    if need <= AUTO_SHARE * left:
+        return "memory", None
+    return "stream", (f"--engine auto: reading the {rows:,} rows whole would need about {human_bytes(need)}, with "
+                      f"{human_bytes(left)} of memory left, so the stream engine reads them in bounded memory (the "
+                      "sections it cannot compute are listed under Warnings); --engine memory forces the default.")
+
+
+def _parquet_rows(files) -> int | None:
+    """The rows of Parquet inputs from their metadata; None unless every input is a local Parquet
+    file or a folder holding only Parquet files."""
+    import pyarrow.parquet as pq
+    total = 0
+    for item in files:
+        path = Path(os.fspath(item))
+        if path.is_file() and path.suffix.lower() == ".parquet":
+            parts = [path]
+        elif path.is_dir():
+            parts = [p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))]
+            if not parts or any(p.suffix.lower() != ".parquet" for p in parts):
+                return None
+        else:
+            return None
+        try:
+            total += sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
+        except Exception:  # noqa: BLE001 - not readable as Parquet: the loader says why
+            return None
+    return total if files else None
+
+
 #: the engines by name (``--engine``, ``build_report(..., engine=)``)
 ENGINES = Registry("engine", "--engine")
 for _engine in (

@@ -203,3 +203,22 @@ def test_a_megabyte_model_name_is_refused_by_every_engine(tmp_path, engine):
             bayeserr.load(path)
         else:
             build_report(path, engine="stream", bayes="off", progress=False)
+
+
+def test_engine_auto_streams_parquet_too_large_to_read_comfortably(example, cli, monkeypatch):
+    """--engine auto (the default): the memory engine for what fits; for Parquet whose rows (from its
+    metadata) would need more than AUTO_SHARE of the memory left, the stream engine, said in a note;
+    an option only the memory engine has keeps it (issue 41, item 3)."""
+    from bayeserr.engines import registry
+    res = cli("report", example, "--bayes", "off", "--format", "json")
+    assert "--engine auto" not in res.stderr and json.loads(res.stdout)["reliability"] is not None  # memory
+    monkeypatch.setattr(registry, "AUTO_SHARE", 1e-12)  # as if the file were huge
+    res = cli("report", example, "--bayes", "off", "--format", "json")
+    assert "note: --engine auto: reading the 2,400 rows whole would need about" in res.stderr
+    got = json.loads(res.stdout)
+    ref = build_report(example, engine="stream", bayes="off", progress=False).to_dict()
+    assert _differences(got, ref) == []
+    for forced in (["--engine", "memory"], ["--where", "model!=baseline-v1"], ["--clusters-as", "strata"]):
+        res = cli("report", example, "--bayes", "off", "--format", "json", *forced)
+        assert res.exit_code == 0 and "--engine auto" not in res.stderr
+    assert "default: auto" in " ".join(cli("report", "--help").output.split())
