@@ -193,8 +193,8 @@ def engine_option(f):
     f = click.option("--scheduler", "scheduler", default=None, metavar="ADDRESS",
                      help="--engine dask: the address of a running dask scheduler (tcp://host:8786); "
                           "without it a local cluster is started and closed.")(f)
-    from bayeserr.engines.registry import ENGINES
-    return click.option("--engine", type=click.Choice(("auto", *ENGINES.choices)), default="auto", show_default=True,
+    from bayeserr.engines.registry import ENGINE_CHOICES, ENGINES
+    return click.option("--engine", type=click.Choice(ENGINE_CHOICES), default="auto", show_default=True,
                         help="auto: memory, unless the input is Parquet too large to read whole comfortably "
                              "(then stream, said in a note). "
                         + " ".join(f"{e.name}: {e.summary}." for e in ENGINES.values())

@@ -93,6 +93,14 @@ def _memory_limits() -> list[tuple[int, str, int]]:
     return out
 
 
+def resident_memory_left() -> int | None:
+    """The least resident memory left (the memory available, a container's limit), else None; an
+    address-space limit (``ulimit -v``) is not counted (``--engine auto``: Arrow's reader reserves
+    address space it does not use, so a tight ulimit is the loader's to refuse)."""
+    limits = [left for left, _, kind in _memory_limits() if kind == 0]
+    return min(limits) if limits else None
+
+
 def available_memory() -> int | None:
     """The least memory left under any limit (``_memory_limits``), else None."""
     limits = _memory_limits()

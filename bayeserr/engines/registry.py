@@ -98,9 +98,9 @@ def auto_engine(files) -> tuple[str, str | None]:
     them) and its row count, from the Parquet metadata, would need more than :data:`AUTO_SHARE` of
     the memory left to read whole; else ``("memory", None)``.  Reading the metadata reads no rows."""
     from bayeserr.base.errors import human_bytes
-    from bayeserr.data.memory import available_memory, load_memory_estimate
+    from bayeserr.data.memory import load_memory_estimate, resident_memory_left
     rows = _parquet_rows(files)
-    left = available_memory()
+    left = resident_memory_left()
     if rows is None or left is None:
         return "memory", None
     need = load_memory_estimate(rows, "read")[0]
@@ -145,3 +145,5 @@ for _engine in (
            ("scheduler", "workers", "worker_memory", "tmp_dir", "progress")),
 ):
     ENGINES.add(_engine.name, _engine)
+#: what ``--engine`` takes: ``auto`` (the report's default, :func:`auto_engine`) or an engine
+ENGINE_CHOICES = ("auto", *ENGINES.choices)
