@@ -148,7 +148,8 @@ class Watch:
                 "stop": None if self.stop is None else self.stop.to_dict(), "notes": list(self.notes),
                 "shuffle": self.seed, "order_warnings": list(self.order),
                 "partial_runs": [dict(r) for r in self.partial_runs], "finished": self.finished,
-                "exit_code": self.exit_code, "sequence": s.to_dict()}
+                "stop_taken": self.stop is not None and self.exit_code == 0, "exit_code": self.exit_code,
+                "sequence": s.to_dict()}
 
     def to_frame(self):
         return self.sequence.to_frame()

@@ -132,8 +132,10 @@ def write_atomic(path, data) -> Path:
             os.fsync(fh.fileno())
         mode = os.stat(target).st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
         os.chmod(tmp, mode)
-        os.replace(tmp, target)
-        tmp = None
+        with _signals_deferred():  # the file in place and counted as written, or neither
+            os.replace(tmp, target)
+            tmp = None
+            WRITTEN.append(path)
     except OSError as exc:
         raise InputError(f"{path}: could not write ({exc.strerror or exc}); nothing was changed.") from None
     finally:
@@ -141,8 +143,23 @@ def write_atomic(path, data) -> Path:
             os.close(fd)
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-    WRITTEN.append(path)
     return path
+
+
+class _signals_deferred:
+    """SIGINT and SIGTERM held for a few system calls (they act right after), in the main thread."""
+
+    def __enter__(self):
+        import signal
+        import threading
+        self.before = None
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask"):
+            self.before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+    def __exit__(self, *exc):
+        import signal
+        if self.before is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.before)
 
 
 def _umask() -> int:

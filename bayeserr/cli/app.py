@@ -20,15 +20,22 @@ class _Group(click.Group):
         WRITTEN.clear()
         _STOPPED_BY.clear()
         given = list(ctx.args)  # the subcommand's arguments, before they are consumed
+        # the late signals are held as soon as the command is over, on every path, so that one
+        # arriving while the process ends neither kills it by the signal nor prints a traceback
         try:
-            return super().invoke(ctx)
+            rv = super().invoke(ctx)
+            _block_late_signals()
+            return rv
         except InputError as exc:
+            _block_late_signals()
             click.echo(f"error: {printable(exc)}", err=True)
             ctx.exit(2)
         except MemoryError as exc:  # what the estimates before loading did not foresee
+            _block_late_signals()
             click.echo(f"error: {printable(_out_of_memory(ctx, exc, given))}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:  # every output is written atomically at the end
+            _block_late_signals()
             click.echo(_interrupted(WRITTEN), err=True)
             ctx.exit(128 + (_STOPPED_BY[-1] if _STOPPED_BY else signal.SIGINT))
 
@@ -151,6 +158,7 @@ def run():
         os.environ.setdefault(name, "1")
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminate)
+    _CONSOLE.append(True)
     for stream in (sys.stdout, sys.stderr):  # a cp1252 or latin-1 terminal: help text and messages
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
         if encoding not in ("utf8", "") and hasattr(stream, "reconfigure"):
@@ -166,7 +174,14 @@ def run():
         code = 128 + (_STOPPED_BY[-1] if _STOPPED_BY else signal.SIGINT)
     finally:
         _hold_late_signals()
-    sys.exit(code if isinstance(code, int) else 0)
+    code = code if isinstance(code, int) else 0
+    stream = sys.modules.get("bayeserr.engines.stream")
+    if stream is not None and any(t.is_alive() for t in stream.ABANDONED):
+        # a network call given up on still runs in a thread: Python's finalization would abort on it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def _hold_late_signals() -> None:
@@ -174,12 +189,25 @@ def _hold_late_signals() -> None:
     process exits: one arriving while Python shuts down killed the process by the signal, or
     printed a traceback after a complete output.  One that came meanwhile is said in one line
     and gives the usual 130/143."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    if not _block_late_signals():
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     _said_late_signal()
     import atexit
     atexit.register(_said_late_signal)  # and once more as late as Python code runs
+
+
+#: set by :func:`run`: the process is the command (not a test runner or a notebook calling ``main``)
+_CONSOLE: list = []
+
+
+def _block_late_signals() -> bool:
+    """Hold SIGINT and SIGTERM in this (main) thread from now on, in the ``bayeserr`` process only;
+    False where that cannot be done."""
+    if not _CONSOLE or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "pthread_sigmask"):
+        return False
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    return True
 
 
 def _said_late_signal() -> None:

@@ -28,6 +28,8 @@ from bayeserr.reporting.formats import TEXT_FORMATS
 QUICK_TRIES, QUICK_PAUSE = 3, 0.5
 #: ... and, with --follow, at this many intervals in a row before it is an error
 UNREADABLE_LOOKS = 5
+#: ... and for at least this many seconds (a row appended in two writes is read whole meanwhile)
+UNREADABLE_SECONDS = 5.0
 #: --follow without --timeout gives up after a day (every wait has a bound)
 DEFAULT_TIMEOUT = 86400.0
 
@@ -86,7 +88,8 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, sa
     watched models answered all its questions in the data. An Inspect .eval
     log of a run in progress is read from Inspect's journal: the samples
     written so far (Inspect writes them in batches). Interrupted or cancelled
-    logs are read (--partial-runs include is the default here). Inside a run,
+    logs are read and named (unless --partial-runs exclude), but a stop on one
+    is taken (exit 0) only with --partial-runs include. Inside a run,
     bayeserr.integrations.inspect_stopping stops the run itself
     (docs/guide/early-stopping.md).
 
@@ -114,6 +117,13 @@ def watch(ctx, files, pair, model, width, tie, margin, budget, level, method, sa
         raise InputError("--shuffle replays a finished file in a random order; --follow watches a growing one "
                          "in the order its answers arrive (a new random order at every read would not be one "
                          "sequence). Give one of them.")
+    if follow:
+        import os
+        import stat
+        piped = [str(f) for f in files if str(f) == "-" or (os.path.exists(f) and stat.S_ISFIFO(os.stat(f).st_mode))]
+        if piped:
+            raise InputError(f"--follow reads its inputs again at every look; {piped[0]} (standard input or a pipe) "
+                             "can be read once. Give the file itself, or drop --follow.")
     if follow and timeout is None:
         timeout = DEFAULT_TIMEOUT  # every wait has a bound
     a, b = (pair if pair is not None else (model, None))
@@ -175,21 +185,28 @@ class _Waiting:
     gets :data:`UNREADABLE_LOOKS` reads in a row, then is an error."""
 
     def __init__(self, interval: float):
-        self.interval, self.looks, self.unreadable, self.last = interval, 0, 0, None
+        self.interval, self.looks, self.unreadable, self.last, self.since = interval, 0, 0, None, None
 
     def read(self) -> None:
-        self.looks, self.unreadable = self.looks + 1, 0
+        self.looks, self.unreadable, self.since = self.looks + 1, 0, None
 
     def failed(self, exc) -> None:
+        import time
+
         from bayeserr.base.errors import InputError
         from bayeserr.data.readers import DamagedArchive
         from bayeserr.reporting.text import plain
         self.unreadable = self.unreadable + 1 if isinstance(exc, DamagedArchive) or self.looks else 0
-        if self.unreadable >= UNREADABLE_LOOKS:
+        if self.unreadable == 1:
+            self.since = time.monotonic()
+        # a few reads and a few seconds: a log or a row half written is read whole at a later look
+        if self.unreadable >= UNREADABLE_LOOKS and time.monotonic() - self.since >= UNREADABLE_SECONDS:
             changed = (f" The inputs were read {self.looks} time{'s' if self.looks > 1 else ''} before: a file was "
-                       "replaced, truncated or deleted while watched." if self.looks else "")
-            raise InputError(f"{exc} (Still unreadable after {self.unreadable} reads {self.interval:g} s apart, so "
-                             f"not a log caught mid-write: check the file.){changed}") from None
+                       "replaced, truncated or deleted while watched, or rows that are not valid were appended."
+                       if self.looks else "")
+            raise InputError(f"{exc} (Still unreadable after {self.unreadable} reads over "
+                             f"{time.monotonic() - self.since:.0f} s, so not a file caught mid-write: check the "
+                             f"file.){changed}") from None
         first = str(exc).split(". ")[0]
         if first != self.last:  # a log not written yet: wait for it (one line per new reason)
             click.echo(f"waiting: {plain(first[:300])}.", err=True)

@@ -16,6 +16,11 @@ from bayeserr.data.memory import _check_cube_size
 #: column names that hold the run of an answer: suggested for --sample-col on duplicated rows
 RUN_COLUMNS = ("run", "trial", "attempt", "epoch", "repeat", "seed", "sample_id", "run_id", "trial_id")
 
+def _short(name: str, limit: int = 200) -> str:
+    """A name cut for a message (a damaged name can be a megabyte long)."""
+    return name if len(name) <= limit else name[:limit] + f"… ({len(name):,} characters)"
+
+
 def _short_labels(labels, key: str, name: str, where) -> None:
     """Model names no longer than the log readers allow (every engine refuses the same names)."""
     from bayeserr.data.readers.values import MAX_TABLE_NAME_CHARS, long_name_error
@@ -358,8 +363,10 @@ def _exclude_models(model_col: str, models: list[str]) -> str:
     return f"--where {shlex.quote(f'{model_col}!={values}')}"
 
 
-def _select_models(df, cols, models, rows) -> np.ndarray | None:
-    """Which rows belong to ``models`` (compared as text); ``None``: all."""
+def _select_models(df, cols, models, rows, left_out=()) -> np.ndarray | None:
+    """Which rows belong to ``models`` (compared as text); ``None``: all.  A model missing because
+    its run was set aside (``left_out``: the readers' reasons, e.g. a partial Inspect run) is
+    named with that reason."""
     if not models:
         return None
     codes, uniques = pd.factorize(df[cols.model], sort=False)
@@ -367,8 +374,13 @@ def _select_models(df, cols, models, rows) -> np.ndarray | None:
     present = list(dict.fromkeys(labels))
     for m in models:
         if m not in present:
-            raise InputError(f"{rows.where}: model '{m}' is not in the data.{suggest(m, present)} "
-                             f"Models present: {', '.join(present[:20])}"
+            why = [r for r in left_out if f" with {m}: " in str(r)]
+            if why:
+                raise InputError(f"{rows.where}: model '{m}' has no run in the data: {why[0]}, left out. Re-run it "
+                                 "to completion, or pass --partial-runs include (Python: partial_runs='include') to "
+                                 "use the samples that finished.")
+            raise InputError(f"{rows.where}: model '{_short(m)}' is not in the data.{suggest(m, present)} "
+                             f"Models present: {', '.join(_short(p) for p in present[:20])}"
                              f"{' and more' if len(present) > 20 else ''}.")
     return np.append(np.asarray(labels.isin(list(models))), False)[codes]  # code -1 (empty): not kept
 
@@ -400,6 +412,8 @@ def _build_dataset(df, cols, scores, rows: _Rows, account, human=None) -> xr.Dat
     del position, lost
     clusters = _question_labels(rows, cols, "cluster", q_codes, shape[1], df)
     tasks = _question_labels(rows, cols, "task", q_codes, shape[1], df)
+    if tasks is not None:
+        _short_labels(np.unique(np.asarray(tasks, dtype=str)), "task", cols.task, where)
     labels = None
     if human is not None:
         labels = np.full(int(np.prod(shape)), np.nan)

@@ -351,7 +351,7 @@ def load(source, *, model_col=None, question_col=None, score_col=None, cluster_c
             keep &= ~removed
         filtered = not keep.all()
         df = _keep(df, keep, rows, book)
-    keep = _select_models(df, cols, models, rows)
+    keep = _select_models(df, cols, models, rows, left_out=[r for p in parts for r, _ in p.dropped])
     if keep is not None:
         book.drop("model not selected", ~keep)
         filtered = filtered or not keep.all()

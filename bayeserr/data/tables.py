@@ -165,6 +165,7 @@ def _read_table(path, id_columns, *, fmt=None, check_columns=None, categorical=F
         elif fmt == "jsonl":
             df, lines = _read_jsonl(src, id_columns, categorical)
         else:
+            _not_too_wide(src.where, _parquet_width(src))
             df = pd.read_parquet(src.parser_input())
     except (InputError, MemoryError):  # MemoryError: the CLI says what ran out and what to do
         raise
@@ -269,8 +270,24 @@ def _check_unique_columns(df, where, check_columns=None) -> None:
 
 
 #: a results table with more columns than this is refused before parsing (a header of a million empty
-#: columns took minutes to reach its error)
+#: columns took minutes to reach its error; a Parquet file of 100,000 columns filled 23 GB)
 MAX_COLUMNS = 10_000
+
+
+def _not_too_wide(where: str, columns: int) -> None:
+    if columns > MAX_COLUMNS:
+        raise InputError(f"{where}: {columns:,} columns, above the limit of {MAX_COLUMNS:,}; a results table has a "
+                         "handful (model, question_id, score, …). Check the separator, or drop the columns the "
+                         "results do not need.")
+
+
+def _parquet_width(src) -> int:
+    """A Parquet file's columns, from its schema (no data read); 0 when it cannot be read (the reader says why)."""
+    try:
+        import pyarrow.parquet as pq
+        return len(pq.read_schema(src.parser_input()).names)
+    except Exception:  # noqa: BLE001
+        return 0
 
 
 def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categorical, empty_only=()) -> pd.DataFrame:
@@ -280,10 +297,7 @@ def _read_delimited(src: _Source, sep: str, id_columns, check_columns, categoric
     caught before pandas renames the second copy to ``name.1``.
     """
     names, first = _head(src, sep)
-    if len(names) > MAX_COLUMNS:
-        raise InputError(f"{src.where}: {len(names):,} columns in the header, above the limit of {MAX_COLUMNS:,}; a "
-                         "results table has a handful (model, question_id, score, …). Check the separator, or "
-                         "drop the empty columns.")
+    _not_too_wide(src.where, len(names))
     dups = _duplicated(names, check_columns)
     if dups:
         pos = "; ".join(f"'{d}' at " + ", ".join(str(i + 1) for i, n in enumerate(names) if n == d)
@@ -383,6 +397,7 @@ def _jsonl_records(src: _Source):
 
 def _read_jsonl(src: _Source, id_columns, categorical):
     records, lines = _jsonl_records(src)
+    _not_too_wide(src.where, max((len(r) for r in records), default=0))
     df = pd.DataFrame(records)
     for c in dict.fromkeys(id_columns):
         if c not in df.columns:

@@ -244,7 +244,7 @@ class _Cluster:
     def __init__(self, scheduler=None, workers=None, worker_memory="4GiB", tmp_dir=None, timeout="10s"):
         self.scheduler, self.workers, self.memory, self.tmp = scheduler, workers, worker_memory, tmp_dir
         self.timeout = timeout
-        self.cluster = self.client = self.scratch = None
+        self.cluster = self.client = self.scratch = self.config = None
 
     def __enter__(self):
         import logging
@@ -269,14 +269,21 @@ class _Cluster:
         # an interrupt); the workers ignore SIGINT, so Ctrl-C (sent to the whole process group)
         # stops this process, which closes them, instead of printing each worker's traceback
         self.scratch = tempfile.mkdtemp(prefix="bayeserr-dask-", dir=self.tmp)
-        with _workers_ignore_interrupts():
-            try:
-                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                            memory_limit=self.memory, dashboard_address=":0",
-                                            silence_logs=logging.CRITICAL, local_directory=self.scratch)
-            except ValueError as exc:
-                raise InputError(f"--workers {n} --worker-memory {self.memory}: {exc}") from None
-        self.client = Client(self.cluster)
+        import dask
+        # dask's own scratch space (its purge and global lock files) inside ours too, removed at the end
+        self.config = dask.config.set({"temporary-directory": self.scratch})
+        try:
+            with _workers_ignore_interrupts():
+                try:
+                    self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                memory_limit=self.memory, dashboard_address=":0",
+                                                silence_logs=logging.CRITICAL, local_directory=self.scratch)
+                except ValueError as exc:
+                    raise InputError(f"--workers {n} --worker-memory {self.memory}: {exc}") from None
+            self.client = Client(self.cluster)
+        except BaseException:  # a SIGTERM deferred during the start acts here: close what started
+            self.__exit__()
+            raise
         return self.client
 
     def __exit__(self, *exc):
@@ -290,24 +297,34 @@ class _Cluster:
         with contextlib.suppress(Exception):
             if self.cluster is not None:
                 self.cluster.close()
+        if getattr(self, "config", None) is not None:
+            self.config.__exit__(None, None, None)
         if self.scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 class _workers_ignore_interrupts:
-    """SIGINT ignored while the local workers start (they inherit it), restored after."""
+    """While the local workers start: SIGINT ignored (they inherit it, so Ctrl-C to the process
+    group reaches only bayeserr; one arriving in these ~1.5 s is lost), and SIGTERM deferred (a
+    cluster half started cannot be closed cleanly: it acts once the start is over)."""
 
     def __enter__(self):
         import signal
         import threading
-        self.old = None
+        self.old = self.old_term = None
+        self.term: list = []
         if threading.current_thread() is threading.main_thread():
             self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            self.old_term = signal.signal(signal.SIGTERM, lambda signum, frame: self.term.append(signum))
 
     def __exit__(self, *exc):
         import signal
         if self.old is not None:
             signal.signal(signal.SIGINT, self.old)
+        if self.old_term is not None:
+            signal.signal(signal.SIGTERM, self.old_term)
+            if self.term:
+                signal.raise_signal(signal.SIGTERM)  # through bayeserr's own handler, now the start is over
 
 
 def _gather_all(client, futures, show, what):

@@ -141,6 +141,9 @@ def parquet_files(source) -> tuple[list[tuple[str, object]], str]:
 
 #: seconds a remote source may take to connect and to answer one request (BAYESERR_REMOTE_TIMEOUT overrides)
 REMOTE_TIMEOUT = 60.0
+#: threads still blocked in a network call that was given up on: a process that exits with one alive can
+#: abort in Python's finalization, so the command line ends it at once (bayeserr.cli.app.run)
+ABANDONED: list = []
 
 
 def remote_timeout() -> float:
@@ -170,6 +173,7 @@ def _bounded(fn, url: str, seconds: float):
     thread.start()
     thread.join(seconds)
     if thread.is_alive():
+        ABANDONED.append(thread)  # the command line ends the process without waiting for it
         raise InputError(f"{url}: no answer within {seconds:g} s (connecting, or listing the files). Check the "
                          "address and the network; BAYESERR_REMOTE_TIMEOUT=SECONDS waits longer.")
     if "error" in box:
@@ -190,7 +194,10 @@ def _remote_fs(url: str, seconds: float):
             options = {}
             if scheme in ("http", "https"):
                 import aiohttp
-                options["client_kwargs"] = {"timeout": aiohttp.ClientTimeout(sock_connect=seconds, sock_read=seconds)}
+                # total: one request (a footer, a row group) must finish in time, so a server that trickles
+                # a byte at a time cannot hold the read for ever
+                options["client_kwargs"] = {"timeout": aiohttp.ClientTimeout(total=seconds, sock_connect=seconds,
+                                                                             sock_read=seconds)}
             fsspec_fs, path = url_to_fs(url, **options)
         except Exception as exc:  # noqa: BLE001
             raise InputError(f"{url}: cannot open this URL ({type(exc).__name__}: {exc}). Install the file "
@@ -221,7 +228,7 @@ def _remote_files(url: str) -> list:
                    pads.dataset(path, filesystem=fs, format="parquet", exclude_invalid_files=False))
         return sorted(dataset.get_fragments(), key=lambda f: f.path), dataset
     try:
-        frags, dataset = _bounded(discover, url, seconds + 5)
+        frags, dataset = _bounded(discover, url, seconds)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001
@@ -264,6 +271,15 @@ def hive_dataset(label: str, root: str, fs=None):
     return pads.dataset(root, filesystem=fs, format="parquet", partitioning="hive", exclude_invalid_files=False)
 
 
+def _unreadable(path, exc) -> InputError:
+    """A part that could not be read: a remote one that stopped answering, or a damaged file."""
+    if "timeout" in type(exc).__name__.lower() or isinstance(exc, TimeoutError):
+        return InputError(f"{path}: the server stopped answering while the data was read (no answer within "
+                          f"{remote_timeout():g} s). Check the network; BAYESERR_REMOTE_TIMEOUT=SECONDS waits longer.")
+    return InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc}). Replace or remove that "
+                      "part of the input.")
+
+
 def _schema_names(files) -> list[str]:
     import pyarrow.parquet as pq
     path, frag = files[0]
@@ -293,8 +309,7 @@ def _batches(path, frag, columns, row_groups=None):
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a truncated or foreign file: say which
-        raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc}). Replace or "
-                         "remove that part of the input.") from None
+        raise _unreadable(path, exc) from None
 
 
 # ------------------------------------------------------------------ coding
@@ -531,8 +546,7 @@ def _count_rows(files) -> int:
             else:
                 total += pq.ParquetFile(path).metadata.num_rows
         except Exception as exc:  # noqa: BLE001
-            raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc}). Replace or "
-                             "remove that part of the input.") from None
+            raise _unreadable(path, exc) from None
     return total
 
 

@@ -292,3 +292,8 @@ def test_follow_ends_when_the_file_is_rewritten_replaced_or_deleted(tmp_path, ch
 
 def test_follow_has_a_default_bound(cli):
     assert "default: 86400" in " ".join(cli("watch", "--help").output.split())
+
+
+def test_follow_on_standard_input_is_refused(cli):
+    res = cli("watch", "-", "--pair", "new", "prod", "--follow")
+    assert res.exit_code == 2 and "standard input or a pipe" in res.output

@@ -180,11 +180,11 @@ def test_urls(example, client):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
-def test_an_interrupted_run_says_one_line_and_leaves_nothing(tmp_path, how):
-    """Ctrl-C (SIGINT to the whole process group) or SIGTERM to bayeserr during a dask run: exit
-    130/143 with one line, no worker traceback, and no worker lock file left in the scratch folder
-    (issue 43, item 7)."""
+@pytest.mark.parametrize("how, after", [("SIGINT", 1.5), ("SIGTERM", 1.5), ("SIGTERM", 0.0)])
+def test_an_interrupted_run_says_one_line_and_leaves_nothing(tmp_path, how, after):
+    """Ctrl-C (SIGINT to the whole process group) or SIGTERM to bayeserr during a dask run — also
+    while the workers start (``after`` 0): exit 130/143 with one line, no worker traceback, and no
+    lock file left in the scratch folder (issue 43, item 7)."""
     import os
     import signal
     import time
@@ -203,7 +203,7 @@ def test_an_interrupted_run_says_one_line_and_leaves_nothing(tmp_path, how):
     deadline = time.monotonic() + 120
     while not any(p.name.startswith("bayeserr-dask-") for p in scratch.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.1)  # the cluster's scratch folder: the workers are starting
-    time.sleep(1.5)
+    time.sleep(after)
     if how == "SIGINT":
         os.killpg(proc.pid, signal.SIGINT)
     else:
@@ -214,4 +214,5 @@ def test_an_interrupted_run_says_one_line_and_leaves_nothing(tmp_path, how):
     assert proc.returncode == (130 if how == "SIGINT" else 143), err
     assert "Traceback" not in err and ("interrupted" in err or "terminated" in err)
     time.sleep(1)
-    assert not list(scratch.rglob("*.dirlock")) and not [p for p in scratch.iterdir() if p.name.startswith("bayeserr-dask-")]
+    assert not list(scratch.rglob("*.lock")) and not list(scratch.rglob("*.dirlock"))
+    assert not [p for p in scratch.iterdir() if p.name.startswith(("bayeserr-dask-", "dask-scratch"))]

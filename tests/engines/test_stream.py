@@ -222,3 +222,64 @@ def test_engine_auto_streams_parquet_too_large_to_read_comfortably(example, cli,
         res = cli("report", example, "--bayes", "off", "--format", "json", *forced)
         assert res.exit_code == 0 and "--engine auto" not in res.stderr
     assert "default: auto" in " ".join(cli("report", "--help").output.split())
+
+
+def test_a_megabyte_task_name_is_refused_by_the_default_engine(tmp_path):
+    df = pd.DataFrame({"model": ["a"] * 20 + ["b"] * 20, "question_id": [f"q{i}" for i in range(20)] * 2,
+                       "task": ["t" * 1_000_000] * 40, "score": [i % 2 for i in range(40)]})
+    path = tmp_path / "big.parquet"
+    df.to_parquet(path)
+    with pytest.raises(InputError, match="a task name in the column 'task' is 1,000,000 characters long"):
+        bayeserr.load(path)
+
+
+def test_a_server_that_trickles_is_given_up_on_without_an_abort(tmp_path):
+    """A server that answers the headers and then sends a byte every half second held the stream
+    engine for ever, and a given-up thread made Python abort at exit (a reviewer's find): each
+    request has a total bound, and the process ends cleanly with exit 2."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+
+    def drip(conn):
+        try:
+            while True:
+                request = conn.recv(65536).decode(errors="replace")
+                if not request:
+                    return
+                if request.startswith("HEAD"):
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nAccept-Ranges: bytes\r\n\r\n")
+                    continue
+                conn.sendall(b"HTTP/1.1 206 Partial Content\r\nContent-Length: 100000\r\n"
+                             b"Content-Range: bytes 0-99999/100000\r\nAccept-Ranges: bytes\r\n\r\n")
+                while True:
+                    conn.sendall(b"P")
+                    time.sleep(0.5)
+        except OSError:
+            return
+
+    def accept():
+        while True:
+            try:
+                conn = server.accept()[0]
+            except OSError:
+                return
+            threading.Thread(target=drip, args=(conn,), daemon=True).start()
+    threading.Thread(target=accept, daemon=True).start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/results.parquet"
+    env = {**os.environ, "BAYESERR_REMOTE_TIMEOUT": "2"}
+    try:
+        for _ in range(3):
+            start = time.monotonic()
+            res = subprocess.run([sys.executable, "-m", "bayeserr.cli", "report", url, "--engine", "stream"],
+                                 capture_output=True, text=True, env=env, timeout=120)
+            assert res.returncode == 2 and "Fatal Python error" not in res.stderr, res.stderr
+            assert time.monotonic() - start < 60
+    finally:
+        server.close()

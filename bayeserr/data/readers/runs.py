@@ -69,6 +69,10 @@ def _bayeserr_kind(schema) -> str | None:
     return None
 
 
+#: the first keys an Inspect .json log starts with (a logs.json that starts otherwise is a damaged manifest)
+LOG_KEYS = ("version", "status", "eval", "plan", "results", "stats", "error", "samples", "reductions", "location")
+
+
 def json_kind(path: Path) -> str | None:
     """What a ``.json`` file of a log folder is when it is recognisably not a
     log (Inspect's manifest or eval-set definition, a bayeserr report or
@@ -83,7 +87,7 @@ def json_kind(path: Path) -> str | None:
     if (key == "" and path.name == "logs.json") or (
             isinstance(key, str) and key.endswith((".eval", ".json")) and value is _OBJECT):
         return MANIFEST
-    if key is None and path.name == "logs.json":  # Inspect's manifest, damaged: the logs are read without it
+    if path.name == "logs.json" and key not in LOG_KEYS:  # Inspect's manifest, damaged: the logs are read without it
         return MANIFEST + ", damaged"
     return None
 

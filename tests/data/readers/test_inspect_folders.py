@@ -447,7 +447,7 @@ def test_watch_names_a_partial_run_and_takes_no_stop_on_it_unasked(eval_set_fold
     assert res.exit_code == 1 and "the runs are finished" in res.output
 
 
-@pytest.mark.parametrize("damage", [b'{"a.json": {"eval"', b"\x00garbage{"])
+@pytest.mark.parametrize("damage", [b'{"a.json": {"eval"', b"\x00garbage{", b'{"a": 1}', b'{"x.eval": 1}'])
 def test_a_damaged_manifest_does_not_stop_the_folder(tmp_path, damage):
     """A truncated or garbled logs.json stopped the whole eval-set folder (issue 43, item 9): it is
     skipped as a damaged manifest, named in the row accounting, and the logs are read."""
@@ -457,3 +457,13 @@ def test_a_damaged_manifest_does_not_stop_the_folder(tmp_path, damage):
     r = _rows(bayeserr.load(tmp_path))
     assert r["used"] == 24
     assert "logs.json (Inspect's log-folder manifest" in r["notes"][0]
+
+
+def test_a_model_whose_partial_run_was_left_out_is_named(eval_set_folder, cli):
+    """Gating a model whose only run is partial said only "not in the data" (a reviewer's find):
+    the error names the partial run and the fix."""
+    folder, runs = eval_set_folder
+    res = cli("gate", folder, "--candidate", "mockllm/c", "--baseline", "mockllm/a", "--margin", "0.5")
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "model 'mockllm/c' has no run in the data: partial run of tiny" in text
+    assert "(status error, 4 of 6 samples scored), left out" in text and "--partial-runs include" in text
