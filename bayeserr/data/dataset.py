@@ -14,7 +14,8 @@ from bayeserr.base.errors import InputError, row_list, suggest
 from bayeserr.data.memory import _check_cube_size
 
 #: column names that hold the run of an answer: suggested for --sample-col on duplicated rows
-RUN_COLUMNS = ("run", "trial", "attempt", "epoch", "repeat", "seed", "sample_id", "run_id", "trial_id")
+RUN_COLUMNS = ("run", "trial", "attempt", "epoch", "repeat", "seed", "rollout", "generation", "iteration", "sample_id",
+               "sample_idx", "run_id", "run_idx", "trial_id", "trial_idx", "attempt_id", "epoch_id")
 
 def _short(name: str, limit: int = 200) -> str:
     """A name cut for a message (a damaged name can be a megabyte long)."""

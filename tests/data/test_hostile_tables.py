@@ -313,3 +313,15 @@ def test_a_table_of_too_many_columns_is_refused_from_its_schema(tmp_path, fmt):
         path.write_text(json.dumps({f"k{i}": 0 for i in range(12_000)}) + "\n")
     with pytest.raises(bayeserr.InputError, match="12,000 columns, above the limit of 10,000"):
         bayeserr.load(path)
+
+
+@pytest.mark.parametrize("column", ["run", "trial", "rollout", "sample_idx"])
+def test_duplicated_rows_with_a_run_column_suggest_it(tmp_path, column):
+    """Rows repeated per run under a column other than 'sample': the error names it as --sample-col."""
+    path = tmp_path / "runs.csv"
+    path.write_text(f"model,question_id,{column},score\n" + "".join(
+        f"{m},q{i},{r},{(i + r) % 2}\n" for m in "ab" for i in range(4) for r in range(3)))
+    with pytest.raises(bayeserr.InputError, match=f"The column '{column}' looks like the run of each answer: "
+                                                  f"--sample-col {column}"):
+        bayeserr.load(path)
+    assert bayeserr.load(path, sample_col=column)["score"].shape[-1] == 3

@@ -188,7 +188,7 @@ def test_an_archive_caught_mid_write_is_read_again_then_a_clear_error(agree, tmp
     res = cli("watch", cut, "--pair", "mockllm/cand", "mockllm/base")
     assert res.exit_code == 2 and "not a readable .eval archive" in res.output and "Traceback" not in res.output
     res = cli("watch", cut, "--model", "mockllm/cand", "--width", "0.1", "--follow", "--interval", "0.1")
-    assert res.exit_code == 2 and "waiting: " in res.output and "Still unreadable after 5 reads" in res.output
+    assert res.exit_code == 2 and "waiting: " in res.output and "Still unreadable after" in res.output
 
     # caught mid-write, then written whole: --follow waits and reads it at the next look
     def finish():
