@@ -91,12 +91,16 @@ class Engine:
 #: ``--engine auto`` streams a Parquet input when reading it whole would need more than this share
 #: of the memory left (the loader refuses at 100%: "comfortably" leaves room for the report's work)
 AUTO_SHARE = 0.5
+#: ... or whose rows are more than this: at 100M rows the stream engine took 35–38 s where the memory engine
+#: took 62.6–98.6 s and 7.3–8.9 GiB (docs/guide/scale.md, "Figures"), so past tens of millions it is also faster
+AUTO_ROWS = 50_000_000
 
 
 def auto_engine(files) -> tuple[str, str | None]:
     """``--engine auto``: ``("stream", note)`` when every input is Parquet (a file or a folder of
     them) and its row count, from the Parquet metadata, would need more than :data:`AUTO_SHARE` of
-    the memory left to read whole; else ``("memory", None)``.  Reading the metadata reads no rows."""
+    the memory left to read whole, or exceeds :data:`AUTO_ROWS`; else ``("memory", None)``.  Reading
+    the metadata reads no rows."""
     from bayeserr.base.errors import human_bytes
     from bayeserr.data.memory import load_memory_estimate, resident_memory_left
     rows = _parquet_rows(files)
@@ -104,11 +108,13 @@ def auto_engine(files) -> tuple[str, str | None]:
     if rows is None or left is None:
         return "memory", None
     need = load_memory_estimate(rows, "read")[0]
-    if need <= AUTO_SHARE * left:
+    if need <= AUTO_SHARE * left and rows <= AUTO_ROWS:
         return "memory", None
-    return "stream", (f"--engine auto: reading the {rows:,} rows whole would need about {human_bytes(need)}, with "
-                      f"{human_bytes(left)} of memory left, so the stream engine reads them in bounded memory (the "
-                      "sections it cannot compute are listed under Warnings); --engine memory forces the default.")
+    why = (f"with {human_bytes(left)} of memory left" if need > AUTO_SHARE * left else
+           f"and past {AUTO_ROWS:,} rows streaming is also faster")
+    return "stream", (f"--engine auto: reading the {rows:,} rows whole would need about {human_bytes(need)}, {why}, "
+                      "so the stream engine reads them in bounded memory (the sections it cannot compute are listed "
+                      "under Warnings); --engine memory forces it.")
 
 
 def _parquet_rows(files) -> int | None:

@@ -222,6 +222,10 @@ def test_engine_auto_streams_parquet_too_large_to_read_comfortably(example, cli,
         res = cli("report", example, "--bayes", "off", "--format", "json", *forced)
         assert res.exit_code == 0 and "--engine auto" not in res.stderr
     assert "default: auto" in " ".join(cli("report", "--help").output.split())
+    monkeypatch.setattr(registry, "AUTO_SHARE", 0.5)
+    monkeypatch.setattr(registry, "AUTO_ROWS", 1000)  # as if the file held more rows than streaming beats
+    res = cli("report", example, "--bayes", "off", "--format", "json")
+    assert "past 1,000 rows streaming is also faster" in " ".join(res.stderr.split())
 
 
 def test_a_megabyte_task_name_is_refused_by_the_default_engine(tmp_path):
