@@ -329,14 +329,8 @@ def simulate_tasks(reps, seed, jobs, fmt, publish):
     the interval for the mean over tasks covers it, and the rank prediction
     interval holds the rank in a new task (md: the section, ± one Monte Carlo SE)."""
     from bayeserr.lab import tasks as lab
-    page = _publish_page(publish, "calibration_tasks.csv")
-    designs = lab.published_task_designs()
-    with click.progressbar(length=len(designs) * reps, label="simulating", file=sys.stderr) as bar:
-        df = lab.run_tasks(designs, reps, seed, jobs=jobs, progress=bar.update)
-    command = f"bayeserr simulate tasks --reps {reps} --seed {seed}"
-    if page is not None:
-        lab.publish_tasks(df, page, command + f" --publish {publish}")
-    _emit(df, fmt, lambda d: "\n".join(lab.tasks_section(d, command)[2:-1]))
+    _run_study("tasks", "calibration_tasks.csv", (lab.published_task_designs(), lab.run_tasks, lab.publish_tasks,
+                                                  lab.tasks_section), reps, seed, jobs, fmt, publish)
 
 
 @simulate.command("reliability")
@@ -351,14 +345,23 @@ def simulate_reliability(reps, seed, jobs, fmt, publish):
     report's rule and of the Beta–Binomial posterior, and the paired test's
     error rate and power (md: the section, ± one Monte Carlo SE)."""
     from bayeserr.lab import reliability as lab
-    page = _publish_page(publish, "calibration_reliability.csv")
-    designs = lab.published_run_designs()
+    _run_study("reliability", "calibration_reliability.csv", (lab.published_run_designs(), lab.run_reliability,
+                                                              lab.publish_reliability, lab.reliability_section),
+               reps, seed, jobs, fmt, publish)
+
+
+def _run_study(name, csv_name, study, reps, seed, jobs, fmt, publish):
+    """One study of the lab — ``study``: its designs and its run, publish and section functions —
+    run over worker processes with a progress bar, published with ``--publish`` (its CSV and its
+    section of the calibration page) and printed."""
+    designs, run, publish_study, section = study
+    page = _publish_page(publish, csv_name)
     with click.progressbar(length=len(designs) * reps, label="simulating", file=sys.stderr) as bar:
-        df = lab.run_reliability(designs, reps, seed, jobs=jobs, progress=bar.update)
-    command = f"bayeserr simulate reliability --reps {reps} --seed {seed}"
+        df = run(designs, reps, seed, jobs=jobs, progress=bar.update)
+    command = f"bayeserr simulate {name} --reps {reps} --seed {seed}"
     if page is not None:
-        lab.publish_reliability(df, page, command + f" --publish {publish}")
-    _emit(df, fmt, lambda d: "\n".join(lab.reliability_section(d, command)[2:-1]))
+        publish_study(df, page, command + f" --publish {publish}")
+    _emit(df, fmt, lambda d: "\n".join(section(d, command)[2:-1]))
 
 
 def _gate_page(publish):
