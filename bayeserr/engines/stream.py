@@ -249,11 +249,16 @@ def hive_dataset(label: str, root: str, fs=None):
     import pyarrow.compute as pc
     import pyarrow.dataset as pads
     plain = pads.dataset(root, filesystem=fs, format="parquet", exclude_invalid_files=False)
+    frags = list(plain.get_fragments())
+    rels = [posixpath.relpath(f.path, root.replace(os.sep, "/")) if fs is not None else
+            os.path.relpath(f.path, root).replace(os.sep, "/") for f in frags]
+    keys_of = [dict(unquote(p).split("=", 1) for p in rel.split("/")[:-1] if "=" in p) for rel in rels]
+    if not set().union(*keys_of) & set(plain.schema.names):  # no folder key is a column (the first file's
+        # schema, which every part must share): the common case, read without opening every footer
+        return pads.dataset([f.path for f in frags], filesystem=fs, format="parquet", partitioning="hive",
+                            partition_base_dir=root, exclude_invalid_files=False)
     clash = False
-    for frag in plain.get_fragments():
-        rel = posixpath.relpath(frag.path, root.replace(os.sep, "/")) if fs is not None else \
-            os.path.relpath(frag.path, root).replace(os.sep, "/")
-        keys = dict(unquote(p).split("=", 1) for p in rel.split("/")[:-1] if "=" in p)
+    for frag, keys in zip(frags, keys_of):
         both = [k for k in keys if k in frag.physical_schema.names]
         if not both:
             continue
@@ -268,7 +273,8 @@ def hive_dataset(label: str, root: str, fs=None):
                                  "the folder's value. Rename the folder key, or drop the column from the files.")
     if clash:  # the files carry the keys as columns, which agree with the folder names: read them
         return plain
-    return pads.dataset(root, filesystem=fs, format="parquet", partitioning="hive", exclude_invalid_files=False)
+    return pads.dataset([f.path for f in frags], filesystem=fs, format="parquet", partitioning="hive",
+                        partition_base_dir=root, exclude_invalid_files=False)
 
 
 def _unreadable(path, exc) -> InputError:
