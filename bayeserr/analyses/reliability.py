@@ -231,10 +231,6 @@ def runs_of(view) -> str:
     return "all" if runs >= 2 else "some" if (n >= 2).any() else "none"
 
 
-def has_runs(view) -> bool:
-    """Whether every answered question was run at least twice with 0/1 results (or counts)."""
-    return runs_of(view) == "all"
-
 
 def once_run(view, n) -> str | None:
     """Why pass^k cannot be computed when some questions were run once: the count and one example;

@@ -133,7 +133,10 @@ def _parquet_rows(files) -> int | None:
         else:
             return None
         try:
-            total += sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
+            for p in parts:
+                total += pq.ParquetFile(p).metadata.num_rows
+                if total > AUTO_ROWS:  # streamed whatever the rest holds: no more footers opened
+                    return total
         except Exception:  # noqa: BLE001 - not readable as Parquet: the loader says why
             return None
     return total if files else None
