@@ -338,8 +338,6 @@ def main(argv=None):
                   "try a smaller --questions")
             return 3
         print(f"at start: {machine()}")
-        if args.compare_memory and "--bayes" not in args.report_args:
-            args.report_args += ["--bayes", "off"]  # the columns the other engines do not compute
         extra = list(args.report_args) + (["--engine", args.engine] if args.engine != "memory" else [])
         if args.engine == "dask":
             extra += ["--workers", str(args.workers), "--worker-memory", args.worker_memory]

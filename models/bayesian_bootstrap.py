@@ -70,10 +70,12 @@ def dirichlet_weights(mult: np.ndarray, draws: int, rng: np.random.Generator) ->
     return rng.standard_gamma(np.broadcast_to(mult[..., None, :], shape))
 
 
-def canonical_units(sums: np.ndarray, counts: np.ndarray):
+def canonical_units(sums: np.ndarray, counts: np.ndarray, mult=None):
     """Distinct unit rows of one data set, sorted, with their multiplicities.
 
-    ``sums`` and ``counts`` are (units × models).  Returns ``sums`` and
+    ``sums`` and ``counts`` are (units × models); ``mult`` (units,), when given,
+    says how many units each row stands for (a unit multiset, as the stream
+    engine keeps it: ``docs/methods.md`` §7.3).  Returns ``sums`` and
     ``counts`` of the distinct rows of ``[sums | counts]`` in lexicographic
     order (values × models) and ``mult`` (values,).  Units without answers
     from any model (all counts 0) are dropped: they carry no weight in any
@@ -83,22 +85,25 @@ def canonical_units(sums: np.ndarray, counts: np.ndarray):
     counts = np.atleast_2d(np.asarray(counts, float).T).T
     keep = np.any(counts != 0, axis=1)
     models = sums.shape[1]
-    values, mult = np.unique(np.concatenate([sums[keep], counts[keep]], axis=1), axis=0,
-                             return_counts=True)
-    return values[:, :models], values[:, models:], mult.astype(float)
+    values, inverse = np.unique(np.concatenate([sums[keep], counts[keep]], axis=1), axis=0,
+                                return_inverse=True)
+    weights = None if mult is None else np.asarray(mult, float)[keep]
+    total = np.bincount(inverse.ravel(), weights=weights, minlength=len(values)).astype(float)
+    return values[:, :models], values[:, models:], total
 
 
 def weighted_means(sums: np.ndarray, counts: np.ndarray, draws: int = 4000, seed: int = 0,
-                   progress=None) -> np.ndarray:
+                   progress=None, mult=None) -> np.ndarray:
     """Posterior draws (draws × models) of each model's mean score.
 
     ``sums`` and ``counts`` are (units × models), e.g. from
     :func:`unit_totals`.  All models share each draw's weights, so
     differences of columns are draws of the paired differences.  The draws
     do not depend on the order of the units (:func:`canonical_units`).
-    ``progress(done, total)`` is called after each chunk when given.
+    ``progress(done, total)`` is called after each chunk when given; ``mult``:
+    the units each row stands for (:func:`canonical_units`).
     """
-    values_s, values_n, mult = canonical_units(sums, counts)
+    values_s, values_n, mult = canonical_units(sums, counts, mult)
     rng = np.random.default_rng(seed)
     out = np.empty((draws, values_s.shape[1]))
     for start in range(0, draws, CHUNK):
@@ -112,11 +117,12 @@ def weighted_means(sums: np.ndarray, counts: np.ndarray, draws: int = 4000, seed
 
 
 def bootstrap_means(s: np.ndarray, codes: np.ndarray | None = None, draws: int = 4000,
-                    seed: int = 0) -> np.ndarray:
+                    seed: int = 0, mult=None) -> np.ndarray:
     """Draws of the mean of each row of ``s`` (models × questions), over
-    questions or, with ``codes``, over clusters."""
+    questions or, with ``codes``, over clusters; ``mult`` (questions,): how many
+    questions each column stands for (a unit multiset, without ``codes``)."""
     sums, counts = unit_totals(s, codes)
-    return weighted_means(sums, counts, draws, seed)
+    return weighted_means(sums, counts, draws, seed, mult=mult)
 
 
 def to_inference_data(means: np.ndarray, models):

@@ -198,7 +198,7 @@ class PairedClustered:
 # --------------------------------------------------------------------------- #
 # inputs
 # --------------------------------------------------------------------------- #
-def _prepare(D, sizes, sum_sq):
+def _prepare(D, sizes, sum_sq, total_sq=None):
     D = np.atleast_2d(np.asarray(D, dtype=float))
     sizes = np.asarray(sizes, dtype=float)
     sizes = np.broadcast_to(sizes, D.shape) if sizes.ndim <= 1 else np.atleast_2d(sizes)
@@ -210,6 +210,8 @@ def _prepare(D, sizes, sum_sq):
     if np.any(present & ~np.isfinite(D)):
         raise ValueError("cluster sums must be finite where the cluster is present")
     D = np.where(present, D, 0.0)
+    if total_sq is not None:
+        return D, sizes.astype(np.int64), _totals(D, sizes, present, total_sq)
     if sum_sq is None:
         Q = np.zeros_like(D)
     else:
@@ -224,6 +226,20 @@ def _prepare(D, sizes, sum_sq):
         if np.any(short < -1e-9 * (1.0 + np.abs(Q))):
             raise ValueError("sum_sq must be the cluster sums of d² (at least D_c² / n_c)")
     return D, sizes.astype(np.int64), Q
+
+
+def _totals(D, sizes, present, total) -> np.ndarray:
+    """``total_sq``: each row's ``Σ_i d_i²`` (what sums over questions give, e.g. the stream
+    engine's) instead of per-cluster sums: only the total enters the model (through W), so it
+    is kept as a (P, 1) column."""
+    total = np.atleast_1d(np.asarray(total, dtype=float))
+    if np.any(~np.isfinite(total)):
+        raise ValueError("the totals of squares must be finite")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        least = np.where(present, D * D / np.where(present, sizes, 1.0), 0.0).sum(axis=1)
+    if np.any(total - least < -1e-9 * (1.0 + np.abs(total))):
+        raise ValueError("the totals of squares must be the sums of d² (at least Σ_c D_c² / n_c)")
+    return total[:, None]
 
 
 def _integral(*arrays) -> bool:
@@ -250,6 +266,7 @@ def _group_sums(sizes, D, Q, exact):
     the clusters gives bit-identical results.
     """
     P, C = sizes.shape
+    sum_q = _row_sum(Q, exact)  # a (P, 1) column is already each row's total
     if not exact:
         o = np.argsort(D, axis=1, kind="stable")
         sizes, D = np.take_along_axis(sizes, o, axis=1), np.take_along_axis(D, o, axis=1)
@@ -277,7 +294,7 @@ def _group_sums(sizes, D, Q, exact):
         index = rows * width + lut[sizes]
     acc = lambda X: np.bincount(index.ravel(), weights=np.where(present, X, 0.0).ravel(),  # noqa: E731
                                 minlength=P * width).reshape(P, width)
-    return U, acc(np.ones((P, C))), acc(D), acc(D * D), _row_sum(Q, exact)
+    return U, acc(np.ones((P, C))), acc(D), acc(D * D), sum_q
 
 
 # --------------------------------------------------------------------------- #
@@ -401,7 +418,7 @@ def _mixture_quantile(q, w, loc, scale, nu):
 # --------------------------------------------------------------------------- #
 # public API
 # --------------------------------------------------------------------------- #
-def pair_probabilities(D, sizes, rope, *, sum_sq=None, level: float = 0.95,
+def pair_probabilities(D, sizes, rope, *, sum_sq=None, total_sq=None, level: float = 0.95,
                        prior_scale: float = PRIOR_SCALE, prior_df: float = PRIOR_DF,
                        sigma_prior: tuple[float, float] = SIGMA_PRIOR) -> PairedClustered:
     """Posterior P(A>B), P(tie) and the interval of Δ for many pairs at once.
@@ -411,12 +428,14 @@ def pair_probabilities(D, sizes, rope, *, sum_sq=None, level: float = 0.95,
     (C,): those questions' counts per cluster (0 = cluster absent for that
     pair); ``sum_sq`` (P, C): per-cluster sums of ``d_i²`` (recommended: it
     gives the within-cluster variance; without it only cluster means are
-    used).  ``rope`` (scalar or (P,)): half-width of the region of practical
+    used); or ``total_sq`` (P,): each pair's ``Σ_i d_i²`` over its common questions (the same
+    posterior: only the total enters, through the pooled within-cluster sum of squares ``W``).
+    ``rope`` (scalar or (P,)): half-width of the region of practical
     equivalence.  ``level``: of the equal-tailed interval.  See the module
     docstring for the model, priors and the NaN / ``estimable`` policy.
     """
     nu0, s0 = _check_settings(level, prior_scale, prior_df, sigma_prior)
-    D, sizes, Q = _prepare(D, sizes, sum_sq)
+    D, sizes, Q = _prepare(D, sizes, sum_sq, total_sq)
     P = D.shape[0]
     rope = np.broadcast_to(np.asarray(rope, dtype=float), (P,)).copy()
     if np.any(~np.isfinite(rope)) or np.any(rope < 0):
@@ -431,7 +450,7 @@ def pair_probabilities(D, sizes, rope, *, sum_sq=None, level: float = 0.95,
     interval = np.full((P, 2), np.nan)
     if idx.size:
         exact = _integral(D[idx], Q[idx])
-        res = _posterior(D[idx], sizes[idx], Q[idx], sum_sq is not None, rope[idx], level,
+        res = _posterior(D[idx], sizes[idx], Q[idx], sum_sq is not None or total_sq is not None, rope[idx], level,
                          prior_scale, prior_df, nu0, s0, exact)
         for k, v in res.items():
             if k == "interval":
@@ -554,35 +573,10 @@ def _mixture(D, sizes, Q, within, s, df, nu0, s0, exact):
 
 
 def _cluster_arrays(d, codes):
-    """Per-row cluster sums ``(D, sizes, Q)`` — each (rows, C) — of ``d`` (rows × n,
-    NaN = not answered) and ``d²`` for the integer cluster ``codes`` (n,).  Sums
-    come from :func:`bayeserr.stats.fewclusters.cluster_totals` (one call over all
-    rows, with codes offset per row).  Unless the values are integers (0/1
-    scores), each row's questions are first put in order of value, so the sums,
-    and every result, do not depend on the order of the questions."""
-    from bayeserr.stats.fewclusters import cluster_totals
-    d = np.atleast_2d(np.asarray(d, dtype=float))
-    codes = np.asarray(codes)
-    if codes.shape != d.shape[-1:]:
-        raise ValueError(f"codes must have shape ({d.shape[-1]},), got {codes.shape}")
-    if codes.size == 0:
-        raise ValueError("no questions")
-    if not np.issubdtype(codes.dtype, np.integer) or codes.min() < 0:
-        raise ValueError("codes must be non-negative integers")
-    finite = d[~np.isnan(d)]
-    if np.any(np.abs(finite) > 1):
-        raise ValueError("differences of scores in [0, 1] must lie in [-1, 1]")
-    P, C = d.shape[0], int(codes.max()) + 1
-    if _integral(finite):
-        per_row = np.broadcast_to(codes, d.shape)
-    else:                                        # canonical order: by value (NaN last)
-        order = np.argsort(d, axis=1, kind="stable")
-        d = np.take_along_axis(d, order, axis=1)
-        per_row = codes[order]
-    flat = (per_row + C * np.arange(P)[:, None]).ravel()
-    D, sizes = cluster_totals(d.ravel(), flat)
-    Q, _ = cluster_totals((d * d).ravel(), flat)
-    return D.reshape(P, C), sizes.reshape(P, C), Q.reshape(P, C)
+    """Per-row cluster sums ``(D, sizes, Q)`` of ``d`` and ``d²``
+    (:func:`bayeserr.stats.bayes_sums.cluster_value_sums`: independent of the order of the questions)."""
+    from bayeserr.stats.bayes_sums import cluster_value_sums
+    return cluster_value_sums(d, codes)
 
 
 def from_arrays(d, codes, rope, *, level: float = 0.95, **kwargs) -> PairedClustered:
@@ -637,11 +631,31 @@ def mean_from_arrays(scores, codes, *, level: float = 0.95, bounds=(0.0, 1.0),
     The between-cluster scale has the pair model's prior (module docstring), so
     the interval widens as clusters get fewer instead of collapsing.
     """
+    return mean_from_sums(*score_sums(scores, codes), level=level, bounds=bounds,
+                          prior_scale=prior_scale, prior_df=prior_df, sigma_prior=sigma_prior)
+
+
+def score_sums(scores, codes):
+    """``(D, sizes, total)``: per row of ``scores`` (rows × n, NaN = not answered) the cluster
+    sums, the answered questions per cluster and the total ``Σ s_i²`` — the inputs of
+    :func:`mean_from_sums`, independent of the order of the questions."""
+    from bayeserr.stats.bayes_sums import total_of_squares
+    D, sizes, Q = _cluster_arrays(scores, codes)
+    return D, sizes, total_of_squares(Q)
+
+
+def mean_from_sums(D, sizes, total_sq, *, level: float = 0.95, bounds=(0.0, 1.0),
+                   prior_scale: float = PRIOR_SCALE, prior_df: float = PRIOR_DF,
+                   sigma_prior: tuple[float, float] = SIGMA_PRIOR) -> ClusteredMean:
+    """:func:`mean_from_arrays` from the sufficient statistics, one row per model: ``D``
+    (rows × C) the cluster sums of the scores, ``sizes`` their answered questions and
+    ``total_sq`` (rows,) each row's ``Σ_i s_i²`` — what every engine computes
+    (``docs/methods.md`` §7.3)."""
     lo_b, hi_b = (float(b) for b in bounds)
     if not (np.isfinite(lo_b) and np.isfinite(hi_b) and lo_b < hi_b):
         raise ValueError("bounds must be two finite numbers, lower < upper")
     nu0, s0 = _check_settings(level, prior_scale, prior_df, sigma_prior)
-    D, sizes, Q = _prepare(*_cluster_arrays(scores, codes))
+    D, sizes, Q = _prepare(D, sizes, None, total_sq)
     P = D.shape[0]
     n = sizes.sum(axis=1)
     C = np.count_nonzero(sizes, axis=1)

@@ -249,7 +249,11 @@ class ViewPairs:
         return pair_moments(self.view.s, self.view.codes)
 
     def cluster_totals(self, ia, ib):
-        return pair_cluster_totals(self.view, ia, ib)
+        """``(slice, D, T, sizes)`` per chunk of pairs: the cluster sums of the differences, each
+        pair's total of squared differences (what the Bayesian pair model reads) and the sizes."""
+        from bayeserr.stats.bayes_sums import total_of_squares
+        for sl, D, Q, sizes in pair_cluster_totals(self.view, ia, ib):
+            yield sl, D, total_of_squares(Q), sizes
 
     def discordant(self):
         return discordant_counts(self.view.s)
@@ -259,11 +263,30 @@ class SufficientPairs:
     """The same pair statistics from :class:`~bayeserr.stats.sufficient.Sufficient`
     (any engine): the moments, cluster totals and McNemar cells come from its sums."""
 
-    def __init__(self, stats):
+    def __init__(self, stats, gap=None):
         self.stats = stats
         self.names = stats.models
         self.clustered = stats.clusters is not None
         self.binary = stats.binary
+        self.gap = gap  #: told what the Bayesian pair probabilities could not take from the sums
+        #: the Bayesian bootstrap over questions (no clusters) reads the unit multiset as a view:
+        #: one column per distinct row of per-question means, ``mult`` questions each
+        self.codes = None if stats.clusters is None else np.arange(len(stats.clusters))
+        self.s = self.answered = self.mult = None
+        if stats.clusters is None and stats.units is not None:
+            from bayeserr.stats.bayes_sums import units_as_scores
+            self.s, self.mult = units_as_scores(stats.units)
+            self.answered = ~np.isnan(self.s)
+
+    def probabilities(self, arr, settings):
+        """``P(A > B)`` and ``P(tie)`` of every pair from the sums (as the memory engine's); pairs
+        that need the Bayesian bootstrap over questions are NaN, and named, when the unit
+        multiset was not kept."""
+        from bayeserr.bayes.pairs import all_pair_probabilities
+        if self.codes is None and self.s is None and not np.isfinite(arr.tables[0]).all() and self.gap:
+            self.gap(["P(A > B) and P(tie) of pairs of fractional or K > 1 scores (the Bayesian bootstrap "
+                      "over questions: the distinct per-question means passed their memory bound)"])
+        return all_pair_probabilities(self, arr.ia, arr.ib, arr.tables, settings, arr.totals)
 
     def moments(self):
         from bayeserr.stats.pairs import moments_from_sums, with_cluster_sums
@@ -277,8 +300,10 @@ class SufficientPairs:
         return with_cluster_sums(pm, ss, (Nc > 0).sum(axis=-1).astype(float))
 
     def cluster_totals(self, ia, ib):
-        D, sizes = self.stats.pair_cluster_totals(ia, ib)
-        yield slice(0, len(ia)), D, None, sizes
+        from bayeserr.stats.bayes_sums import pair_square_totals
+        st = self.stats
+        D, sizes = st.pair_cluster_totals(ia, ib)
+        yield slice(0, len(ia)), D, pair_square_totals(st.N, st.SA, st.QA, st.XX, st.centre, ia, ib), sizes
 
     def discordant(self):
         return self.stats.discordant()
@@ -436,7 +461,9 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
     p_holm, p_bh, p_rw = fam.p["holm"], fam.p["bh"], fam.p["romano-wolf"]
     different = fam.different
     better = tie = None
-    if options.bayes.on and len(arr.ia) and not isinstance(view, SufficientPairs):
+    if options.bayes.on and len(arr.ia) and isinstance(view, SufficientPairs):
+        better, tie = view.probabilities(arr, options.bayes)
+    elif options.bayes.on and len(arr.ia):
         from bayeserr.bayes.pairs import all_pair_probabilities
         better, tie = all_pair_probabilities(view, arr.ia, arr.ib, arr.tables, options.bayes, arr.totals)
     pm, cl = arr.pm, arr.clustered

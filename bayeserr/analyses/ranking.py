@@ -114,30 +114,25 @@ def _better(n: int, pos: dict, comps, different) -> np.ndarray:
 
 
 def _mean_covariance(view):
-    """Covariance of the model means: clustered (CR2 cross-products of the
-    cluster sums of residuals, ``V_ab = Σ_c √(q_ac q_bc) S_ac S_bc / (n_a n_b)``)
-    with the median of the models' Bell–McCaffrey df, or question-level
-    (``cov/n``, df ∞)."""
+    """Covariance of the model means and its df (:func:`bayeserr.stats.ranking.mean_covariance`)
+    from the view's sums: its own (``covariance_sums``: an engine's statistics) or the
+    per-question data's."""
+    from bayeserr.stats.ranking import mean_covariance
+    sums = view.covariance_sums() if hasattr(view, "covariance_sums") else _view_covariance_sums(view)
+    return mean_covariance(*sums)
+
+
+def _view_covariance_sums(view):
+    """``(n, cross, S, sizes)`` of per-question data: answered questions, the cross-products of
+    the residuals over common questions (no clusters) or their cluster sums and sizes."""
     from bayeserr.stats.estimators import cluster_sums
-    from bayeserr.stats.fewclusters import bm_df
     s, answered = view.s, view.answered
     n = answered.sum(axis=1).astype(float)
     mean = np.nansum(s, axis=1) / n
     r = np.where(answered, s - mean[:, None], 0.0)
     if view.codes is None:
-        nn = np.sqrt(np.outer(n, n))
-        return (r @ r.T) / (nn * np.maximum(nn - 1, 1)), np.inf  # cov / n, ddof 1
-    S = cluster_sums(r, view.codes)
-    sizes = cluster_sums(answered.astype(float), view.codes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = sizes / n[:, None]
-        q = np.where((sizes > 0) & (p < 1), 1.0 / (1.0 - p), 0.0)
-    W = S * np.sqrt(q)
-    # one scale for all (a multivariate t): the median df, so that a few partly covered models
-    # do not widen every model's ranks; one cluster: no df, a normal
-    dfs = bm_df(sizes)
-    df = float(np.nanmedian(dfs)) if np.isfinite(dfs).any() else np.inf
-    return (W @ W.T) / np.outer(n, n), (df if np.isfinite(df) else np.inf)
+        return n, r @ r.T, None, None
+    return n, None, cluster_sums(r, view.codes), cluster_sums(answered.astype(float), view.codes)
 
 
 def _posterior_draws(view, means, seed: int):

@@ -238,10 +238,18 @@ def once_run(view, n) -> str | None:
     once = (n == 1)
     if not once.any() or not (n >= 2).any():
         return None
-    j, q = np.argwhere(once)[0]
+    j, q = _example(view, once)
     count = int(once.any(axis=0).sum())
     return (f"{count:,} of {int((n > 0).any(axis=0).sum()):,} questions {'was' if count == 1 else 'were'} run once "
             f"for some model (e.g. '{view.questions[q]}' of '{view.models[j]}')")
+
+
+def _example(view, cells) -> tuple[int, int]:
+    """The (model, question) of ``cells`` a message names: the smallest question label, then model
+    name (the same whichever order an engine holds the questions in)."""
+    j, q = np.nonzero(cells)
+    best = min(range(len(j)), key=lambda i: (str(view.questions[q[i]]), str(view.models[j[i]])))
+    return int(j[best]), int(q[best])
 
 
 def _checked_ks(ks, runs: int, view, n) -> tuple:
@@ -253,7 +261,7 @@ def _checked_ks(ks, runs: int, view, n) -> tuple:
                          + (f"{some}: drop them (--where) to see pass^k on the rest." if some else
                             "every question here was run once."))
     if ks[-1] > runs:
-        j, q = np.argwhere((n > 0) & (n < ks[-1]))[0]
+        j, q = _example(view, (n > 0) & (n < ks[-1]))
         raise InputError(f"pass^{ks[-1]} needs {ks[-1]} runs of every question; the fewest is {runs} "
                          f"('{view.questions[q]}' of '{view.models[j]}' has {int(n[j, q])}). Ask for k up to {runs} "
                          f"(--pass-hat-k 1,{runs}), or drop the questions with fewer runs.")

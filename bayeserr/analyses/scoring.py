@@ -190,9 +190,7 @@ def score_view(view, options: Options, *, keep_fits: bool = False):
             level=options.level, binary=binary,
             intervals={key: _interval(iv[j], INTERVALS[key].family in UNIT_FAMILIES) for key, iv in ivs.items()},
             # μ of a new cluster is a cluster-level quantity: none from one cluster (it would be the prior's)
-            hierarchical_mu=(_interval(batch.side["hierarchical_mu"][j], True)
-                             if "hierarchical_mu" in batch.side and not (clustered and batch.n_clusters[j] < 2)
-                             else None),
+            hierarchical_mu=_mu(batch, j, clustered),
             variance=variance_components(answers) if answers.shape[1] > 1 else None,
         ))
     return Scores(out), batch
@@ -203,14 +201,16 @@ def score_sufficient(stats, options: Options, samples: bool = True) -> Scores:
     statistics (any engine): the numbers of :func:`score_view` that are functions
     of the sums — mean, SEs, CR2 and its df, C_eff, design effect, the normal,
     clustered and exact intervals, the K > 1 variance split — through the same
-    registry entries and the same clustered arrays.  The Bayesian intervals and
-    ``hierarchical_mu`` need per-question data and are ``None``.  ``samples``:
-    the data have more than one sample label (the memory engine's test for the
-    variance split) (``docs/methods.md``, "Sufficient statistics and engines")."""
+    registry entries and the same clustered arrays — the Bayesian ones too, from the
+    count table, cluster sums and unit multiset the engines keep (``docs/methods.md``
+    §7.3, "Sufficient statistics and engines").  ``samples``: the data have more than
+    one sample label (the memory engine's test for the variance split).  Returns the
+    scores and the batch (its ``notes`` and ``missing``)."""
     from bayeserr.stats.estimators import se_bernoulli
     from bayeserr.stats.sufficient import SufficientBatch
-    batch = SufficientBatch(stats, options.cluster_correction)
-    ivs = {m.key: m(batch, options.level) for m in report_methods(bayes=False)}
+    bayes = options.bayes if options.bayes.on else None
+    batch = SufficientBatch(stats, options.cluster_correction, bayes)
+    ivs = {m.key: m(batch, options.level) for m in report_methods(bayes=bayes is not None)}
     clustered = batch.codes is not None
     cl = _clustered_arrays(batch) if clustered else {k: [None] * len(stats.models) for k in _UNCLUSTERED}
     out = []
@@ -226,10 +226,18 @@ def score_sufficient(stats, options: Options, samples: bool = True) -> Scores:
             cluster_correction=options.cluster_correction if clustered else None,
             level=options.level, binary=binary,
             intervals={key: _interval(iv[j], INTERVALS[key].family in UNIT_FAMILIES) for key, iv in ivs.items()},
-            hierarchical_mu=None,
+            hierarchical_mu=_mu(batch, j, clustered),
             variance=stats.variance(j) if samples else None,
         ))
-    return Scores(out)
+    return Scores(out), batch
+
+
+def _mu(batch, j: int, clustered: bool):
+    """μ of a new cluster (§5.2) of row ``j``, when the hierarchical posterior computed it; none
+    from one cluster (it would be the prior's)."""
+    if "hierarchical_mu" not in batch.side or (clustered and batch.n_clusters[j] < 2):
+        return None
+    return _interval(batch.side["hierarchical_mu"][j], True)
 
 
 def score(ds, models=None, *, options: Options | None = None, **kwargs):

@@ -41,7 +41,8 @@ def _answer_patterns(mask: np.ndarray) -> np.ndarray:
 
 def _bootstrap_groups(view, ia, ib, draws: int, seed: int):
     """Bayesian bootstrap draws of model means for groups of pairs with the
-    same answered questions.  Yields ``(means (draws × models), columns of a,
+    same answered questions (``view.mult``, when present: the questions each
+    column stands for, a unit multiset of the stream engine).  Yields ``(means (draws × models), columns of a,
     columns of b, positions of the pairs)``."""
     from bayeserr.models.bayesian_bootstrap import bootstrap_means
     s, codes = view.s, view.codes
@@ -54,7 +55,9 @@ def _bootstrap_groups(view, ia, ib, draws: int, seed: int):
         a0, b0 = ia[members[0]], ib[members[0]]
         common = mask[a0] & mask[b0]
         rows = sorted({int(i) for p in members for i in (ia[p], ib[p])})
-        means = bootstrap_means(s[rows][:, common], None if codes is None else codes[common], draws, seed)
+        mult = None if getattr(view, "mult", None) is None else view.mult[common]
+        means = bootstrap_means(s[rows][:, common], None if codes is None else codes[common], draws, seed,
+                                mult=mult)
         col = {r: k for k, r in enumerate(rows)}
         yield (means, np.array([col[int(ia[p])] for p in members]),
                np.array([col[int(ib[p])] for p in members]), np.array(members))
@@ -88,7 +91,7 @@ def all_pair_probabilities(view, ia, ib, tables, settings, totals=None):
         better[dirichlet] = pdir.prob_a_better(*args)
         tie[dirichlet] = pdir.prob_within(settings.rope, *args)
     rest = ~dirichlet
-    if rest.any():
+    if rest.any() and view.s is not None:  # None: an engine that did not keep the per-question means
         better[rest], tie[rest] = bootstrap_probabilities(view, ia[rest], ib[rest], settings.rope,
                                                           settings.draws, settings.seed)
     return better, tie
@@ -96,20 +99,21 @@ def all_pair_probabilities(view, ia, ib, tables, settings, totals=None):
 
 def clustered_probabilities(view, ia, ib, rope: float, totals=None):
     """``P(A > B)`` and ``P(tie)`` from the cluster random-effect model, from
-    the cluster sums of the differences and their squares (``totals`` as
-    computed for the CR2 headline, else formed here); NaN where the pair has
-    fewer than two common clusters."""
+    the cluster sums of the differences and each pair's total of squares
+    (``totals`` as computed for the CR2 headline by any engine, else formed
+    here); NaN where the pair has fewer than two common clusters."""
     from bayeserr.models.paired_clustered import pair_probabilities as clustered
-    from bayeserr.stats.pairs import pair_cluster_totals
     better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
     if totals is None:
-        chunks = list(pair_cluster_totals(view, ia, ib))
+        from bayeserr.stats.bayes_sums import total_of_squares
+        from bayeserr.stats.pairs import pair_cluster_totals
+        chunks = [(sl, D, total_of_squares(Q), sizes) for sl, D, Q, sizes in pair_cluster_totals(view, ia, ib)]
     else:
         ends = np.cumsum([len(d) for d in totals["D"]])
         chunks = [(slice(e - len(D), e), D, Q, s)
                   for e, D, Q, s in zip(ends, totals["D"], totals["Q"], totals["sizes"])]
-    for sl, D, Q, sizes in chunks:
-        post = clustered(D, sizes, rope, sum_sq=Q)
+    for sl, D, T, sizes in chunks:
+        post = clustered(D, sizes, rope, total_sq=T)
         ok = post.estimable
         better[sl] = np.where(ok, post.prob_a_better, np.nan)
         tie[sl] = np.where(ok, post.prob_tie, np.nan)

@@ -44,6 +44,8 @@ from bayeserr.engines.stream import (
     _Codes,
     check_batch,
     cluster_order,
+    keeps_runs,
+    needs_units,
     parquet_files,
     source_columns,
 )
@@ -216,20 +218,21 @@ def _text(column) -> np.ndarray:
     return labels[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
-def reduce_frame(frame, models, centre, clusters, label, cols):
+def reduce_frame(frame, models, centre, clusters, label, cols, units: bool = True, runs: bool = False):
     """:func:`~bayeserr.engines.stream.reduce_table` of one shuffled partition (a
-    pandas frame holding every row of its questions)."""
+    pandas frame holding every row of its questions); ``units``, ``runs``: keep the unit
+    multiset, the run table."""
     import pyarrow as pa
 
     from bayeserr.engines.stream import reduce_table
     from bayeserr.stats.sufficient import Sufficient
     if frame is None or len(frame) == 0:
-        return Sufficient.empty(tuple(models), centre, clusters)
+        return Sufficient.empty(tuple(models), centre, clusters, units, runs)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     if "s" in table.column_names and not pa.types.is_floating(table.schema.field("s").type):
         table = table.set_column(table.column_names.index("s"), "s", table.column("s").cast(pa.float64()))
     remap = np.arange(len(clusters)) if clusters is not None else None
-    return reduce_table(table, tuple(models), centre, clusters, remap, label, cols)
+    return reduce_table(table, tuple(models), centre, clusters, remap, label, cols, units=units, runs=runs)
 
 
 def _add(a, b):
@@ -398,10 +401,12 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
         shuffled = frame.shuffle(on="q", npartitions=n_out, shuffle_method=method)
         pieces = shuffled.to_delayed()
         reduce = dask.delayed(reduce_frame, pure=True)
-        tasks = [reduce(p, names, centre, cluster_labels, label, cols,
+        units = needs_units(cluster_labels, scan["binary"], len(scan["samples"]) > 1)
+        runs = keeps_runs(scan["binary"], scan["rows"], len(scan["samples"]) > 1)
+        tasks = [reduce(p, names, centre, cluster_labels, label, cols, units, runs,
                         dask_key_name=f"bayeserr-reduce-{run}-{i}") for i, p in enumerate(pieces)]
         futures = client.compute(tasks)
-        total = Sufficient.empty(names, centre, cluster_labels)
+        total = Sufficient.empty(names, centre, cluster_labels, units, runs)
         queue = as_completed(futures)
         waiting, finished, merged = None, 0, 0
         for fut in queue:

@@ -69,7 +69,11 @@ class Engine:
                        if k not in COLUMN_OPTIONS and v not in _DEFAULTS.get(k, (None, False))]
         unsupported += ["--where"] if where else []
         unsupported += ["--models"] if models else []
-        unsupported += ["--save-posterior"] if save_posterior else []
+        if save_posterior:
+            raise InputError(f"--save-posterior writes the posterior objects, which only the default engine (memory) "
+                             f"keeps; --engine {self.name} reports the same Bayesian columns (from the count "
+                             "tables and cluster sums it keeps) but not the objects. Drop --save-posterior, or "
+                             "use --engine memory (on the data, or on a sample of its questions).")
         if unsupported:
             raise InputError(f"--engine {self.name} reads Parquet results tables with the column options only; "
                              f"{', '.join(unsupported)} need{'s' if len(unsupported) == 1 else ''} the default "
@@ -147,7 +151,7 @@ ENGINES = Registry("engine", "--engine")
 for _engine in (
     Engine("memory", "load the whole table (every section of the report)"),
     Engine("stream", "Parquet read in record batches in bounded memory, the report from sufficient statistics "
-           "(the headline numbers; Bayesian, pass@k and suite sections are listed as not available)",
+           "(every number of the memory engine's report but the suite and Judge sections)",
            "bayeserr.engines.stream:reduce_parquet", ("tmp_dir", "progress")),
     Engine("dask", "the same statistics on a dask.distributed cluster (pip install 'bayeserr[dask]')",
            "bayeserr.engines.dask:reduce_dask",

@@ -437,7 +437,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
     models, clusters = _Codes(), _Codes()
     sums, counts = np.zeros(0), np.zeros(0)
     sample_seen: set = set()
-    read = 0
+    read, binary = 0, True
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bayeserr_stream_", dir=tmp_dir) as tmp:
         writers: dict[int, object] = {}
@@ -448,6 +448,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
                 if n == 0:
                     continue
                 score = check_batch(batch, cols, path)
+                binary = binary and bool(((score == 0) | (score == 1)).all())
                 m = models.encode(batch.column(cols.model))
                 if len(models.index) > len(sums):
                     grow = len(models.index) - len(sums)
@@ -495,7 +496,9 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
         remap = None
         if cols.cluster:
             cluster_labels, remap = cluster_order(clusters.labels)
-        total_stats = Sufficient.empty(names, centre, cluster_labels)
+        units = needs_units(cluster_labels, binary, len(sample_seen) > 1)
+        runs = keeps_runs(binary, read, len(sample_seen) > 1)
+        total_stats = Sufficient.empty(names, centre, cluster_labels, units, runs)
         if track_questions:
             total_stats.questions = frozenset()
         done = 0
@@ -504,7 +507,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
             with pa.memory_map(spill) as fh:
                 table = ipc.open_file(fh).read_all()
             total_stats = total_stats + reduce_table(table, names, centre, cluster_labels, remap, label, cols,
-                                                     track_questions)
+                                                     track_questions, units, runs)
             done += table.num_rows
             del table
             os.remove(spill)
@@ -556,11 +559,14 @@ def _count_rows(files) -> int:
     return total
 
 
-def reduce_table(table, models, centre, clusters, remap, label: str, cols, track_questions: bool = False):
+def reduce_table(table, models, centre, clusters, remap, label: str, cols, track_questions: bool = False,
+                 units: bool = True, runs: bool = False):
     """The :class:`~bayeserr.stats.sufficient.Sufficient` statistics of one
     partition: a table with columns ``m`` (model code), ``q`` (question id),
     optionally ``c`` (cluster code before ``remap``) and ``k`` (sample), and
-    ``s`` (score), holding *every* row of its questions."""
+    ``s`` (score), holding *every* row of its questions.  ``units``: keep the
+    unit multiset (:func:`needs_units`); ``runs``: the run table (:func:`keeps_runs`)."""
+    # size: a partition's table, its codes and labels, and the statistics' options
     import pandas as pd
 
     from bayeserr.stats.sufficient import Sufficient
@@ -593,4 +599,18 @@ def reduce_table(table, models, centre, clusters, remap, label: str, cols, track
                              "Each question must belong to exactly one cluster; fix the cluster column or "
                              "pass --no-cluster.")
     questions = (None if not track_questions else [str(v) for v in q_labels])
-    return Sufficient.from_cube(models, cube.reshape(len(models), n_q, n_k), centre, codes, clusters, questions)
+    return Sufficient.from_cube(models, cube.reshape(len(models), n_q, n_k), centre, codes, clusters, questions,
+                                units, q_labels if runs else None)
+
+
+def keeps_runs(binary: bool, rows: int, samples: bool) -> bool:
+    """Whether to keep the run table of pass@k and pass^k: 0/1 results whose (model, question) cells
+    (at most the rows, half of them with repeated samples) fit :data:`~bayeserr.stats.bayes_sums.RUN_CELLS`."""
+    from bayeserr.stats.bayes_sums import RUN_CELLS
+    return binary and rows // (2 if samples else 1) <= RUN_CELLS
+
+
+def needs_units(clusters, binary: bool, samples: bool) -> bool:
+    """Whether the Bayesian bootstrap over questions can be asked for, so the unit multiset must be
+    kept (:mod:`bayeserr.stats.bayes_sums`): no clusters, and a score not 0/1 or repeated samples."""
+    return clusters is None and (not binary or samples)

@@ -203,8 +203,7 @@ def _beta(batch, level):
 def _repeated(batch) -> np.ndarray:
     """Rows with some answered question answered more than once (K > 1, or
     ``n_samples`` > 1 when the scores are ``n_correct / n_samples`` counts)."""
-    n_q = batch.question_counts()[1]
-    return ((n_q > 1) & batch.answered).any(axis=-1)
+    return batch.repeated
 
 
 def _hierarchical_rows(batch) -> np.ndarray:
@@ -251,8 +250,7 @@ def _hierarchical(batch, level):
     if not rows.any():
         return out
     k_u, n_u = batch.unit_counts()
-    m_u = (batch.cluster_sizes if batch.codes is not None
-           else batch.answered.astype(float))  # questions per group
+    m_u = batch.unit_questions()  # questions per group
     q = [(1 - level) / 2, (1 + level) / 2]
     if mcmc:
         from bayeserr.bayes.fitting import hierarchical_mcmc_many, weighted_mean_draws
@@ -326,7 +324,6 @@ def _hierarchical_mu(batch, level):
           meaning="Dirichlet-weighted resampling of questions (of clusters when there are several).")
 def _bayesian_bootstrap(batch, level):
     from bayeserr.models import bayesian_bootstrap as bb
-    from bayeserr.stats.estimators import cluster_sums
     rows = ~batch.zero_one
     out = _nan(batch)
     if not rows.any():
@@ -335,16 +332,11 @@ def _bayesian_bootstrap(batch, level):
     seed = 0 if batch.bayes is None else batch.bayes.seed
     q = [(1 - level) / 2, (1 + level) / 2]
     for row in zip(*np.nonzero(rows)):
-        keep = batch.answered[row]
-        s = batch.s[row][keep]
-        sums, counts = s, np.ones_like(s)
-        if batch.codes is not None:
-            codes = batch.codes[keep]
-            c_sums, c_counts = cluster_sums(s, codes), cluster_sums(np.ones_like(s), codes)
-            if np.count_nonzero(c_counts) >= 2:  # one cluster: over questions, as the CLT
-                sums, counts = c_sums[c_counts > 0], c_counts[c_counts > 0]
-        means = bb.weighted_means(sums[:, None], counts[:, None], draws, seed)[:, 0]
-        out[row] = np.quantile(means, q)
+        units = batch.bootstrap_units(row)  # None: an engine that did not keep them (says why)
+        if units is not None:
+            sums, counts, mult = units
+            means = bb.weighted_means(sums[:, None], counts[:, None], draws, seed, mult=mult)[:, 0]
+            out[row] = np.quantile(means, q)
     return out
 
 
@@ -358,13 +350,12 @@ def _cluster_effect_posterior(batch, level):
     model of §5.3 applied to one model's scores), restricted to [0, 1].  The
     Bayesian bootstrap over a handful of clusters is far too short (§5.4);
     this one widens as clusters get fewer.  NaN with one cluster."""
-    from bayeserr.models.paired_clustered import mean_from_arrays
+    from bayeserr.models.paired_clustered import mean_from_sums
     rows = ~batch.binary  # fractional scores, counts and K > 1 answers (question means)
     out = _nan(batch)
     if batch.codes is None or not rows.any():
         return out
-    scores = np.where(batch.answered, batch.s, np.nan)[rows]
-    out[rows] = mean_from_arrays(scores.reshape(-1, scores.shape[-1]), batch.codes, level=level).interval
+    out[rows] = mean_from_sums(*batch.cluster_score_sums(rows), level=level).interval
     return out
 
 

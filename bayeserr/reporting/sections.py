@@ -121,17 +121,22 @@ class ViewSource:
     def means(self, scores):
         return self.view
 
+    @property
+    def run_view(self):
+        """The per-question runs the pass@k and pass^k sections read: the data."""
+        return self.view
+
 
 class SufficientSource:
     """The stream and dask engines' source: an engine's
     :class:`~bayeserr.engines.stream.StreamResult` (sums per model, question and cluster)."""
 
     per_question = False
-    bayes_asked = False
 
     def __init__(self, result, engine: str):
         self.result, self.engine, self.stats = result, engine, result.stats
         self.clustered, self.rows = result.stats.clusters is not None, result.rows
+        self.missing: list = []  #: what the Bayesian columns could not take from the sums (NotAvailable)
 
     @property
     def models(self) -> tuple:
@@ -139,36 +144,61 @@ class SufficientSource:
         return self.stats.models
 
     def options(self, options: Options) -> Options:
-        """No Bayesian columns from sums (the ``bayes`` section says so: ``bayes_asked``)."""
-        self.bayes_asked = options.bayes.on
-        return replace(options, bayes="off") if options.bayes.on else options
+        return options
 
     def check(self) -> None:
         pass
 
     def rank(self, options: Options):
         from bayeserr.analyses.scoring import Scores, score_sufficient
-        scores = score_sufficient(self.stats, options, samples=self.result.samples)
+        scores, batch = score_sufficient(self.stats, options, samples=self.result.samples)
+        self.gap(batch.missing)
         order = sorted(range(len(scores)), key=lambda j: (-scores[j].mean, scores[j].model))
         self.stats = self.stats.select(order)
-        return Scores([scores[j] for j in order]), None, ()
+        return Scores([scores[j] for j in order]), None, tuple(batch.notes)
+
+    def gap(self, missing) -> None:
+        """Record Bayesian quantities the sums could not give (each named once in the warnings)."""
+        for what in dict.fromkeys(missing):
+            self.missing.append(NotAvailable(what, "it needs each question's scores, which this engine did not "
+                                             "keep"))
 
     def pairs(self):
         from bayeserr.analyses.comparison import SufficientPairs
-        return SufficientPairs(self.stats)
+        return SufficientPairs(self.stats, self.gap)
 
     def means(self, scores):
-        return _Means(self.stats.models, [m.mean for m in scores])
+        return _Means(self.stats.models, [m.mean for m in scores], self.stats)
+
+    @property
+    def run_view(self):
+        """The engine's run table (runs and successes per model and question) as a view, for the
+        pass@k and pass^k sections (the same code as the memory engine's); ``None`` when it was
+        not kept (scores not 0/1, or more cells than it keeps)."""
+        from bayeserr.stats.view import DataView
+        runs = self.stats.runs
+        if runs is None:
+            return None
+        n, c, questions, codes = (None if a is None else np.asarray(a, float) if i < 2 else a
+                                  for i, a in enumerate(runs))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            answers = np.where(n > 0, c / n, np.nan)[..., None]
+        clusters = None if codes is None else np.asarray(self.stats.clusters, dtype=object)
+        return DataView(self.stats.models, answers, codes, questions, clusters, self.result.source,
+                        self.result.columns, self.rows, {"n_samples": n, "n_correct": c})
+
 
 
 class _Means:
     """What :func:`~bayeserr.analyses.ranking.rank_view` reads of a view: the
-    models and their means (one 'question' holding the mean)."""
+    models and their means (one 'question' holding the mean), and the sums
+    behind the covariance of the means (the Bayesian ranks)."""
 
-    def __init__(self, models, means):
+    def __init__(self, models, means, stats):
         self.models = tuple(models)
         self.s = np.asarray(means, float)[:, None]
         self.answered = np.ones(self.s.shape, bool)
+        self.covariance_sums = stats.covariance_sums
 
 
 @dataclass(frozen=True)
@@ -200,10 +230,6 @@ def compute_sections(source, options: Options, sections=None) -> dict:
 
 # ------------------------------------------------------------------ computations
 def _bayes(src, done, o):
-    if not src.per_question and src.bayes_asked:
-        return NotAvailable("the Bayesian columns (posterior intervals, P(A > B), Bayesian ranks)",
-                            "the hierarchical and cluster-effect posteriors and the Bayesian bootstrap are "
-                            "fitted to each question's or cluster's counts, not to sums")
     return o.bayes if o.bayes.on else None
 
 
@@ -269,19 +295,38 @@ def _prior_sensitivity(src, done, o):
     return tuple(prior_sensitivity(done["models"].scores, level=o.level))
 
 
+#: why an engine from sums has no pass@k or pass^k (it keeps each question's run counts only for 0/1 results,
+#: up to bayeserr.stats.bayes_sums.RUN_CELLS model × question cells)
+RUNS_NOT_KEPT = ("they are computed from each question's runs, which the engine keeps only for 0/1 results and up to "
+                 "16.8 million model × question cells")
+
+
+class _Fractional:
+    """What the pass^k section reads of fractional scores (no runs of 0/1 results): that they are not 0/1."""
+
+    extra: dict = {}
+    zero_one = np.zeros(1, bool)
+
+
+_FRACTIONAL = _Fractional()
+
+
 def _pass_at_k(src, done, o):
     """Per-problem pass@k scored and compared like any other score (§6)."""
     if not o.pass_k:
         return None
-    if not src.per_question:
-        return NotAvailable("pass@k", "pass@k is computed per problem from its samples")
+    if src.run_view is None:
+        if not src.stats.zero_one.all():  # as the memory engine says it
+            from bayeserr.base.errors import InputError
+            raise InputError("pass@k needs 0/1 answers per sample, or n_samples and n_correct columns.")
+        return NotAvailable("pass@k", RUNS_NOT_KEPT)
     from bayeserr.analyses.comparison import Comparisons, compare_view
     from bayeserr.analyses.scoring import ranked_view
     from bayeserr.stats.passk import pass_at_k
     # the report's settings, but no posteriors kept: pass@k values are fractional scores with one
     # value per problem, so the Bayesian intervals are the cheap ones (bootstrap, cluster effect)
     pk_options = replace(o, prior_sensitivity=False)
-    view = src.view
+    view = src.run_view
     n, c = view.pass_counts()
     have = n > 0
     out = {}
@@ -297,22 +342,25 @@ def _pass_at_k(src, done, o):
 def _reliability(src, done, o):
     """pass^k over repeated runs (§6.2): when asked for, or when every question was run twice or
     more; a warning when some questions were run once."""
-    if not src.per_question:  # every question run more than once: the section the memory engine shows
-        return (NotAvailable("the reliability section (pass^k)", "pass^k is computed from each question's runs, "
-                             "which the engine sums away") if o.pass_hat_k or src.result.samples else None)
+    view = src.run_view
+    if view is None and not src.stats.zero_one.all():  # fractional scores: as the memory engine
+        view = _FRACTIONAL
+    elif view is None:  # an engine that did not keep the runs: named when the section was asked for or due
+        return (NotAvailable("the reliability section (pass^k)", RUNS_NOT_KEPT)
+                if o.pass_hat_k or src.result.samples else None)
     from bayeserr.analyses.reliability import Skipped, once_run, reliability_view, run_counts, runs_of
-    runs = runs_of(src.view)
+    runs = runs_of(view)
     if not o.pass_hat_k and runs != "all":
         if runs == "some":
             return Skipped(f"the reliability section (pass^k) is not shown: pass^k needs every question run at "
-                           f"least twice, and {once_run(src.view, run_counts(src.view)[0])}. Drop them (--where) "
+                           f"least twice, and {once_run(view, run_counts(view)[0])}. Drop them (--where) "
                            "to see it.")
         return None
-    if runs == "none" and not (src.view.zero_one.all() or "n_samples" in src.view.extra):
+    if runs == "none" and not (view.zero_one.all() or "n_samples" in view.extra):
         from bayeserr.base.errors import InputError
         raise InputError("--pass-hat-k needs 0/1 results per run (or n_samples and n_correct columns); these scores "
                          "are fractional. Drop --pass-hat-k.")
-    return reliability_view(src.view, o, o.pass_hat_k)
+    return reliability_view(view, o, o.pass_hat_k)
 
 
 def _reliability_json(result):
@@ -435,7 +483,7 @@ def _warnings(src, done, o) -> tuple:
             "their 'n_eff' versions."))
     if comps.family is not None and comps.family.draws.min_p >= 1 - o.level:
         warnings.append(_caveats.family_cannot_decide(comps.family.to_dict()))
-    missing = [r for r in done.values() if isinstance(r, NotAvailable)]
+    missing = [r for r in done.values() if isinstance(r, NotAvailable)] + list(getattr(src, "missing", ()))
     warnings += [not_at_scale(r, src.engine, advice=i == len(missing) - 1) for i, r in enumerate(missing)]
     reliability = done.get("reliability")
     warnings += list(getattr(reliability, "caveats", ()))  # pass^k: not shown, misfit, few clusters

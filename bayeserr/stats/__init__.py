@@ -15,6 +15,8 @@ in ``docs/methods.md``.  No I/O, no report, no sampler.
 * :mod:`.ppi` — prediction-powered inference: judge scores corrected by human labels (§3.14);
 * :mod:`.sequential` — anytime-valid confidence sequences (§3.13);
 * :mod:`.sufficient` — sufficient statistics of a results table, added over partitions (§7.3);
+* :mod:`.bayes_sums` — the sufficient statistics of the Bayesian columns and of pass@k/pass^k:
+  count table, unit multiset, run table, totals of squares (§7.3);
 * :mod:`.suite` — suite scores over tasks as fixed strata (§3.12);
 * :mod:`.tasks` — tasks as a sample: means over tasks, their spread, rank prediction (§3.15);
 * :mod:`.pairs` — all-pairs paired moments, McNemar, pair cluster totals (§3);

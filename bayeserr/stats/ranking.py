@@ -164,6 +164,30 @@ def rank_bounds(better: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return 1 + better.sum(axis=0), m - better.sum(axis=1)
 
 
+def mean_covariance(n, cross=None, S=None, sizes=None):
+    """Covariance of M model means and the df of its scale (``docs/methods.md`` §3.10), from
+    sums over questions (every engine computes them: §7.3).
+
+    Without clusters, ``cross`` (M×M) = ``Σ_common r_a r_b``, the residuals' cross-products over
+    the questions both answered (``r = s − s̄``): ``cov/n`` with ddof 1, df ∞.  With clusters,
+    ``S`` (M×C) the residuals' cluster sums and ``sizes`` the answered questions per cluster:
+    the CR2 cross-products ``V_ab = Σ_c √(q_ac q_bc) S_ac S_bc / (n_a n_b)``, ``q = 1/(1 − n_c/n)``,
+    with the median of the models' Bell–McCaffrey df (one scale for all: a few partly covered
+    models do not widen every model's ranks; one cluster: no df, a normal)."""
+    from bayeserr.stats.fewclusters import bm_df
+    n = np.asarray(n, float)
+    if S is None:
+        nn = np.sqrt(np.outer(n, n))
+        return np.asarray(cross, float) / (nn * np.maximum(nn - 1, 1)), np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = sizes / n[:, None]
+        q = np.where((sizes > 0) & (p < 1), 1.0 / (1.0 - p), 0.0)
+    W = S * np.sqrt(q)
+    dfs = bm_df(sizes)
+    df = float(np.nanmedian(dfs)) if np.isfinite(dfs).any() else np.inf
+    return (W @ W.T) / np.outer(n, n), (df if np.isfinite(df) else np.inf)
+
+
 def posterior_ranks(draws: np.ndarray, level: float = 0.95):
     """From joint posterior draws of the model means (draws × M): P(best), the
     expected rank and the equal-tailed ``level`` credible interval of each

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from bayeserr.stats import bayes_sums
 from bayeserr.stats.estimators import cluster_sums
 
 #: sums of squares at or below ``ROUNDING · n · ε`` times the raw second moment are rounding error
@@ -234,10 +235,17 @@ class Sufficient:
     pair_clusters: tuple | None = None
     n_questions: int = 0  #: questions (any model) over the partitions
     questions: frozenset | None = field(default=None)  #: ids, when tracked (checks the partitioning)
+    #: the count table of the Beta–Binomial models (:func:`bayeserr.stats.bayes_sums.count_table`)
+    counts: np.ndarray | None = None
+    #: without clusters, the unit multiset of the Bayesian bootstrap over questions
+    #: (:func:`bayeserr.stats.bayes_sums.unit_multiset`); None with clusters or when past its bound
+    units: tuple | None = None
+    #: the run table of pass@k and pass^k (:func:`bayeserr.stats.bayes_sums.run_table`), when kept
+    runs: tuple | None = None
 
     # ------------------------------------------------------------ building
     @classmethod
-    def empty(cls, models, centre, clusters=None) -> "Sufficient":
+    def empty(cls, models, centre, clusters=None, units: bool = True, runs: bool = False) -> "Sufficient":
         m = len(models)
         c = None if clusters is None else len(clusters)
         z = np.zeros(m)
@@ -245,18 +253,26 @@ class Sufficient:
                    z.copy(), z.copy(), z.copy(), z.copy(), np.full(m, np.inf), np.zeros(m), np.ones(m, bool),
                    z.copy(), z.copy(), z.copy(), None if c is None else np.zeros((m, c)),
                    None if c is None else np.zeros((m, c)), np.zeros((m, m)), np.zeros((m, m)),
-                   np.zeros((m, m)), np.zeros((m, m)), None, 0, None)
+                   np.zeros((m, m)), np.zeros((m, m)), None, 0, None, np.zeros((0, 5), np.int64),
+                   (np.zeros((0, m)), np.zeros(0)) if units and clusters is None else None,
+                   (np.zeros((m, 0), np.float32), np.zeros((m, 0), np.float32), np.zeros(0, object),
+                    None if clusters is None else np.zeros(0, np.int64)) if runs else None)
 
     @classmethod
-    def from_cube(cls, models, answers, centre, codes=None, clusters=None, questions=None) -> "Sufficient":
+    def from_cube(cls, models, answers, centre, codes=None, clusters=None, questions=None,
+                  units: bool = True, run_labels=None) -> "Sufficient":
         """The statistics of one partition: ``answers`` is ``(M, n, K)`` (NaN = no
         answer) over the partition's questions, ``codes`` their cluster codes
-        into ``clusters`` (the global labels), ``centre`` the global shifts."""
+        into ``clusters`` (the global labels), ``centre`` the global shifts.
+        ``units``: keep the unit multiset (without clusters; an engine that knows
+        every score is 0/1 with one answer a question skips it: nothing reads it).
+        ``run_labels``: the partition's question labels, to keep the run table of
+        pass@k and pass^k (0/1 answers)."""
         answers = np.asarray(answers, float)
         m = len(models)
         centre = np.asarray(centre, float)
         if answers.shape[1] == 0:
-            out = cls.empty(models, centre, clusters)
+            out = cls.empty(models, centre, clusters, units, run_labels is not None)
             out.questions = None if questions is None else frozenset()
             return out
         answered = ~np.isnan(answers)
@@ -286,13 +302,17 @@ class Sufficient:
                 pc = pair_cluster_sums(x, wf, codes, len(clusters))
         N, SA, QA, XX = pair_sums(x, wf)
         kmin = np.where(w, k, np.iinfo(np.int64).max).min(axis=1).astype(float)
+        units = None if clusters is not None or not units else bayes_sums.bounded_units(
+            bayes_sums.unit_multiset(np.where(w, s, np.nan)))
         return cls(tuple(models), centre, None if clusters is None else tuple(clusters),
                    wf.sum(axis=1), x.sum(axis=1), (x * x).sum(axis=1), kf.sum(axis=1).astype(float),
                    np.where(w.any(axis=1), kmin, np.inf), kf.max(axis=1).astype(float), zero_one,
                    rep.sum(axis=1).astype(float), sigma2.sum(axis=1),
                    np.where(rep, sigma2 / np.where(rep, k, 1), 0.0).sum(axis=1),
                    nc, sxc, N, SA, QA, XX, pc, int(answers.shape[1]),
-                   None if questions is None else frozenset(questions))
+                   None if questions is None else frozenset(questions),
+                   bayes_sums.count_table(answers, codes), units,
+                   None if run_labels is None else bayes_sums.run_table(answers, run_labels, codes))
 
     # ------------------------------------------------------------ combining
     def _check_compatible(self, other: "Sufficient") -> None:
@@ -333,14 +353,22 @@ class Sufficient:
         kw["pair_clusters"] = pc
         kw["questions"] = (None if self.questions is None or other.questions is None
                            else self.questions | other.questions)
+        kw["counts"] = bayes_sums.reduce_counts(np.concatenate([self.counts, other.counts]))
+        kw["units"] = bayes_sums.merge_units(self.units, other.units)
+        kw["runs"] = bayes_sums.merge_runs(self.runs, other.runs)
         return replace(self, **kw)
 
     def equal(self, other: "Sufficient", rtol: float = 1e-12) -> bool:
         """Every statistic equal to ``rtol`` (relative to each array's scale)."""
         for f in fields(self):
-            if f.name in ("questions",):
+            if f.name in ("questions", "runs"):
                 continue
             a, b = getattr(self, f.name), getattr(other, f.name)
+            if f.name == "units":
+                if (a is None) != (b is None) or (a is not None and not all(_close(x, y, rtol)
+                                                                            for x, y in zip(a, b))):
+                    return False
+                continue
             if f.name == "pair_clusters":
                 if self.clusters is None:
                     continue
@@ -380,7 +408,10 @@ class Sufficient:
                        n_rep=self.n_rep[idx], w_sum=self.w_sum[idx], w_over_k=self.w_over_k[idx],
                        nc=None if self.nc is None else self.nc[idx],
                        sxc=None if self.sxc is None else self.sxc[idx],
-                       N=self.N[ix], SA=self.SA[ix], QA=self.QA[ix], XX=self.XX[ix], pair_clusters=pc)
+                       N=self.N[ix], SA=self.SA[ix], QA=self.QA[ix], XX=self.XX[ix], pair_clusters=pc,
+                       counts=bayes_sums.select_counts(self.counts, idx),
+                       units=bayes_sums.select_units(self.units, idx),
+                       runs=bayes_sums.select_runs(self.runs, idx))
 
     def raw_pair_sums(self):
         """``Σ_common s_a`` and ``Σ_common s_a s_b`` (uncentred), M×M."""
@@ -388,6 +419,17 @@ class Sufficient:
         sa = self.SA + c[:, None] * self.N
         sab = self.XX + c[:, None] * self.SA.T + c[None, :] * self.SA + np.outer(c, c) * self.N
         return sa, sab
+
+    def covariance_sums(self):
+        """``(n, cross, S, sizes)`` of :func:`bayeserr.stats.ranking.mean_covariance`: with
+        ``e = s̄ − c``, ``Σ_common r_a r_b = XX_ab − e_b SA_ab − e_a SA_ba + e_a e_b N_ab`` (no
+        clusters), else the residual cluster sums ``S = sxc − e·nc`` and sizes ``nc``."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            e = self.sx / self.n
+        if self.clusters is None:
+            cross = self.XX - e[None, :] * self.SA - e[:, None] * self.SA.T + np.outer(e, e) * self.N
+            return self.n, cross, None, None
+        return self.n, None, self.sxc - e[:, None] * self.nc, self.nc
 
     def discordant(self) -> np.ndarray:
         """McNemar's cells ``only[a, b]``: questions a got right and b wrong among
@@ -421,17 +463,22 @@ def _close(a, b, rtol) -> bool:
 
 
 class SufficientBatch:
-    """The part of :class:`~bayeserr.stats.view.ScoreBatch` the closed-form
-    interval methods read (mean, n, the SEs, CR2, design effect, 0/1 flags),
-    from :class:`Sufficient` statistics: the same registry entries compute
-    the intervals of every engine.  No per-question data: ``s`` and
-    ``answers`` are absent, so the Bayesian and bootstrap methods do not run."""
+    """The part of :class:`~bayeserr.stats.view.ScoreBatch` the interval methods
+    read (mean, n, the SEs, CR2, design effect, 0/1 flags, and for the Bayesian
+    columns the unit counts, cluster sums and bootstrap units), from
+    :class:`Sufficient` statistics: the same registry entries compute the
+    intervals of every engine.  No per-question data: ``s`` and ``answers`` are
+    absent.  ``missing`` collects what could not be computed from the sums
+    (the Bayesian bootstrap over questions when the unit multiset was dropped)."""
 
-    bayes = None
-    keep_fits = False
+    #: the report's path of the interval methods (one posterior per model, as the memory engine's
+    #: report computes them; the batched grids are the lab's); :meth:`record` keeps nothing
+    keep_fits = True
 
-    def __init__(self, stats: Sufficient, cluster_correction: str = "paper"):
+    def __init__(self, stats: Sufficient, cluster_correction: str = "paper", bayes=None):
         self.stats = stats
+        self.bayes = bayes
+        self.fits, self.notes, self.side, self.missing = {}, [], {}, []
         self.sums = stats.model_sums
         self.cluster_correction = cluster_correction
         self.names = stats.models
@@ -462,3 +509,70 @@ class SufficientBatch:
             return None
         from bayeserr.stats.estimators import design_effect
         return design_effect(self.cr2.se, self.se_clt)
+
+    # ------------------------------------------------------------ the Bayesian columns' statistics
+    @property
+    def binomial(self) -> np.ndarray:
+        """Rows of 0/1 answers (the stream engines read scores, not n_correct/n_samples counts)."""
+        return self.zero_one
+
+    @property
+    def cluster_sizes(self):
+        return self.stats.nc
+
+    @property
+    def repeated(self) -> np.ndarray:
+        return bayes_sums.repeated_models(self.stats.counts, len(self.n))
+
+    def _units(self):
+        if "units" not in self.__dict__:
+            c = None if self.codes is None else len(self.codes)
+            self.__dict__["units"] = bayes_sums.unit_counts(self.stats.counts, len(self.n), c)
+        return self.__dict__["units"]
+
+    def unit_counts(self):
+        """Right answers and answers per unit (§5.2) from the count table: ``(rows, units)`` each."""
+        return self._units()[:2]
+
+    def unit_questions(self) -> np.ndarray:
+        return self._units()[2]
+
+    def row_counts(self, row: int):
+        """One model's right answers, answers and cluster per question, from the count table."""
+        if "rows" not in self.__dict__:
+            self.__dict__["rows"] = bayes_sums.question_rows(self.stats.counts, len(self.n))
+        k, n, cl = (a[row] for a in self.__dict__["rows"])
+        keep = n > 0
+        return k[keep], n[keep], None if self.codes is None else cl[keep].astype(np.int64)
+
+    def record(self, row: int, kind: str, fit) -> None:
+        """Fits are not kept from sums (``--save-posterior`` needs the memory engine)."""
+
+    def bootstrap_units(self, row):
+        """``(sums, counts, mult)`` of a model's units for the Bayesian bootstrap: its clusters
+        (two or more), else the unit multiset's questions; ``None`` (and a ``missing`` entry)
+        when those were not kept."""
+        (j,) = row
+        st = self.stats
+        if st.clusters is not None:
+            nc = st.nc[j]
+            if np.count_nonzero(nc) >= 2:
+                live = nc > 0
+                return (st.sxc[j] + st.centre[j] * nc)[live], nc[live], None
+            self.missing.append("the Bayesian bootstrap of a model answering in one cluster (over its questions)")
+            return None
+        if st.units is None:
+            self.missing.append("the Bayesian bootstrap over questions (the distinct per-question means "
+                                f"passed {bayes_sums.UNIT_BYTES >> 20} MiB)")
+            return None
+        values, mult = st.units
+        keep = values[:, j] != bayes_sums.UNANSWERED
+        return values[keep, j], np.ones(int(keep.sum())), mult[keep]
+
+    def cluster_score_sums(self, rows):
+        """``(D, sizes, total)`` of the models ``rows`` (a mask) from the sums (see ScoreBatch's)."""
+        st = self.stats
+        c = st.centre[rows]
+        D = st.sxc[rows] + c[:, None] * st.nc[rows]
+        total = st.sxx[rows] + 2.0 * c * st.sx[rows] + c * c * st.n[rows]
+        return D, st.nc[rows], total

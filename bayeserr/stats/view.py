@@ -507,6 +507,40 @@ class ScoreBatch(_AnswerKinds):
         from bayeserr.stats.estimators import cluster_sums
         return cluster_sums(k_q, self.codes), cluster_sums(n_q, self.codes)
 
+    @cached_property
+    def repeated(self) -> np.ndarray:
+        """Rows with some answered question answered more than once (K > 1, or
+        ``n_samples`` > 1 when the scores are ``n_correct / n_samples`` counts)."""
+        n_q = self.question_counts()[1]
+        return ((n_q > 1) & self.answered).any(axis=-1)
+
+    def unit_questions(self) -> np.ndarray:
+        """Answered questions per unit of :meth:`unit_counts` (the weights of the
+        hierarchical posterior's weighted mean)."""
+        return self.cluster_sizes if self.codes is not None else self.answered.astype(float)
+
+    def bootstrap_units(self, row):
+        """``(sums, counts, mult)`` of one row's units for the Bayesian bootstrap (§5.4):
+        its clusters when it answered in two or more, else its questions (``mult`` None:
+        one question each)."""
+        keep = self.answered[row]
+        s = self.s[row][keep]
+        if self.codes is not None:
+            from bayeserr.stats.estimators import cluster_sums
+            codes = self.codes[keep]
+            c_sums, c_counts = cluster_sums(s, codes), cluster_sums(np.ones_like(s), codes)
+            if np.count_nonzero(c_counts) >= 2:  # one cluster: over questions, as the CLT
+                return c_sums[c_counts > 0], c_counts[c_counts > 0], None
+        return s, np.ones_like(s), None
+
+    def cluster_score_sums(self, rows):
+        """``(D, sizes, total)`` of ``rows`` (a mask): the cluster sums of the scores, the answered
+        questions per cluster and each row's ``Σ s_i²`` (the cluster-effect posterior's inputs)."""
+        from bayeserr.stats.bayes_sums import cluster_value_sums, total_of_squares
+        scores = np.where(self.answered, self.s, np.nan)[rows]
+        D, sizes, Q = cluster_value_sums(scores.reshape(-1, scores.shape[-1]), self.codes)
+        return D, sizes, total_of_squares(Q)
+
     def record(self, row: int, kind: str, fit) -> None:
         if self.keep_fits:
             self.fits.setdefault(row, {})[kind] = fit

@@ -32,23 +32,25 @@ def _differences(a, b, path=""):
     return [] if a == b else [(path, a, b)]
 
 
-def without_pass_hat_k(mem: dict, engine: dict) -> None:
-    """Set aside what only the memory engine shows for questions run repeatedly: the reliability
-    section (pass^k needs each question's runs), which the engine names in a not_at_scale warning."""
-    if mem.get("reliability") is not None:
-        mem.pop("reliability")
-        assert engine.pop("reliability") is None
-        (said,) = [w for w in engine["warnings"] if w["code"] == "not_at_scale"]
-        assert "reliability section (pass^k)" in said["message"]
-        engine["warnings"].remove(said)
+#: the Bayesian values of a report: every one is compared across engines (issue 42)
+BAYES_KEYS = ("beta_posterior", "hierarchical_posterior", "cluster_effect_posterior", "bayesian_bootstrap")
 
 
-def _same_report(path, **kw):
-    mem = build_report(bayeserr.load(path), bayes="off", **kw).to_dict()
-    stream = build_report(path, engine="stream", bayes="off", progress=False, **kw).to_dict()
-    without_pass_hat_k(mem, stream)
+def bayes_values(rep: dict) -> int:
+    """How many Bayesian numbers a report holds (so the equality checks compare some)."""
+    n = sum(v is not None for m in rep["models"] for k in BAYES_KEYS for v in (m["intervals"].get(k) or []))
+    n += sum(c["prob_a_better"] is not None for c in rep["comparisons"])
+    return n + sum(m["p_best"] is not None for m in rep["ranking"]["models"]) if rep["ranking"] else n
+
+
+def _same_report(path, load=None, **kw):
+    """The memory and stream reports, Bayesian columns and the pass^k section included, equal to 1e-12."""
+    load = load or {}
+    mem = build_report(bayeserr.load(path, **load), **kw).to_dict()
+    stream = build_report(path, engine="stream", progress=False, **load, **kw).to_dict()
     assert mem["rows"] == stream["rows"]
     assert _differences(mem, stream) == []
+    assert bayes_values(stream) > 0 and not any(w["code"] == "not_at_scale" for w in stream["warnings"])
     return stream
 
 
@@ -61,8 +63,9 @@ def example(tmp_path_factory):
 
 
 def test_example_equals_memory(example):
-    rep = _same_report(example)
+    rep = _same_report(example, pass_k=[1, 2])
     assert rep["models"][0]["variance"] is not None  # K = 3: the within/between split
+    assert rep["reliability"]["ks"] == [1, 2, 3] and rep["pass_at_k"]  # from the run table
     assert rep["comparisons"] and rep["comparisons"][0]["test"] == "t_cr2_bm"
 
 
@@ -73,12 +76,77 @@ def test_example_in_small_partitions(example):
     assert many.stats.equal(one.stats, 1e-12) and many.partitions == 7
 
 
-@pytest.mark.parametrize("name,kw", [("swebench_verified_bashonly_per_instance.csv.gz", {}),
-                                     ("livebench_20250113_per_question.csv.gz", {"on_unpaired": "drop"})])
-def test_real_files_equal_memory(name, kw, tmp_path):
+#: real files of every kind of Bayesian column: 0/1 with clusters (two-level posteriors, cluster-effect
+#: pair model), partly answered (LiveBench), fractional with clusters (AlpacaEval: cluster-effect
+#: posterior, bootstrap over clusters) and without (the Bayesian bootstrap over questions from the unit
+#: multiset), K = 4 runs (MathArena: the two-level model over questions, pairs bootstrapped)
+REAL = [("swebench_verified_bashonly_per_instance.csv.gz", {}, {}),
+        ("livebench_20250113_per_question.csv.gz", {}, {"on_unpaired": "drop"}),
+        ("alpacaeval2_per_instruction.csv.gz", {}, {"on_unpaired": "drop"}),
+        ("alpacaeval2_per_instruction.csv.gz", {"no_cluster": True}, {"on_unpaired": "drop"}),
+        ("matharena_aime2025_II_per_run.csv.gz", {"sample_col": "run"}, {})]
+
+
+@pytest.mark.parametrize("name,load,kw", REAL)
+def test_real_files_equal_memory(name, load, kw, tmp_path):
     path = tmp_path / "real.parquet"
     pd.read_csv(real_file(name)).to_parquet(path)
-    _same_report(path, **kw)
+    _same_report(path, load, **kw)
+
+
+def test_bayes_mcmc_from_sums_gives_the_sampler_the_memory_engines_data(example, monkeypatch):
+    """--bayes mcmc with the stream engine: the hierarchical NUTS fits read the count table (no
+    rows) and get the memory engine's data: each model's questions (k, n) in each cluster."""
+    from bayeserr.bayes import fitting
+    seen = []
+
+    def fake(items, settings):
+        # per model: the multiset of (k, n) per cluster, clusters unlabelled (each engine numbers its own)
+        seen.append(sorted((name, sorted(tuple(sorted(zip(k[c == code], n[c == code]))) for code in set(c)))
+                           for name, k, n, c in items))
+        raise RuntimeError("stop here")
+    monkeypatch.setattr(fitting, "hierarchical_mcmc_many", fake)
+    with pytest.raises(RuntimeError, match="stop here"):
+        bayeserr.report(bayeserr.load(example), bayes="mcmc")
+    with pytest.raises(RuntimeError, match="stop here"):
+        bayeserr.report(str(example), engine="stream", bayes="mcmc", progress=False)
+    assert len(seen) == 2 and seen[0] == seen[1] and len(seen[0]) == 4
+
+
+def test_runs_not_kept_are_named_not_silent(example, tmp_path, monkeypatch):
+    """pass@k and pass^k read each question's run counts: kept for 0/1 results up to RUN_CELLS
+    cells. Past the bound, or with fractional scores, the sections are named, never silently null."""
+    from bayeserr.stats import bayes_sums
+    monkeypatch.setattr(bayes_sums, "RUN_CELLS", 10)
+    rep = build_report(str(example), engine="stream", progress=False, pass_k=[1]).to_dict()
+    said = [w["message"] for w in rep["warnings"] if w["code"] == "not_at_scale"]
+    assert rep["reliability"] is None and rep["pass_at_k"] is None and len(said) == 2
+    assert all("each question's runs" in m for m in said)
+    monkeypatch.undo()
+    frame = pd.read_parquet(example)
+    frame["score"] = frame["score"] * 0.5  # fractional scores: no pass^k, as with the memory engine
+    path = tmp_path / "frac.parquet"
+    frame.to_parquet(path)
+    for source in (bayeserr.load(path), str(path)):
+        rep = bayeserr.report(source, engine="memory" if not isinstance(source, str) else "stream")
+        assert rep.to_dict()["reliability"] is None and "not_at_scale" not in [w.code for w in rep.warnings]
+        with pytest.raises(InputError, match="0/1 results per run"):
+            bayeserr.report(source, engine="memory" if not isinstance(source, str) else "stream", pass_hat_k=[2])
+
+
+def test_a_dropped_unit_multiset_is_named_not_silent(tmp_path, monkeypatch):
+    """Past its memory bound the unit multiset is dropped: the Bayesian bootstrap over questions
+    is then null and the report names it (not_at_scale), the rest of the Bayesian columns stay."""
+    from bayeserr.stats import bayes_sums
+    path = tmp_path / "alpaca.parquet"
+    pd.read_csv(real_file("alpacaeval2_per_instruction.csv.gz")).to_parquet(path)
+    monkeypatch.setattr(bayes_sums, "UNIT_BYTES", 1000)
+    rep = build_report(str(path), engine="stream", progress=False, on_unpaired="drop", no_cluster=True).to_dict()
+    said = " ".join(w["message"] for w in rep["warnings"] if w["code"] == "not_at_scale")
+    assert "Bayesian bootstrap over questions" in said and "P(A > B)" in said
+    assert all(m["intervals"]["bayesian_bootstrap"] is None for m in rep["models"])
+    assert all(c["prob_a_better"] is None for c in rep["comparisons"])
+    assert rep["ranking"]["models"][0]["p_best"] is not None  # from the covariance of the means: kept
 
 
 def test_folder_glob_and_hive(example, tmp_path):
@@ -100,13 +168,12 @@ def test_folder_glob_and_hive(example, tmp_path):
 
 def test_api_and_cli(example, cli, tmp_path):
     rep = bayeserr.report(str(example), engine="stream", pass_k=[1])
-    codes = [w.code for w in rep.warnings]
-    assert codes.count("not_at_scale") == 3  # the Bayesian columns, pass@k and pass^k, with the reason
+    assert "not_at_scale" not in [w.code for w in rep.warnings]  # Bayesian columns, pass@k, pass^k: all there
     out = tmp_path / "r.json"
     res = cli("report", example, "--engine", "stream", "--format", "json", "-o", out)
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
-    assert any(w["code"] == "not_at_scale" for w in data["warnings"])
+    assert data["reliability"] is not None and data["models"][0]["intervals"]["hierarchical_posterior"]
     res = cli("report", example, "--engine", "stream", "--where", "model=x")
     assert res.exit_code != 0 and "--where" in res.output
 
@@ -287,3 +354,26 @@ def test_a_server_that_trickles_is_given_up_on_without_an_abort(tmp_path):
             assert time.monotonic() - start < 60
     finally:
         server.close()
+
+
+@pytest.mark.mcmc
+@pytest.mark.filterwarnings("ignore:PyTensor could not link to a BLAS:UserWarning")
+def test_bayes_mcmc_with_the_stream_engine_samples_from_the_count_table(example):
+    """--bayes mcmc at scale: the three-level NUTS fits run from the count table and agree with the
+    grid posterior of the same model (the memory engine's --bayes fast) to Monte Carlo error."""
+    grid = bayeserr.report(str(example), engine="stream", progress=False).to_dict()
+    from bayeserr.bayes.settings import BayesSettings
+    mcmc = bayeserr.report(str(example), engine="stream", progress=False,
+                           bayes=BayesSettings(mode="mcmc", mcmc_draws=600, mcmc_tune=600, seed=3)).to_dict()
+    for g, m in zip(grid["models"], mcmc["models"]):
+        assert g["model"] == m["model"]
+        lo_g, hi_g = g["intervals"]["hierarchical_posterior"]
+        lo_m, hi_m = m["intervals"]["hierarchical_posterior"]
+        assert abs(lo_g - lo_m) < 0.02 and abs(hi_g - hi_m) < 0.02, (g["model"], (lo_g, hi_g), (lo_m, hi_m))
+    assert not any(w["code"] == "not_at_scale" for w in mcmc["warnings"])
+
+
+def test_save_posterior_names_what_the_engine_gives_instead(example, cli, tmp_path):
+    res = cli("report", example, "--engine", "stream", "--save-posterior", tmp_path / "post")
+    assert res.exit_code == 2 and "only the default engine (memory) keeps" in res.output
+    assert "same Bayesian columns" in res.output and "Traceback" not in res.output
