@@ -358,6 +358,7 @@ def test_a_server_that_trickles_is_given_up_on_without_an_abort(tmp_path):
 
 @pytest.mark.mcmc
 @pytest.mark.filterwarnings("ignore:PyTensor could not link to a BLAS:UserWarning")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # PyMC 6's chains
 def test_bayes_mcmc_with_the_stream_engine_samples_from_the_count_table(example):
     """--bayes mcmc at scale: the three-level NUTS fits run from the count table and agree with the
     grid posterior of the same model (the memory engine's --bayes fast) to Monte Carlo error."""
