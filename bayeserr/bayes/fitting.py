@@ -29,6 +29,11 @@ def hierarchical_mcmc_many(items, settings) -> list:
     kw = settings.sampler()
     three, two = [], []
     for i, (_, k_q, n_q, codes) in enumerate(items):
+        # questions in a canonical order (cluster, answers, right answers): the sampler then gets the
+        # same arrays whatever order an engine holds the questions in (memory: by label; the stream
+        # engines: their count table), so the same seed gives the same draws
+        order = np.lexsort((k_q, n_q) if codes is None else (k_q, n_q, codes))
+        k_q, n_q, codes = k_q[order], n_q[order], None if codes is None else codes[order]
         if codes is not None and n_q.max() > 1:  # non-centred three-level model
             three.append((i, (k_q, n_q, np.unique(codes, return_inverse=True)[1])))
         elif codes is not None:
@@ -76,6 +81,8 @@ def weighted_mean_draws(idata, k, n, m, seed: int = 0) -> np.ndarray:
         return phi @ m / m.sum()
     mu = post["mu"].values.ravel()[:, None]
     kappa = np.exp(post["log_kappa"].values.ravel())[:, None]
+    order = np.lexsort((m, n, k))  # the groups in a canonical order: the same draws from any engine
+    k, n, m = np.asarray(k, float)[order], np.asarray(n, float)[order], m[order]
     rng = np.random.default_rng(seed)
     theta = rng.beta(mu * kappa + k, (1 - mu) * kappa + n - k)
     return theta @ m / m.sum()

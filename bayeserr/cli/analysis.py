@@ -181,7 +181,7 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       task_weights=task_weights(task_weights_text))
     config = click.get_current_context().find_root().meta.get("bayeserr.data.config")
     if engine == "auto":
-        engine = _auto_engine(files, kw, where=where, models=models_text, save_posterior=save_posterior,
+        engine = _auto_engine(files, kw, where=where, models=models_text,
                               memory_only=clusters_as == "strata" or tasks_as == "sample")
     if engine != "memory" and clusters_as == "strata":
         raise InputError(f"--clusters-as strata needs the default engine (memory); --engine {engine} has no "
@@ -196,11 +196,10 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
     if not chosen.per_question:
         if engine == "dask":
             cluster["worker_memory"] = worker_memory
-        load_kw = chosen.check_load(pop_load(kw), where=where, models=models_text,
-                                    save_posterior=save_posterior)
+        load_kw = chosen.check_load(pop_load(kw), where=where, models=models_text)
         rep = build_report(list(files), options=options, command=command_line(), config=config, engine=engine,
                            load=load_kw, **{k: v for k, v in cluster.items() if v is not None})
-        _write_report(rep, fmt, output, None, bayes.seed)
+        _write_report(rep, fmt, output, save_posterior, bayes.seed)
         return
     ds = load(files, models=model_list(models_text), where=where, **pop_load(kw))
     rep = build_report(ds, options=options, inputs=ds.attrs["inputs"], command=command_line(), config=config)

@@ -44,6 +44,7 @@ from bayeserr.engines.stream import (
     _Codes,
     check_batch,
     cluster_order,
+    count_columns,
     keeps_runs,
     needs_units,
     parquet_files,
@@ -201,6 +202,7 @@ def read_coded(part, cols, wanted, models, clusters, binary, dtypes):
         if cluster_index is not None:
             frame["c"] = cluster_index.get_indexer(_text(batch.column(cols.cluster))).astype(dtypes["c"])
         frame["s"] = score.astype(np.int8) if binary else score
+        frame.update(count_columns(batch, cols, path))
         frames.append(pd.DataFrame(frame))
     return pd.concat(frames, ignore_index=True) if frames else None
 
@@ -227,7 +229,7 @@ def reduce_frame(frame, models, centre, clusters, label, cols, units: bool = Tru
     from bayeserr.engines.stream import reduce_table
     from bayeserr.stats.sufficient import Sufficient
     if frame is None or len(frame) == 0:
-        return Sufficient.empty(tuple(models), centre, clusters, units, runs)
+        return Sufficient.empty(tuple(models), centre, clusters, units, runs, bool(cols.n_samples and cols.n_correct))
     table = pa.Table.from_pandas(frame, preserve_index=False)
     if "s" in table.column_names and not pa.types.is_floating(table.schema.field("s").type):
         table = table.set_column(table.column_names.index("s"), "s", table.column("s").cast(pa.float64()))
@@ -389,9 +391,11 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
         # pass 2: read again as codes, shuffle by question, reduce each partition, add in a tree
         dtypes = dict(scan["dtypes"], m=_int_type(0, len(names)),
                       c=_int_type(0, len(cluster_labels) if cluster_labels else 0))
-        meta = pd.DataFrame({k: pd.Series([], dtype=dtypes[k] if k != "s" else
-                                          (np.int8 if scan["binary"] else np.float64))
-                             for k in ["m", "q"] + ["c"] * bool(cols.cluster) + ["k"] * bool(cols.sample) + ["s"]})
+        counted = ["nc", "ns"] if cols.n_samples and cols.n_correct else []
+        meta = pd.DataFrame({k: pd.Series([], dtype=dtypes[k] if k not in ("s", "nc", "ns") else
+                                          (np.int8 if scan["binary"] and k == "s" else np.float64))
+                             for k in ["m", "q"] + ["c"] * bool(cols.cluster) + ["k"] * bool(cols.sample) + ["s"]
+                             + counted})
         frame = dd.from_map(read_coded, parts, args=(cols, wanted, list(names),
                                                      list(cluster_labels) if cluster_labels else None,
                                                      scan["binary"], dtypes),
@@ -402,11 +406,12 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
         pieces = shuffled.to_delayed()
         reduce = dask.delayed(reduce_frame, pure=True)
         units = needs_units(cluster_labels, scan["binary"], len(scan["samples"]) > 1)
-        runs = keeps_runs(scan["binary"], scan["rows"], len(scan["samples"]) > 1)
+        runs = keeps_runs(scan["binary"] or bool(cols.n_samples and cols.n_correct), scan["rows"],
+                          len(scan["samples"]) > 1)
         tasks = [reduce(p, names, centre, cluster_labels, label, cols, units, runs,
                         dask_key_name=f"bayeserr-reduce-{run}-{i}") for i, p in enumerate(pieces)]
         futures = client.compute(tasks)
-        total = Sufficient.empty(names, centre, cluster_labels, units, runs)
+        total = Sufficient.empty(names, centre, cluster_labels, units, runs, bool(counted))
         queue = as_completed(futures)
         waiting, finished, merged = None, 0, 0
         for fut in queue:

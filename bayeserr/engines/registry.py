@@ -60,7 +60,7 @@ class Engine:
                     f"glob of them, or a hive-partitioned dataset), not {suffixes[-1]} files. Write the table as "
                     "Parquet (pandas: pd.read_csv(path).to_parquet('results.parquet')), or use the default engine.")
 
-    def check_load(self, load: dict, *, where=(), models=None, save_posterior=None) -> dict:
+    def check_load(self, load: dict, *, where=(), models=None) -> dict:
         """The column options of ``load`` this engine takes; an :class:`InputError` naming each
         option it does not support (filters, model selection, logs, labels)."""
         if self.per_question:
@@ -69,11 +69,6 @@ class Engine:
                        if k not in COLUMN_OPTIONS and v not in _DEFAULTS.get(k, (None, False))]
         unsupported += ["--where"] if where else []
         unsupported += ["--models"] if models else []
-        if save_posterior:
-            raise InputError(f"--save-posterior writes the posterior objects, which only the default engine (memory) "
-                             f"keeps; --engine {self.name} reports the same Bayesian columns (from the count "
-                             "tables and cluster sums it keeps) but not the objects. Drop --save-posterior, or "
-                             "use --engine memory (on the data, or on a sample of its questions).")
         if unsupported:
             raise InputError(f"--engine {self.name} reads Parquet results tables with the column options only; "
                              f"{', '.join(unsupported)} need{'s' if len(unsupported) == 1 else ''} the default "

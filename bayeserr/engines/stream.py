@@ -464,6 +464,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
                         sample_seen.update(str(v) for v in
                                            batch.column(cols.sample).unique().to_pylist()[:2])
                 arrays["s"] = pa.array(score)
+                arrays.update({k: pa.array(v) for k, v in count_columns(batch, cols, path).items()})
                 table = pa.table(arrays)
                 if spill_schema is None:
                     spill_schema = table.schema
@@ -497,8 +498,8 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
         if cols.cluster:
             cluster_labels, remap = cluster_order(clusters.labels)
         units = needs_units(cluster_labels, binary, len(sample_seen) > 1)
-        runs = keeps_runs(binary, read, len(sample_seen) > 1)
-        total_stats = Sufficient.empty(names, centre, cluster_labels, units, runs)
+        runs = keeps_runs(binary or bool(cols.n_samples and cols.n_correct), read, len(sample_seen) > 1)
+        total_stats = Sufficient.empty(names, centre, cluster_labels, units, runs, bool(cols.n_samples and cols.n_correct))
         if track_questions:
             total_stats.questions = frozenset()
         done = 0
@@ -532,7 +533,27 @@ def source_columns(files, label, **options):
     cols = resolve_columns(pd.DataFrame(columns=_schema_names(files)), label, **options)
     wanted = [c for c in (cols.model, cols.question, cols.cluster, cols.sample, cols.task) if c]
     wanted.append(cols.score)
+    if cols.n_samples and cols.n_correct:  # counts per problem: read as the memory engine reads them
+        wanted += [cols.n_correct, cols.n_samples]
     return cols, wanted
+
+
+def count_columns(batch, cols, path) -> dict:
+    """The n_correct/n_samples columns of a batch as float64 (NaN where empty), checked as the
+    loader checks them; ``{}`` when the data have none."""
+    if not (cols.n_samples and cols.n_correct):
+        return {}
+    out = {}
+    for key, name in (("nc", cols.n_correct), ("ns", cols.n_samples)):
+        v = batch.column(name)
+        try:
+            out[key] = np.asarray(v.to_numpy(zero_copy_only=False), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"{path}: the '{name}' column holds values that are not numbers.") from None
+    with np.errstate(invalid="ignore"):
+        if ((out["nc"] > out["ns"]) | (out["nc"] < 0)).any():
+            raise InputError(f"{path}: n_correct is above n_samples or negative for some problems; fix the counts.")
+    return out
 
 
 def cluster_order(labels):
@@ -599,8 +620,13 @@ def reduce_table(table, models, centre, clusters, remap, label: str, cols, track
                              "Each question must belong to exactly one cluster; fix the cluster column or "
                              "pass --no-cluster.")
     questions = (None if not track_questions else [str(v) for v in q_labels])
+    columns = None
+    if "ns" in table.column_names:  # the n_correct/n_samples grids (model × question), NaN where absent
+        columns = tuple(np.full((len(models), n_q), np.nan) for _ in range(2))
+        for grid, key in zip(columns, ("nc", "ns")):
+            grid[m, q_codes] = table.column(key).to_numpy()
     return Sufficient.from_cube(models, cube.reshape(len(models), n_q, n_k), centre, codes, clusters, questions,
-                                units, q_labels if runs else None)
+                                units, q_labels if runs else None, columns)
 
 
 def keeps_runs(binary: bool, rows: int, samples: bool) -> bool:

@@ -155,7 +155,8 @@ class SufficientSource:
         self.gap(batch.missing)
         order = sorted(range(len(scores)), key=lambda j: (-scores[j].mean, scores[j].model))
         self.stats = self.stats.select(order)
-        return Scores([scores[j] for j in order]), None, tuple(batch.notes)
+        fits = {scores[j].model: batch.fits.get(j, {}) for j in order} if options.bayes.on else None
+        return Scores([scores[j] for j in order]), fits, tuple(batch.notes)
 
     def gap(self, missing) -> None:
         """Record Bayesian quantities the sums could not give (each named once in the warnings)."""
@@ -179,8 +180,11 @@ class SufficientSource:
         runs = self.stats.runs
         if runs is None:
             return None
-        n, c, questions, codes = (None if a is None else np.asarray(a, float) if i < 2 else a
-                                  for i, a in enumerate(runs))
+        # questions in the order of their labels, as the memory engine's view holds them (then every
+        # sum, and so every tie between models, is formed in the same order)
+        order = np.argsort(runs[2].astype(str), kind="stable")
+        n, c = (np.asarray(a, float)[:, order] for a in runs[:2])
+        questions, codes = runs[2][order], None if runs[3] is None else runs[3][order]
         with np.errstate(invalid="ignore", divide="ignore"):
             answers = np.where(n > 0, c / n, np.nan)[..., None]
         clusters = None if codes is None else np.asarray(self.stats.clusters, dtype=object)
@@ -297,8 +301,8 @@ def _prior_sensitivity(src, done, o):
 
 #: why an engine from sums has no pass@k or pass^k (it keeps each question's run counts only for 0/1 results,
 #: up to bayeserr.stats.bayes_sums.RUN_CELLS model × question cells)
-RUNS_NOT_KEPT = ("they are computed from each question's runs, which the engine keeps only for 0/1 results and up to "
-                 "16.8 million model × question cells")
+RUNS_NOT_KEPT = ("computed from each question's runs, which the engine keeps only for 0/1 results (or n_correct and "
+                 "n_samples counts) and up to 16.8 million model × question cells")
 
 
 class _Fractional:
@@ -353,8 +357,8 @@ def _reliability(src, done, o):
     if not o.pass_hat_k and runs != "all":
         if runs == "some":
             return Skipped(f"the reliability section (pass^k) is not shown: pass^k needs every question run at "
-                           f"least twice, and {once_run(view, run_counts(view)[0])}. Drop them (--where) "
-                           "to see it.")
+                           f"least twice, and {once_run(view, run_counts(view)[0])}. Drop them "
+                           f"({'--where' if src.per_question else 'when writing the Parquet files'}) to see it.")
         return None
     if runs == "none" and not (view.zero_one.all() or "n_samples" in view.extra):
         from bayeserr.base.errors import InputError
@@ -484,7 +488,7 @@ def _warnings(src, done, o) -> tuple:
     if comps.family is not None and comps.family.draws.min_p >= 1 - o.level:
         warnings.append(_caveats.family_cannot_decide(comps.family.to_dict()))
     missing = [r for r in done.values() if isinstance(r, NotAvailable)] + list(getattr(src, "missing", ()))
-    warnings += [not_at_scale(r, src.engine, advice=i == len(missing) - 1) for i, r in enumerate(missing)]
+    warnings += [not_at_scale(missing, src.engine)] if missing else []
     reliability = done.get("reliability")
     warnings += list(getattr(reliability, "caveats", ()))  # pass^k: not shown, misfit, few clusters
     judge = done.get("judge")
@@ -493,12 +497,13 @@ def _warnings(src, done, o) -> tuple:
     return tuple(warnings)
 
 
-def not_at_scale(missing: NotAvailable, engine: str, advice: bool = True) -> _caveats.Caveat:
-    """Why a section is missing from a report from sufficient statistics; ``advice`` adds what to
-    run instead (once, on the last of them, so the Warnings section does not repeat it)."""
-    return _caveats.Caveat("not_at_scale", None, f"Not available with --engine {engine}: {missing.what}; "
-                           f"{missing.why}." + (" Run the default engine (memory) on the data, or on a sample "
-                                                "of its questions, for them." if advice else ""))
+def not_at_scale(missing, engine: str) -> _caveats.Caveat:
+    """What a report from sufficient statistics leaves out and why (``missing``: the
+    :class:`NotAvailable` items), in one warning with what to run instead."""
+    items = "; ".join(f"{m.what} ({m.why})" for m in missing)
+    return _caveats.Caveat("not_at_scale", None, f"Not available with --engine {engine}: {items}. Run the default "
+                           "engine (memory) on the data, or on a sample of its questions, for "
+                           f"{'it' if len(missing) == 1 else 'them'}.")
 
 
 # ------------------------------------------------------------------ JSON

@@ -69,6 +69,24 @@ def count_table(answers: np.ndarray, codes=None) -> np.ndarray:
     return np.stack([*np.unravel_index(keys, shape), total], axis=1).astype(np.int64).reshape(-1, 5)
 
 
+def column_count_table(s: np.ndarray, correct: np.ndarray, samples: np.ndarray, codes=None):
+    """The count table of ``n_correct``/``n_samples`` columns ``(M, n)`` (NaN = absent) for the
+    questions whose counts are whole, in range and give the score ``s`` (``|s − c/n| ≤ ½/n``: the
+    memory engine's rule), and per model whether every answered question's counts do (the models
+    the Beta–Binomial models read through their counts)."""
+    answered = ~np.isnan(s)
+    c, n = np.asarray(correct, float), np.asarray(samples, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = ((n >= 1) & (c >= 0) & (c <= n) & (c == np.round(c)) & (n == np.round(n))
+              & (np.abs(s - c / n) <= 0.5 / n))
+    m, n_q = s.shape
+    cl = np.zeros(n_q, np.int64) if codes is None else np.asarray(codes, np.int64)
+    cols = [np.broadcast_to(np.arange(m)[:, None], (m, n_q))[ok], np.broadcast_to(cl, (m, n_q))[ok],
+            n[ok], c[ok], np.ones(int(ok.sum()))]
+    table = reduce_counts(np.stack([np.asarray(x, np.int64) for x in cols], 1))
+    return table, (ok | ~answered).all(axis=-1)
+
+
 def reduce_counts(rows: np.ndarray) -> np.ndarray:
     """Rows of a count table with the same (model, cluster, n, k) added, in sorted order."""
     rows = np.asarray(rows, np.int64).reshape(-1, 5)
@@ -190,13 +208,17 @@ def units_as_scores(units):
 RUN_CELLS = 2 ** 24
 
 
-def run_table(answers: np.ndarray, questions, codes=None):
-    """Runs ``n`` and successes ``c`` per (model, question) of 0/1 answers ``(M, n, K)`` (float32, exact
-    below 2²⁴), the question labels (text) and their cluster codes: what pass@k and pass^k read
-    (§6; their pair tests need each question's counts, so this grows with the questions)."""
-    answered = ~np.isnan(answers)
-    n = answered.sum(axis=-1).astype(np.float32)
-    c = np.where(answered, answers, 0.0).sum(axis=-1).astype(np.float32)
+def run_table(answers: np.ndarray, questions, codes=None, columns=None):
+    """Runs ``n`` and successes ``c`` per (model, question) of 0/1 answers ``(M, n, K)`` — or the
+    ``(n_correct, n_samples)`` ``columns`` when the data have them, as the memory engine reads them —
+    (float32, exact below 2²⁴), the question labels (text) and their cluster codes: what pass@k and
+    pass^k read (§6; their pair tests need each question's counts, so this grows with the questions)."""
+    if columns is not None:
+        c, n = (np.asarray(x, np.float32) for x in columns)
+    else:
+        answered = ~np.isnan(answers)
+        n = answered.sum(axis=-1).astype(np.float32)
+        c = np.where(answered, answers, 0.0).sum(axis=-1).astype(np.float32)
     labels = np.array([str(q) for q in questions], dtype=object)
     return n, c, labels, None if codes is None else np.asarray(codes, np.int64)
 

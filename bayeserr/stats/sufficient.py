@@ -242,10 +242,14 @@ class Sufficient:
     units: tuple | None = None
     #: the run table of pass@k and pass^k (:func:`bayeserr.stats.bayes_sums.run_table`), when kept
     runs: tuple | None = None
+    #: with n_correct/n_samples columns: their count table and, per model, whether every answered
+    #: question's counts give its score (:func:`bayeserr.stats.bayes_sums.column_count_table`)
+    column_counts: tuple | None = None
 
     # ------------------------------------------------------------ building
     @classmethod
-    def empty(cls, models, centre, clusters=None, units: bool = True, runs: bool = False) -> "Sufficient":
+    def empty(cls, models, centre, clusters=None, units: bool = True, runs: bool = False,
+              columns: bool = False) -> "Sufficient":
         m = len(models)
         c = None if clusters is None else len(clusters)
         z = np.zeros(m)
@@ -256,23 +260,26 @@ class Sufficient:
                    np.zeros((m, m)), np.zeros((m, m)), None, 0, None, np.zeros((0, 5), np.int64),
                    (np.zeros((0, m)), np.zeros(0)) if units and clusters is None else None,
                    (np.zeros((m, 0), np.float32), np.zeros((m, 0), np.float32), np.zeros(0, object),
-                    None if clusters is None else np.zeros(0, np.int64)) if runs else None)
+                    None if clusters is None else np.zeros(0, np.int64)) if runs else None,
+                   (np.zeros((0, 5), np.int64), np.ones(m, bool)) if columns else None)
 
     @classmethod
     def from_cube(cls, models, answers, centre, codes=None, clusters=None, questions=None,
-                  units: bool = True, run_labels=None) -> "Sufficient":
+                  units: bool = True, run_labels=None, columns=None) -> "Sufficient":
+        # size: a partition's cube and what to keep beside its sums
         """The statistics of one partition: ``answers`` is ``(M, n, K)`` (NaN = no
         answer) over the partition's questions, ``codes`` their cluster codes
         into ``clusters`` (the global labels), ``centre`` the global shifts.
         ``units``: keep the unit multiset (without clusters; an engine that knows
         every score is 0/1 with one answer a question skips it: nothing reads it).
         ``run_labels``: the partition's question labels, to keep the run table of
-        pass@k and pass^k (0/1 answers)."""
+        pass@k and pass^k (0/1 answers); ``columns``: the ``(n_correct, n_samples)``
+        columns ``(M, n)`` when the data have them (the memory engine reads them)."""
         answers = np.asarray(answers, float)
         m = len(models)
         centre = np.asarray(centre, float)
         if answers.shape[1] == 0:
-            out = cls.empty(models, centre, clusters, units, run_labels is not None)
+            out = cls.empty(models, centre, clusters, units, run_labels is not None, columns is not None)
             out.questions = None if questions is None else frozenset()
             return out
         answered = ~np.isnan(answers)
@@ -312,7 +319,9 @@ class Sufficient:
                    nc, sxc, N, SA, QA, XX, pc, int(answers.shape[1]),
                    None if questions is None else frozenset(questions),
                    bayes_sums.count_table(answers, codes), units,
-                   None if run_labels is None else bayes_sums.run_table(answers, run_labels, codes))
+                   None if run_labels is None else bayes_sums.run_table(answers, run_labels, codes, columns),
+                   None if columns is None else bayes_sums.column_count_table(np.where(w, s, np.nan), *columns,
+                                                                              codes))
 
     # ------------------------------------------------------------ combining
     def _check_compatible(self, other: "Sufficient") -> None:
@@ -356,12 +365,15 @@ class Sufficient:
         kw["counts"] = bayes_sums.reduce_counts(np.concatenate([self.counts, other.counts]))
         kw["units"] = bayes_sums.merge_units(self.units, other.units)
         kw["runs"] = bayes_sums.merge_runs(self.runs, other.runs)
+        a, b = self.column_counts, other.column_counts
+        kw["column_counts"] = None if a is None or b is None else (
+            bayes_sums.reduce_counts(np.concatenate([a[0], b[0]])), a[1] & b[1])
         return replace(self, **kw)
 
     def equal(self, other: "Sufficient", rtol: float = 1e-12) -> bool:
         """Every statistic equal to ``rtol`` (relative to each array's scale)."""
         for f in fields(self):
-            if f.name in ("questions", "runs"):
+            if f.name in ("questions", "runs", "column_counts"):
                 continue
             a, b = getattr(self, f.name), getattr(other, f.name)
             if f.name == "units":
@@ -411,7 +423,9 @@ class Sufficient:
                        N=self.N[ix], SA=self.SA[ix], QA=self.QA[ix], XX=self.XX[ix], pair_clusters=pc,
                        counts=bayes_sums.select_counts(self.counts, idx),
                        units=bayes_sums.select_units(self.units, idx),
-                       runs=bayes_sums.select_runs(self.runs, idx))
+                       runs=bayes_sums.select_runs(self.runs, idx),
+                       column_counts=None if self.column_counts is None else (
+                           bayes_sums.select_counts(self.column_counts[0], idx), self.column_counts[1][idx]))
 
     def raw_pair_sums(self):
         """``Σ_common s_a`` and ``Σ_common s_a s_b`` (uncentred), M×M."""
@@ -471,8 +485,8 @@ class SufficientBatch:
     absent.  ``missing`` collects what could not be computed from the sums
     (the Bayesian bootstrap over questions when the unit multiset was dropped)."""
 
-    #: the report's path of the interval methods (one posterior per model, as the memory engine's
-    #: report computes them; the batched grids are the lab's); :meth:`record` keeps nothing
+    #: the report's path of the interval methods (one posterior per model, kept, as the memory
+    #: engine's report computes them; the batched grids are the lab's)
     keep_fits = True
 
     def __init__(self, stats: Sufficient, cluster_correction: str = "paper", bayes=None):
@@ -513,8 +527,24 @@ class SufficientBatch:
     # ------------------------------------------------------------ the Bayesian columns' statistics
     @property
     def binomial(self) -> np.ndarray:
-        """Rows of 0/1 answers (the stream engines read scores, not n_correct/n_samples counts)."""
-        return self.zero_one
+        """Rows of 0/1 answers, or whose n_correct/n_samples counts give every score (as the memory
+        engine's :attr:`~bayeserr.stats.view.ScoreBatch.binomial`)."""
+        cc = self.stats.column_counts
+        return self.zero_one if cc is None else self.zero_one | (cc[1] & (self.n > 0))
+
+    @property
+    def table(self) -> np.ndarray:
+        """The count table the Beta–Binomial models read: a model's counts from its n_correct/n_samples
+        columns when they give every score, else from its 0/1 answers (the memory engine's choice)."""
+        if "table" not in self.__dict__:
+            st, cc = self.stats, self.stats.column_counts
+            table = st.counts
+            if cc is not None:
+                by_columns = cc[1] & (self.n > 0)
+                table = np.concatenate([table[~by_columns[table[:, 0]]], cc[0][by_columns[cc[0][:, 0]]]])
+                table = bayes_sums.reduce_counts(table)
+            self.__dict__["table"] = table
+        return self.__dict__["table"]
 
     @property
     def cluster_sizes(self):
@@ -522,12 +552,12 @@ class SufficientBatch:
 
     @property
     def repeated(self) -> np.ndarray:
-        return bayes_sums.repeated_models(self.stats.counts, len(self.n))
+        return bayes_sums.repeated_models(self.table, len(self.n))
 
     def _units(self):
         if "units" not in self.__dict__:
             c = None if self.codes is None else len(self.codes)
-            self.__dict__["units"] = bayes_sums.unit_counts(self.stats.counts, len(self.n), c)
+            self.__dict__["units"] = bayes_sums.unit_counts(self.table, len(self.n), c)
         return self.__dict__["units"]
 
     def unit_counts(self):
@@ -540,13 +570,14 @@ class SufficientBatch:
     def row_counts(self, row: int):
         """One model's right answers, answers and cluster per question, from the count table."""
         if "rows" not in self.__dict__:
-            self.__dict__["rows"] = bayes_sums.question_rows(self.stats.counts, len(self.n))
+            self.__dict__["rows"] = bayes_sums.question_rows(self.table, len(self.n))
         k, n, cl = (a[row] for a in self.__dict__["rows"])
         keep = n > 0
         return k[keep], n[keep], None if self.codes is None else cl[keep].astype(np.int64)
 
     def record(self, row: int, kind: str, fit) -> None:
-        """Fits are not kept from sums (``--save-posterior`` needs the memory engine)."""
+        """Keep a posterior (the HTML posterior figure and ``--save-posterior`` read them)."""
+        self.fits.setdefault(row, {})[kind] = fit
 
     def bootstrap_units(self, row):
         """``(sums, counts, mult)`` of a model's units for the Bayesian bootstrap: its clusters
