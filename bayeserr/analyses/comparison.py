@@ -284,8 +284,8 @@ class SufficientPairs:
         multiset was not kept."""
         from bayeserr.bayes.pairs import all_pair_probabilities
         if self.codes is None and self.s is None and not np.isfinite(arr.tables[0]).all() and self.gap:
-            self.gap(["P(A > B) and P(tie) of pairs of fractional or K > 1 scores (the Bayesian bootstrap "
-                      "over questions: the distinct per-question means passed their memory bound)"])
+            self.gap(["P(A > B) and P(tie) of pairs of fractional or K > 1 scores (their Bayesian bootstrap over "
+                      "questions, past the memory bound of the distinct per-question means)"])
         return all_pair_probabilities(self, arr.ia, arr.ib, arr.tables, settings, arr.totals)
 
     def moments(self):

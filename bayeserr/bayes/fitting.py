@@ -28,7 +28,10 @@ def hierarchical_mcmc_many(items, settings) -> list:
     from bayeserr.models import diagnostics, hierarchical, three_level
     kw = settings.sampler()
     three, two = [], []
-    for i, (_, k_q, n_q, codes) in enumerate(items):
+    # models in the order of their names in the joint graphs (a model's draws depend on its place there), so
+    # the same data give the same draws whatever order the rows came in
+    for i in sorted(range(len(items)), key=lambda i: str(items[i][0])):
+        _, k_q, n_q, codes = items[i]
         # questions in a canonical order (cluster, answers, right answers): the sampler then gets the
         # same arrays whatever order an engine holds the questions in (memory: by label; the stream
         # engines: their count table), so the same seed gives the same draws

@@ -184,10 +184,13 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
         engine = _auto_engine(files, kw, where=where, models=models_text,
                               memory_only=clusters_as == "strata" or tasks_as == "sample")
     if engine != "memory" and clusters_as == "strata":
-        raise InputError(f"--clusters-as strata needs the default engine (memory); --engine {engine} has no "
+        raise InputError(f"--clusters-as strata needs --engine memory; --engine {engine} has no "
                          "suite section. Drop --clusters-as, or --engine.")
+    if engine != "memory" and task_weights_text:
+        raise InputError(f"--task-weights weighs the tasks of a suite, which --engine {engine} does not compute "
+                         "(it keeps no per-task sums). Drop --task-weights, or use --engine memory.")
     if engine != "memory" and tasks_as == "sample":
-        raise InputError(f"--tasks-as sample needs the default engine (memory); --engine {engine} keeps no "
+        raise InputError(f"--tasks-as sample needs --engine memory; --engine {engine} keeps no "
                          "per-task scores. Drop --tasks-as, or --engine.")
     from bayeserr.engines.registry import ENGINES
     chosen = ENGINES.get_checked(engine)

@@ -51,14 +51,17 @@ class Engine:
         if not ok:
             raise InputError(f"engine='{self.name}' reads Parquet files: give a path (a file, folder, glob pattern "
                              f"or hive-partitioned dataset) or a list of them; got {describe(source)}. A loaded "
-                             "dataset is already in memory: use the default engine.")
+                             "dataset is already in memory: use engine='memory'.")
         for item in source if isinstance(source, (list, tuple)) else [source]:
+            if os.fspath(item) == "-":
+                raise InputError(f"--engine {self.name} reads Parquet from paths, not standard input: write the "
+                                 "table to a file (or use --engine memory, which reads standard input).")
             suffixes = [s.lower() for s in Path(os.fspath(item)).suffixes if s.lower() != ".gz"]
             if suffixes and suffixes[-1] in (".csv", ".tsv", ".jsonl", ".json", ".eval"):
                 raise InputError(
                     f"{os.fspath(item)}: --engine {self.name} reads Parquet results (a .parquet file, a folder or "
                     f"glob of them, or a hive-partitioned dataset), not {suffixes[-1]} files. Write the table as "
-                    "Parquet (pandas: pd.read_csv(path).to_parquet('results.parquet')), or use the default engine.")
+                    "Parquet (pandas: pd.read_csv(path).to_parquet('results.parquet')), or use --engine memory.")
 
     def check_load(self, load: dict, *, where=(), models=None) -> dict:
         """The column options of ``load`` this engine takes; an :class:`InputError` naming each
@@ -70,10 +73,12 @@ class Engine:
         unsupported += ["--where"] if where else []
         unsupported += ["--models"] if models else []
         if unsupported:
+            selecting = any(u in ("--where", "--models") for u in unsupported)
             raise InputError(f"--engine {self.name} reads Parquet results tables with the column options only; "
-                             f"{', '.join(unsupported)} need{'s' if len(unsupported) == 1 else ''} the default "
-                             "engine (memory). Filter or select models when writing the Parquet files (e.g. one "
-                             "hive partition per model), or drop the option.")
+                             f"{', '.join(unsupported)} need{'s' if len(unsupported) == 1 else ''} --engine memory. "
+                             + ("Filter or select models when writing the Parquet files (e.g. one hive partition "
+                                "per model), or drop the option." if selecting else "Drop the option, or use "
+                                "--engine memory (on the data, or on a sample of its questions)."))
         return {k: v for k, v in load.items() if k in COLUMN_OPTIONS}
 
     def check_options(self, options: dict) -> None:
@@ -103,6 +108,9 @@ def auto_engine(files) -> tuple[str, str | None]:
     from bayeserr.base.errors import human_bytes
     from bayeserr.data.memory import load_memory_estimate, resident_memory_left
     rows = _parquet_rows(files)
+    if rows is not None and any(Path(os.fspath(f)).is_dir() for f in files):
+        return "stream", ("--engine auto: a folder of Parquet files is read by the stream engine (the default "
+                          "loader reads files); --engine memory is not available for it.")
     left = resident_memory_left()
     if rows is None or left is None:
         return "memory", None

@@ -161,8 +161,7 @@ class SufficientSource:
     def gap(self, missing) -> None:
         """Record Bayesian quantities the sums could not give (each named once in the warnings)."""
         for what in dict.fromkeys(missing):
-            self.missing.append(NotAvailable(what, "it needs each question's scores, which this engine did not "
-                                             "keep"))
+            self.missing.append(NotAvailable(what, "it needs each question's scores, which the engine did not keep"))
 
     def pairs(self):
         from bayeserr.analyses.comparison import SufficientPairs
@@ -301,8 +300,7 @@ def _prior_sensitivity(src, done, o):
 
 #: why an engine from sums has no pass@k or pass^k (it keeps each question's run counts only for 0/1 results,
 #: up to bayeserr.stats.bayes_sums.RUN_CELLS model × question cells)
-RUNS_NOT_KEPT = ("computed from each question's runs, which the engine keeps only for 0/1 results (or n_correct and "
-                 "n_samples counts) and up to 16.8 million model × question cells")
+RUNS_NOT_KEPT = "computed from each question's runs, which the engine keeps only up to 16.8 million model × question cells"
 
 
 class _Fractional:
@@ -500,10 +498,9 @@ def _warnings(src, done, o) -> tuple:
 def not_at_scale(missing, engine: str) -> _caveats.Caveat:
     """What a report from sufficient statistics leaves out and why (``missing``: the
     :class:`NotAvailable` items), in one warning with what to run instead."""
-    items = "; ".join(f"{m.what} ({m.why})" for m in missing)
-    return _caveats.Caveat("not_at_scale", None, f"Not available with --engine {engine}: {items}. Run the default "
-                           "engine (memory) on the data, or on a sample of its questions, for "
-                           f"{'it' if len(missing) == 1 else 'them'}.")
+    items = "; ".join(f"{m.what} — {m.why}" for m in missing)
+    return _caveats.Caveat("not_at_scale", None, f"Not available with --engine {engine}: {items}. Run --engine "
+                           f"memory on the data, or on a sample of its questions, for {'it' if len(missing) == 1 else 'them'}.")
 
 
 # ------------------------------------------------------------------ JSON

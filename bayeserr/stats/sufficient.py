@@ -593,8 +593,8 @@ class SufficientBatch:
             self.missing.append("the Bayesian bootstrap of a model answering in one cluster (over its questions)")
             return None
         if st.units is None:
-            self.missing.append("the Bayesian bootstrap over questions (the distinct per-question means "
-                                f"passed {bayes_sums.UNIT_BYTES >> 20} MiB)")
+            self.missing.append(f"the Bayesian bootstrap over questions (past {bayes_sums.UNIT_BYTES >> 20} MiB of "
+                                "distinct per-question means)")
             return None
         values, mult = st.units
         keep = values[:, j] != bayes_sums.UNANSWERED

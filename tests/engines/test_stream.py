@@ -150,8 +150,8 @@ def test_runs_not_kept_are_named_not_silent(example, tmp_path, monkeypatch):
     rep = build_report(str(example), engine="stream", progress=False, pass_k=[1]).to_dict()
     said = [w["message"] for w in rep["warnings"] if w["code"] == "not_at_scale"]
     assert rep["reliability"] is None and rep["pass_at_k"] is None and len(said) == 1  # one warning, both named
-    assert said[0].startswith("Not available with --engine stream: pass@k (computed from each question's runs")
-    assert "; the reliability section (pass^k) (computed from each" in said[0] and said[0].endswith("for them.")
+    assert said[0].startswith("Not available with --engine stream: pass@k — computed from each question's runs")
+    assert "; the reliability section (pass^k) — computed from each" in said[0] and said[0].endswith("for them.")
     monkeypatch.undo()
     frame = pd.read_parquet(example)
     frame["score"] = frame["score"] * 0.5  # fractional scores: no pass^k, as with the memory engine
@@ -420,3 +420,23 @@ def test_save_posterior_and_the_posterior_figure_from_the_stream_engine(example,
             for var in a.data_vars:
                 np.testing.assert_allclose(a[var].values, b[var].values, rtol=1e-9)
     assert 'id="fig-posterior"' in (tmp_path / "stream.html").read_text()
+
+
+def test_a_parquet_folder_is_streamed_by_default_and_standard_input_is_refused(example, cli, tmp_path):
+    """A folder of Parquet parts, given with no --engine, is read by the stream engine (the loader reads
+    files) with one note; the stream engine refuses standard input and --task-weights, naming the fix."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    frame = pd.read_parquet(example)
+    for i, (_, part) in enumerate(frame.groupby("model")):
+        part.to_parquet(folder / f"part-{i}.parquet")
+    res = cli("report", folder, "--format", "json", "-o", tmp_path / "auto.json")
+    assert res.exit_code == 0, res.output
+    assert "a folder of Parquet files is read by the stream engine" in res.output
+    got = json.loads((tmp_path / "auto.json").read_text())
+    want = build_report(str(folder), engine="stream", progress=False).to_dict()
+    assert _differences(got, want) == []
+    res = cli("report", "-", "--engine", "stream")
+    assert res.exit_code == 2 and "not standard input" in res.output
+    res = cli("report", example, "--engine", "stream", "--task-weights", "a=1")
+    assert res.exit_code == 2 and "--task-weights" in res.output and "--engine memory" in res.output

@@ -79,8 +79,8 @@ def test_a_section_the_engine_cannot_compute_is_a_not_at_scale_warning(counts_se
     rep = build_report(path, engine="stream", bayes="off", progress=False)
     assert isinstance(rep.sections["counts"], sections.NotAvailable)
     notes = [w.message for w in rep.warnings if w.code == "not_at_scale"]
-    assert notes == ["Not available with --engine stream: the question counts (the engine keeps sums). Run the "
-                     "default engine (memory) on the data, or on a sample of its questions, for it."]
+    assert notes == ["Not available with --engine stream: the question counts — the engine keeps sums. Run --engine "
+                     "memory on the data, or on a sample of its questions, for it."]
     assert len(notes) == 1 and rep.sections["reliability"] is not None  # pass^k from the engine's run table
     assert "counts" not in rep.to_dict() and "Questions per model" not in rep.to_markdown()
 
