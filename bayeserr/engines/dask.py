@@ -48,6 +48,7 @@ from bayeserr.engines.stream import (
     keeps_runs,
     needs_units,
     parquet_files,
+    row_accounting,
     source_columns,
 )
 
@@ -375,7 +376,8 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
         scan_futures = [client.submit(scan_part, p, cols, wanted, key=f"bayeserr-scan-{run}-{i}", pure=False)
                         for i, p in enumerate(parts)]
         try:
-            scan = combine_scans(_gather_all(client, scan_futures, show, "pass 1 (scan)"))
+            scans = _gather_all(client, scan_futures, show, "pass 1 (scan)")
+            scan = combine_scans(scans)
         except BaseException:
             client.cancel(scan_futures)
             raise
@@ -434,7 +436,10 @@ def reduce_dask(source, *, model_col=None, question_col=None, score_col=None, cl
     from bayeserr.data.dataset import check_min_questions
     check_min_questions(label, names, total.n, cols.model)
     show(f"done: {scan['rows']:,} rows in {t2 - t0:.0f} s", force=True)
-    return StreamResult(total, {"read": scan["rows"], "used": scan["rows"], "dropped": []}, cols.to_dict(),
+    per_file = dict.fromkeys((p for p, _ in files), 0)
+    for part, s in zip(parts, scans):
+        per_file[part[0]] += s["rows"]
+    return StreamResult(total, row_accounting(per_file), cols.to_dict(),
                         label, [p for p, _ in files], samples=len(scan["samples"]) > 1,
                         tasks=cols.task is not None, partitions=n_out,
                         seconds={"scan": t1 - t0, "reduce": t2 - t1})

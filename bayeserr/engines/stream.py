@@ -438,6 +438,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
     sums, counts = np.zeros(0), np.zeros(0)
     sample_seen: set = set()
     read, binary = 0, True
+    per_file = dict.fromkeys((p for p, _ in files), 0)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bayeserr_stream_", dir=tmp_dir) as tmp:
         writers: dict[int, object] = {}
@@ -485,6 +486,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
                             writers[p] = ipc.new_file(os.path.join(tmp, f"part-{p:05d}.arrow"), spill_schema)
                         writers[p].write_table(table.slice(lo, hi - lo))
                 read += n
+                per_file[path] += n
                 show(f"pass 1 (partition by question): {read:,} of {total:,} rows ({100 * read / max(total, 1):.0f}%)")
         for w in writers.values():
             w.close()
@@ -517,7 +519,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
     from bayeserr.data.dataset import check_min_questions
     check_min_questions(label, names, total_stats.n, cols.model)
     show(f"done: {read:,} rows in {t2 - t0:.0f} s", force=True)
-    return StreamResult(total_stats, {"read": read, "used": read, "dropped": []}, cols.to_dict(), label,
+    return StreamResult(total_stats, row_accounting(per_file), cols.to_dict(), label,
                         [p for p, _ in files], samples=len(sample_seen) > 1, tasks=cols.task is not None,
                         partitions=n_parts, seconds={"scan": t1 - t0, "reduce": t2 - t1})
 
@@ -634,6 +636,17 @@ def keeps_runs(binary: bool, rows: int, samples: bool) -> bool:
     (at most the rows, half of them with repeated samples) fit :data:`~bayeserr.stats.bayes_sums.RUN_CELLS`."""
     from bayeserr.stats.bayes_sums import RUN_CELLS
     return binary and rows // (2 if samples else 1) <= RUN_CELLS
+
+
+def row_accounting(per_file: dict) -> dict:
+    """The row accounting of a source read whole (``per_file``: rows read from each file, in input
+    order), as the loader gives it: with several files, each file's rows under ``inputs``."""
+    read = int(sum(per_file.values()))
+    rows = {"read": read, "used": read, "dropped": []}
+    if len(per_file) > 1:
+        rows["inputs"] = [{"input": path, "read": int(n), "used": int(n), "dropped": []}
+                          for path, n in per_file.items()]
+    return rows
 
 
 def needs_units(clusters, binary: bool, samples: bool) -> bool:

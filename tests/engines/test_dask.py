@@ -68,6 +68,14 @@ def test_real_files_equal_memory(name, load, kw, client, tmp_path):
     _same_report(path, client, load, **kw)
 
 
+def test_several_files_are_accounted_file_by_file(example, client, tmp_path):
+    frame = pd.read_parquet(example)
+    for i, (_, part) in enumerate(frame.groupby("model")):
+        part.to_parquet(tmp_path / f"p{i}.parquet")
+    rep = _same_report(str(tmp_path / "p*.parquet"), client)
+    assert len(rep["rows"]["inputs"]) == 4
+
+
 def test_many_parts_and_partitions_equal_stream(example, client, tmp_path):
     """A hive folder (one part per model) shuffled into 5 partitions: the stream engine's statistics."""
     from bayeserr.engines.dask import reduce_dask

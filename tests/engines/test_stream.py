@@ -83,6 +83,15 @@ def test_row_order_does_not_change_the_report(example, tmp_path):
     _same_report(path, pass_k=[1, 2])
 
 
+def test_several_files_are_accounted_file_by_file(example, tmp_path):
+    """A glob of several files: each file's rows under rows.inputs, as the loader gives them."""
+    frame = pd.read_parquet(example)
+    for i, (_, part) in enumerate(frame.groupby("model")):
+        part.to_parquet(tmp_path / f"p{i}.parquet")
+    rep = _same_report(str(tmp_path / "p*.parquet"))
+    assert [x["read"] for x in rep["rows"]["inputs"]] == frame.groupby("model").size().tolist()
+
+
 def test_example_in_small_partitions(example):
     """Many spill partitions (each question's rows in one) give the same statistics."""
     one = reduce_parquet(example, progress=False, partitions=1)
@@ -191,7 +200,8 @@ def test_folder_glob_and_hive(example, tmp_path):
     ref = reduce_parquet(example, progress=False)
     for source in (hive, str(flat / "part-*.parquet")):
         got = reduce_parquet(source, progress=False)
-        assert got.rows == ref.rows
+        assert {k: v for k, v in got.rows.items() if k != "inputs"} == ref.rows
+        assert [x["read"] for x in got.rows["inputs"]] == [600] * 4  # each file's rows
         order = [got.stats.models.index(m) for m in ref.stats.models]
         assert got.stats.select(order).equal(ref.stats, 1e-12)
 
