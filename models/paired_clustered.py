@@ -141,6 +141,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from bayeserr.stats.bayes_sums import exact_in_any_order
+
 #: Scale of the half-t prior on ρ = τ/σ (between- over within-cluster sd of d).
 PRIOR_SCALE = 0.5
 #: Degrees of freedom of the half-t prior on ρ (inf: half-normal).
@@ -240,12 +242,6 @@ def _totals(D, sizes, present, total) -> np.ndarray:
     if np.any(total - least < -1e-9 * (1.0 + np.abs(total))):
         raise ValueError("the totals of squares must be the sums of d² (at least Σ_c D_c² / n_c)")
     return total[:, None]
-
-
-def _integral(*arrays) -> bool:
-    """True when every value is an integer small enough for float sums to be exact in
-    any order (then no canonical ordering is needed)."""
-    return all(bool(np.all(a == np.round(a))) and float(np.abs(a).sum()) < 2.0**52 for a in arrays)
 
 
 def _row_sum(X, exact):
@@ -449,7 +445,7 @@ def pair_probabilities(D, sizes, rope, *, sum_sq=None, total_sq=None, level: flo
     out = {k: np.full(P, np.nan) for k in ("pa", "pb", "pt", "mean", "sd", "tau", "sigma", "icc")}
     interval = np.full((P, 2), np.nan)
     if idx.size:
-        exact = _integral(D[idx], Q[idx])
+        exact = exact_in_any_order(D[idx], Q[idx])
         res = _posterior(D[idx], sizes[idx], Q[idx], sum_sq is not None or total_sq is not None, rope[idx], level,
                          prior_scale, prior_df, nu0, s0, exact)
         for k, v in res.items():
@@ -664,7 +660,7 @@ def mean_from_sums(D, sizes, total_sq, *, level: float = 0.95, bounds=(0.0, 1.0)
     idx = np.flatnonzero(ok)
     if idx.size:
         w, loc, scale, nu, *_ = _mixture(D[idx], sizes[idx], Q[idx], True, prior_scale, prior_df,
-                                         nu0, s0, _integral(D[idx], Q[idx]))
+                                         nu0, s0, exact_in_any_order(D[idx], Q[idx]))
         nuc = nu[:, None]
         below = np.sum(w * _t_cdf(nuc, (lo_b - loc) / scale), axis=1)
         above = np.sum(w * _t_cdf(nuc, (loc - hi_b) / scale), axis=1)  # upper tail, kept small

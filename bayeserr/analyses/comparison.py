@@ -249,11 +249,7 @@ class ViewPairs:
         return pair_moments(self.view.s, self.view.codes)
 
     def cluster_totals(self, ia, ib):
-        """``(slice, D, T, sizes)`` per chunk of pairs: the cluster sums of the differences, each
-        pair's total of squared differences (what the Bayesian pair model reads) and the sizes."""
-        from bayeserr.stats.bayes_sums import total_of_squares
-        for sl, D, Q, sizes in pair_cluster_totals(self.view, ia, ib):
-            yield sl, D, total_of_squares(Q), sizes
+        return pair_cluster_totals(self.view, ia, ib)
 
     def discordant(self):
         return discordant_counts(self.view.s)

@@ -105,9 +105,8 @@ def clustered_probabilities(view, ia, ib, rope: float, totals=None):
     from bayeserr.models.paired_clustered import pair_probabilities as clustered
     better, tie = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
     if totals is None:
-        from bayeserr.stats.bayes_sums import total_of_squares
         from bayeserr.stats.pairs import pair_cluster_totals
-        chunks = [(sl, D, total_of_squares(Q), sizes) for sl, D, Q, sizes in pair_cluster_totals(view, ia, ib)]
+        chunks = list(pair_cluster_totals(view, ia, ib))
     else:
         ends = np.cumsum([len(d) for d in totals["D"]])
         chunks = [(slice(e - len(D), e), D, Q, s)

@@ -252,7 +252,6 @@ def assemble(src, options: Options, *, source: str, columns: dict, inputs=(), co
     :class:`~bayeserr.reporting.sections.SufficientSource`), then the :class:`Report`."""
     _check_pairs_option(options.pairs, src.models)
     src.check()
-    options = src.options(options)
     return Report(source=source, level=options.level, columns=columns, rows=src.rows,
                   cluster_correction=options.cluster_correction, adjust=options.adjust,
                   sections=compute_sections(src, options),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Callable
 
 import numpy as np
@@ -102,9 +103,6 @@ class ViewSource:
         """The models, best first once the models section has ranked them."""
         return self.view.models
 
-    def options(self, options: Options) -> Options:
-        return options
-
     def check(self) -> None:
         from bayeserr.analyses.comparison import check_pair_memory
         check_pair_memory(len(self.view.models))  # fail at once, before any work, if the pairs cannot fit
@@ -143,9 +141,6 @@ class SufficientSource:
         """The models, best first once the models section has ranked them."""
         return self.stats.models
 
-    def options(self, options: Options) -> Options:
-        return options
-
     def check(self) -> None:
         pass
 
@@ -170,7 +165,7 @@ class SufficientSource:
     def means(self, scores):
         return _Means(self.stats.models, [m.mean for m in scores], self.stats)
 
-    @property
+    @cached_property
     def run_view(self):
         """The engine's run table (runs and successes per model and question) as a view, for the
         pass@k and pass^k sections (the same code as the memory engine's); ``None`` when it was
@@ -298,19 +293,15 @@ def _prior_sensitivity(src, done, o):
     return tuple(prior_sensitivity(done["models"].scores, level=o.level))
 
 
-#: why an engine from sums has no pass@k or pass^k (it keeps each question's run counts only for 0/1 results,
-#: up to bayeserr.stats.bayes_sums.RUN_CELLS model × question cells)
+#: why an engine from sums has no pass@k or pass^k (it keeps each question's run counts up to
+#: bayeserr.stats.bayes_sums.RUN_CELLS model × question cells)
 RUNS_NOT_KEPT = "computed from each question's runs, which the engine keeps only up to 16.8 million model × question cells"
 
 
-class _Fractional:
-    """What the pass^k section reads of fractional scores (no runs of 0/1 results): that they are not 0/1."""
-
-    extra: dict = {}
-    zero_one = np.zeros(1, bool)
-
-
-_FRACTIONAL = _Fractional()
+def _refuse_fractional_pass_hat_k():
+    from bayeserr.base.errors import InputError
+    raise InputError("--pass-hat-k needs 0/1 results per run (or n_samples and n_correct columns); these scores "
+                     "are fractional. Drop --pass-hat-k.")
 
 
 def _pass_at_k(src, done, o):
@@ -346,8 +337,8 @@ def _reliability(src, done, o):
     more; a warning when some questions were run once."""
     view = src.run_view
     if view is None and not src.stats.zero_one.all():  # fractional scores: as the memory engine
-        view = _FRACTIONAL
-    elif view is None:  # an engine that did not keep the runs: named when the section was asked for or due
+        return _refuse_fractional_pass_hat_k() if o.pass_hat_k else None
+    if view is None:  # an engine that did not keep the runs: named when the section was asked for or due
         return (NotAvailable("the reliability section (pass^k)", RUNS_NOT_KEPT)
                 if o.pass_hat_k or src.result.samples else None)
     from bayeserr.analyses.reliability import Skipped, once_run, reliability_view, run_counts, runs_of
@@ -359,9 +350,7 @@ def _reliability(src, done, o):
                            f"({'--where' if src.per_question else 'when writing the Parquet files'}) to see it.")
         return None
     if runs == "none" and not (view.zero_one.all() or "n_samples" in view.extra):
-        from bayeserr.base.errors import InputError
-        raise InputError("--pass-hat-k needs 0/1 results per run (or n_samples and n_correct columns); these scores "
-                         "are fractional. Drop --pass-hat-k.")
+        _refuse_fractional_pass_hat_k()
     return reliability_view(view, o, o.pass_hat_k)
 
 

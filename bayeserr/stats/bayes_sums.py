@@ -69,6 +69,15 @@ def count_table(answers: np.ndarray, codes=None) -> np.ndarray:
     return np.stack([*np.unravel_index(keys, shape), total], axis=1).astype(np.int64).reshape(-1, 5)
 
 
+def counts_give_scores(s, correct, samples) -> np.ndarray:
+    """Cells whose ``n_correct``/``n_samples`` counts are whole, in range and give the score ``s`` to its
+    rounding (``|s − c/n| ≤ ½/n``): the cells a Beta–Binomial model may read through their counts."""
+    c, n = np.asarray(correct, float), np.asarray(samples, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return ((n >= 1) & (c >= 0) & (c <= n) & (c == np.round(c)) & (n == np.round(n))
+                & (np.abs(s - c / n) <= 0.5 / n))
+
+
 def column_count_table(s: np.ndarray, correct: np.ndarray, samples: np.ndarray, codes=None):
     """The count table of ``n_correct``/``n_samples`` columns ``(M, n)`` (NaN = absent) for the
     questions whose counts are whole, in range and give the score ``s`` (``|s − c/n| ≤ ½/n``: the
@@ -76,9 +85,7 @@ def column_count_table(s: np.ndarray, correct: np.ndarray, samples: np.ndarray, 
     the Beta–Binomial models read through their counts)."""
     answered = ~np.isnan(s)
     c, n = np.asarray(correct, float), np.asarray(samples, float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ok = ((n >= 1) & (c >= 0) & (c <= n) & (c == np.round(c)) & (n == np.round(n))
-              & (np.abs(s - c / n) <= 0.5 / n))
+    ok = counts_give_scores(s, c, n)
     m, n_q = s.shape
     cl = np.zeros(n_q, np.int64) if codes is None else np.asarray(codes, np.int64)
     cols = [np.broadcast_to(np.arange(m)[:, None], (m, n_q))[ok], np.broadcast_to(cl, (m, n_q))[ok],
@@ -171,10 +178,13 @@ def merge_units(a, b):
         return b
     if not len(b[1]):
         return a
-    values, inverse = np.unique(np.concatenate([a[0], b[0]]), axis=0, return_inverse=True)
-    if values.nbytes > UNIT_BYTES:
-        return None
-    return values, np.bincount(inverse.ravel(), weights=np.concatenate([a[1], b[1]]), minlength=len(values))
+    return bounded_units(_distinct(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])))
+
+
+def _distinct(values, mult):
+    """The distinct rows of ``values`` with the multiplicities of their copies added."""
+    values, inverse = np.unique(values, axis=0, return_inverse=True)
+    return values, np.bincount(inverse.ravel(), weights=mult, minlength=len(values))
 
 
 def bounded_units(units):
@@ -190,8 +200,7 @@ def select_units(units, order):
     keep = (values != UNANSWERED).any(axis=1)
     if not keep.any():
         return values[:0], units[1][:0]
-    values, inverse = np.unique(values[keep], axis=0, return_inverse=True)
-    return values, np.bincount(inverse.ravel(), weights=units[1][keep], minlength=len(values))
+    return _distinct(values[keep], units[1][keep])
 
 
 def units_as_scores(units):
@@ -263,7 +272,7 @@ def cluster_value_sums(d, codes):
     if np.any(np.abs(finite) > 1):
         raise ValueError("differences of scores in [0, 1] must lie in [-1, 1]")
     P, C = d.shape[0], int(codes.max()) + 1
-    if _whole(finite):
+    if exact_in_any_order(finite):
         per_row = np.broadcast_to(codes, d.shape)
     else:                                        # canonical order: by value (NaN last)
         order = np.argsort(d, axis=1, kind="stable")
@@ -275,7 +284,7 @@ def cluster_value_sums(d, codes):
     return D.reshape(P, C), sizes.reshape(P, C), Q.reshape(P, C)
 
 
-def _whole(*arrays) -> bool:
+def exact_in_any_order(*arrays) -> bool:
     """Every value an integer small enough for float sums to be exact in any order."""
     return all(bool(np.all(a == np.round(a))) and float(np.abs(a).sum()) < 2.0 ** 52 for a in arrays)
 
@@ -285,7 +294,7 @@ def total_of_squares(Q: np.ndarray) -> np.ndarray:
     unless they are whole numbers (then exact in any order): the same total however the
     clusters are numbered."""
     Q = np.asarray(Q, float)
-    return Q.sum(axis=-1) if _whole(Q) else np.sort(Q, axis=-1).sum(axis=-1)
+    return Q.sum(axis=-1) if exact_in_any_order(Q) else np.sort(Q, axis=-1).sum(axis=-1)
 
 
 def pair_square_totals(N, SA, QA, XX, centre, ia, ib) -> np.ndarray:

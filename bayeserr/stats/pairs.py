@@ -244,13 +244,16 @@ CROSS_CELLS = 25_000_000
 
 
 def pair_cluster_totals(view, ia, ib, chunk: int = PAIR_CHUNK):
-    """Cluster sums of d = s_a − s_b and of d², and the common cluster sizes, of
-    every pair ``(ia[k], ib[k])``, in chunks of pairs: yields ``(slice, D, Q, sizes)``.
+    """Cluster sums of d = s_a − s_b, each pair's total of d² (added in an order that does not
+    depend on the cluster numbering: :func:`~bayeserr.stats.bayes_sums.total_of_squares`), and
+    the common cluster sizes, of every pair ``(ia[k], ib[k])``, in chunks of pairs: yields
+    ``(slice, D, T, sizes)``.
 
     With complete data every sum comes from per-model cluster sums and one
     M×M product per cluster (no pairs × questions array); otherwise the
     differences of each chunk of pairs are formed directly.
     """
+    from bayeserr.stats.bayes_sums import total_of_squares
     from bayeserr.stats.estimators import cluster_sums
     from bayeserr.stats.fewclusters import cluster_totals
     codes = view.codes
@@ -270,11 +273,11 @@ def pair_cluster_totals(view, ia, ib, chunk: int = PAIR_CHUNK):
             a, b = ia[sl], ib[sl]
             cross = (products[a, b] if products is not None else
                      np.stack([np.einsum("pi,pi->p", blk[a], blk[b]) for blk in blocks], axis=-1))
-            yield sl, S[a] - S[b], SS[a] + SS[b] - 2 * cross, np.broadcast_to(sizes_c, (len(a), len(sizes_c)))
+            yield sl, S[a] - S[b], total_of_squares(SS[a] + SS[b] - 2 * cross), np.broadcast_to(sizes_c, (len(a), len(sizes_c)))
         return
     for start in range(0, len(ia), chunk):
         sl = slice(start, start + chunk)
         d = view.s[ia[sl]] - view.s[ib[sl]]
         D, sizes = cluster_totals(d, codes)
         Q, _ = cluster_totals(d * d, codes)
-        yield sl, D, Q, sizes
+        yield sl, D, total_of_squares(Q), sizes

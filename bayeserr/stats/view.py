@@ -468,10 +468,8 @@ class ScoreBatch(_AnswerKinds):
         give the score (to the rounding of the score: ``|s − c/n| ≤ ½/n``)."""
         if self.counts is None:
             return np.zeros(self.mean.shape, bool)
-        c, n = (np.asarray(x, float) for x in self.counts)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ok = ((n >= 1) & (c >= 0) & (c <= n) & (c == np.round(c)) & (n == np.round(n))
-                  & (np.abs(self.s - c / n) <= 0.5 / n))
+        from bayeserr.stats.bayes_sums import counts_give_scores
+        ok = counts_give_scores(self.s, *self.counts)
         return (ok | ~self.answered).all(axis=-1) & (self.n > 0)
 
     @cached_property
