@@ -151,7 +151,7 @@ case("score(level='high')", lambda c: bayeserr.score(c.ds, level="high"), r"leve
 case("score(cluster_correction=cr3)", lambda c: bayeserr.score(c.ds, cluster_correction="cr3"),
      "'cr3' is not a known cluster correction.*Choose one of: paper, cr1")
 case("score(bayes=maybe)", lambda c: bayeserr.score(c.ds, bayes="maybe"), "'maybe' is not a known Bayesian mode")
-case("score(bayes=1)", lambda c: bayeserr.score(c.ds, bayes=1), "bayes must be 'off', 'fast', 'mcmc'")
+case("score(bayes=1)", lambda c: bayeserr.score(c.ds, bayes=1), "bayes must be 'off', 'fast', 'full', 'mcmc'")
 case("score(methods=unknown)", lambda c: bayeserr.score(c.ds, methods="wald2"), "'wald2' is not a known")
 case("score(methods=5)", lambda c: bayeserr.score(c.ds, methods=5), "methods takes")
 case("score(seed=-1)", lambda c: bayeserr.score(c.ds, seed=-1), "seed must be a whole number")

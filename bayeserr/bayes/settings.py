@@ -6,7 +6,11 @@ Modes (``--bayes``):
 * ``fast`` (default) — closed forms and deterministic paths only, no
   sampler: conjugate Beta posterior (0/1, K = 1); exact hierarchical
   posterior by quadrature; for pairs the Dirichlet 2×2 posterior (0/1, K = 1,
-  no clusters) or the Bayesian bootstrap of the paired difference.
+  no clusters) or the Bayesian bootstrap of the paired difference.  A report
+  whose tables do not show the three-level posterior (clusters and K > 1)
+  leaves it out (``only_shown``; ``docs/methods.md`` §5.2, "What a report
+  computes"), and says so.
+* ``full`` — as ``fast``, every posterior computed whether shown or not.
 * ``mcmc`` — as ``fast``, but the hierarchical posterior comes from PyMC NUTS
   (three levels when the data have both clusters and K > 1), with R-hat,
   ESS and divergence checks.
@@ -24,7 +28,8 @@ from bayeserr.base.registry import Registry, check_range
 
 MODES = Registry("Bayesian mode", "--bayes", {
     "off": "no Bayesian columns",
-    "fast": "closed forms and exact quadrature, no sampler",
+    "fast": "closed forms and exact quadrature, no sampler (a report computes what it shows)",
+    "full": "as fast, every posterior computed, shown or not (the three-level one too)",
     "mcmc": "as fast, with the hierarchical posterior from PyMC NUTS",
 })
 
@@ -65,6 +70,9 @@ class BayesSettings:
     #: default (two-level 0.8, paired latent 0.9, three-level 0.95)
     target_accept: float | None = None
     progress: bool = False
+    #: ``fast`` in a report whose tables and figures do not show the three-level
+    #: hierarchical posterior: leave it out (a ``not_computed`` warning says so)
+    only_shown: bool = False
 
     def __post_init__(self):
         MODES.check(self.mode)
@@ -93,6 +101,11 @@ class BayesSettings:
     def on(self) -> bool:
         return self.mode != "off"
 
+    @property
+    def skips_three_level(self) -> bool:
+        """The three-level grid posterior is left out: ``fast`` in a report that does not show it."""
+        return self.mode == "fast" and self.only_shown
+
     @classmethod
     def coerce(cls, value) -> "BayesSettings":
         """A settings object from a mode name, ``None`` (the default) or settings."""
@@ -102,5 +115,5 @@ class BayesSettings:
             return value
         if isinstance(value, str):
             return cls(mode=value)
-        raise InputError("bayes must be 'off', 'fast', 'mcmc' or a BayesSettings object "
+        raise InputError("bayes must be 'off', 'fast', 'full', 'mcmc' or a BayesSettings object "
                          f"(got {value!r}).")

@@ -48,6 +48,19 @@ def _write_report(rep, fmt, output, save_posterior=None, seed=0):
     _with_posteriors(lambda: emit(text, output), rep.posteriors, save_posterior, seed)
 
 
+def _computing_what_is_shown(options, fmt: str, save_posterior):
+    """``--bayes fast`` leaves out the three-level hierarchical posterior when this report
+    does not show it: not a column (``--methods``), no posterior figure (HTML), no saved
+    posterior (``docs/methods.md`` §5.2, "What a report computes")."""
+    from dataclasses import replace
+    methods = options.methods
+    shown = (fmt == "html" or save_posterior or methods == "all"
+             or (not isinstance(methods, str) and "hierarchical_posterior" in methods))
+    if options.bayes.mode != "fast" or shown:
+        return options
+    return replace(options, bayes=replace(options.bayes, only_shown=True))
+
+
 def _apart(output, folder) -> None:
     """``-o`` may not be the ``--save-posterior`` folder or inside it: the folder is
     replaced as a whole, which would delete the report written there."""
@@ -179,6 +192,7 @@ def report(files, fmt, level, cluster_correction, on_unpaired, adjust, prior_sen
                       seed=bayes.seed, methods=methods, pairs=pairs, top_k=top_k,
                       rank_intervals=rank_intervals, cluster_reading=clusters_as, task_reading=tasks_as,
                       task_weights=task_weights(task_weights_text))
+    options = _computing_what_is_shown(options, fmt, save_posterior)
     config = click.get_current_context().find_root().meta.get("bayeserr.data.config")
     if engine == "auto":
         engine = _auto_engine(files, kw, where=where, models=models_text,

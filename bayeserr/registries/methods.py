@@ -247,6 +247,8 @@ def _hierarchical(batch, level):
     if mcmc and not rows.any() and not any(n.code == "mcmc_not_needed" for n in batch.notes):
         from bayeserr.bayes.fitting import no_sampler_note
         batch.notes.append(no_sampler_note())
+    if settings is not None and settings.skips_three_level:
+        rows = _skip_three_level(batch, rows)
     if not rows.any():
         return out
     k_u, n_u = batch.unit_counts()
@@ -268,6 +270,24 @@ def _hierarchical(batch, level):
     with one_thread():  # many small array products: BLAS threads cost more than they give
         _hierarchical_grid(batch, level, rows, out, mu_out, k_u, n_u, m_u)
     return out
+
+
+def _skip_three_level(batch, rows) -> np.ndarray:
+    """``rows`` without the three-level ones, which a ``fast`` report that does not show
+    them leaves out (``docs/methods.md`` §5.2, "What a report computes"): the warning
+    ``not_computed`` names how many and how to have them."""
+    skipped = rows & _three_level_rows(batch)
+    if skipped.any():
+        from bayeserr.base.caveat import Caveat
+        n = int(skipped.sum())
+        batch.notes.append(Caveat(
+            "not_computed", None,
+            f"the three-level hierarchical posterior (clusters, and K > 1 answers per question) of {n} "
+            f"model{'' if n == 1 else 's'} was not computed: no table of this report shows it "
+            "(hierarchical_posterior and hierarchical_mu are null in the JSON). --bayes full computes "
+            "it, and so do --methods all, --format html and --save-posterior, which show it.",
+            facts={"models": n}))
+    return rows & ~skipped
 
 
 def _hierarchical_grid(batch, level, rows, out, mu_out, k_u, n_u, m_u) -> None:

@@ -107,16 +107,20 @@ def warnings_blocks(warnings, limit=MAX_NAMES) -> list:
     return [Bullets(warning_items(warnings, limit))]
 
 
-def bayes_note(settings, clustered: bool, sampled: bool = True, pairs: bool = True) -> str:
+def bayes_note(settings, clustered: bool, sampled: bool = True, pairs: bool = True,
+               skipped: bool = False) -> str:
     """Which Bayesian model produced the posterior columns (``sampled``: whether
-    any model needed NUTS under ``--bayes mcmc``)."""
+    any model needed NUTS under ``--bayes mcmc``; ``skipped``: the three-level
+    posterior was left out, warning ``not_computed``)."""
     from bayeserr.models.beta_binomial import prior_label
     hier = ("PyMC NUTS (three levels with clusters and K > 1)" if settings.mode == "mcmc" and sampled
             else "exact quadrature" + ("" if settings.mode != "mcmc" else
-                                       " (no model needed a sampler: nothing was sampled)"))
+                                       " (no model needed a sampler: nothing was sampled)")
+            + (" (with clusters and K > 1 answers per question: --bayes full)" if skipped else ""))
     model = ("normal model with a cluster random effect on the paired differences" if clustered else
              "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
-    return (f"Bayesian intervals (--bayes {settings.mode}; all in the JSON, and as columns with --methods all): "
+    where = "in the JSON" if skipped else "all in the JSON"
+    return (f"Bayesian intervals (--bayes {settings.mode}; {where}, and as columns with --methods all): "
             "Beta posterior with prior "
             f"{prior_label(settings.prior)}; hierarchical Beta–Binomial posterior of the mean by "
             f"{hier}; for fractional scores, the Bayesian bootstrap and, with clusters, the "
@@ -286,8 +290,9 @@ def models_blocks(m, rep, layout) -> list:
     if rep.bayes is not None:
         clustered = any(s.n_clusters is not None for s in m.scores)
         sampled = not any(w.code == "mcmc_not_needed" for w in rep.warnings)
-        out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(m.scores) > 1), "note",
-                        latex=False))
+        skipped = any(w.code == "not_computed" for w in rep.warnings)
+        out.append(Para(bayes_note(rep.bayes, clustered, sampled, pairs=len(m.scores) > 1, skipped=skipped),
+                        "note", latex=False))
     if layout.figures:
         out.append(Figure("forest"))
     return out

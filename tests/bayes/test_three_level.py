@@ -275,3 +275,70 @@ def test_bayes_mcmc_without_a_sampler_says_so(cli, tmp_path):
     assert codes.count("mcmc_not_needed") == 1
     md = cli("report", path, "--bayes", "mcmc").stdout
     assert "no model needed a sampler" in md and "by PyMC NUTS" not in md
+
+
+# ------------------------------------------------------------------ what a report computes
+def _example():
+    from importlib.resources import files
+    return str(files("bayeserr.examples") / "internal_eval.csv.gz")
+
+
+def _hier(rep):
+    return {m["model"]: (m["intervals"]["hierarchical_posterior"], m["hierarchical_mu"]) for m in rep["models"]}
+
+
+def _without(rep, drop=("hierarchical_posterior", "hierarchical_mu", "provenance", "warnings")):
+    """The report with the three-level posterior's values, the provenance and the warnings left out."""
+    if isinstance(rep, dict):
+        return {k: _without(v, drop) for k, v in rep.items() if k not in drop}
+    if isinstance(rep, list):
+        return [_without(v, drop) for v in rep]
+    return rep
+
+
+def test_fast_report_leaves_out_the_three_level_posterior_it_does_not_show(cli_json):
+    """The bundled example (clusters, 3 answers per question: the three-level model for every
+    model): ``report --bayes fast`` in JSON leaves the posterior out and says so; ``--bayes full``
+    computes it, equal to the API's ``score`` (which computes everything), and every other
+    number of the two reports is the same."""
+    fast, full = cli_json("report", _example()), cli_json("report", _example(), "--bayes", "full")
+    assert set(_hier(fast).values()) == {(None, None)}
+    notes = [w for w in fast["warnings"] if w["code"] == "not_computed"]
+    assert len(notes) == 1 and "of 4 models" in notes[0]["message"] and "--bayes full" in notes[0]["message"]
+    assert not any(w["code"] == "not_computed" for w in full["warnings"])
+    api = {s.model: s for s in bayeserr.score(bayeserr.load(_example()))}
+    for model, (iv, mu) in _hier(full).items():
+        assert np.allclose(iv, api[model].intervals["hierarchical_posterior"], rtol=1e-12, atol=0)
+        assert np.allclose(mu, api[model].hierarchical_mu, rtol=1e-12, atol=0)
+        assert iv[0] < api[model].mean < iv[1]
+    assert _without(fast) == _without(full)
+    kept = [w for w in fast["warnings"] if w["code"] != "not_computed"]
+    assert kept == [w for w in full["warnings"] if w["code"] != "hierarchical_misfit"]
+
+
+@pytest.mark.parametrize("shows", [("--methods", "all"), ("--methods", "clt,hierarchical_posterior"),
+                                   ("--format", "html"), ("--save-posterior", "{tmp}/post")])
+def test_fast_report_computes_the_three_level_posterior_where_it_shows_it(cli, tmp_path, shows):
+    """A column (``--methods``), the HTML posterior figure and ``--save-posterior`` show the
+    three-level posterior, so ``--bayes fast`` computes it there: no ``not_computed`` warning,
+    and the hierarchical interval in the Markdown column or the saved folder."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in shows]
+    out = tmp_path / ("r.html" if "html" in args else "r.md")
+    res = cli("report", _example(), *args, "-o", out)
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert "not_computed" not in text and "was not computed" not in text
+    if args[0] == "--methods":
+        assert "Hierarchical posterior" in text
+    if args[0] == "--save-posterior":
+        index = json.loads((tmp_path / "post" / "index.json").read_text())
+        assert "hierarchical" in json.dumps(index)
+
+
+def test_fast_markdown_report_names_what_it_left_out(cli, tmp_path):
+    out = tmp_path / "r.md"
+    assert cli("report", _example(), "-o", out).exit_code == 0
+    text = " ".join(out.read_text().split())
+    assert "[not_computed] the three-level hierarchical posterior" in text
+    assert "(with clusters and K > 1 answers per question: --bayes full)" in text
+    assert "Bayesian intervals (--bayes fast; in the JSON," in text

@@ -210,7 +210,7 @@ def test_api_and_cli(example, cli, tmp_path):
     rep = bayeserr.report(str(example), engine="stream", pass_k=[1])
     assert "not_at_scale" not in [w.code for w in rep.warnings]  # Bayesian columns, pass@k, pass^k: all there
     out = tmp_path / "r.json"
-    res = cli("report", example, "--engine", "stream", "--format", "json", "-o", out)
+    res = cli("report", example, "--engine", "stream", "--bayes", "full", "--format", "json", "-o", out)
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
     assert data["reliability"] is not None and data["models"][0]["intervals"]["hierarchical_posterior"]
@@ -440,7 +440,7 @@ def test_a_parquet_folder_is_streamed_by_default_and_standard_input_is_refused(e
     frame = pd.read_parquet(example)
     for i, (_, part) in enumerate(frame.groupby("model")):
         part.to_parquet(folder / f"part-{i}.parquet")
-    res = cli("report", folder, "--format", "json", "-o", tmp_path / "auto.json")
+    res = cli("report", folder, "--bayes", "full", "--format", "json", "-o", tmp_path / "auto.json")
     assert res.exit_code == 0, res.output
     assert "a folder of Parquet files is read by the stream engine" in res.output
     got = json.loads((tmp_path / "auto.json").read_text())

@@ -173,7 +173,7 @@ def _logged_metrics(path) -> dict:
 
 
 def _report(cli_json, path, field):
-    args = ["report", path] + (["--cluster-field", field] if field else [])
+    args = ["report", path, "--bayes", "full"] + (["--cluster-field", field] if field else [])
     (model,) = cli_json(*args)["models"]
     return model
 
