@@ -10,6 +10,7 @@
   they build;
 * :mod:`.filters` — ``--where`` row filters;
 * :mod:`.memory` — memory checks before loading;
+* :mod:`.lazy_dask` — xarray without importing dask where dask is not used;
 * :mod:`.config` — ``bayeserr.toml`` and ``[tool.bayeserr]`` defaults.
 
 May import: :mod:`bayeserr.base`.  A new input format is a reader in

@@ -11,7 +11,10 @@ import pandas as pd
 import xarray as xr
 
 from bayeserr.base.errors import InputError, row_list, suggest
+from bayeserr.data import lazy_dask
 from bayeserr.data.memory import _check_cube_size
+
+lazy_dask.install()  # xarray: no dask import to build a Dataset (lazy_dask)
 
 #: column names that hold the run of an answer: suggested for --sample-col on duplicated rows
 RUN_COLUMNS = ("run", "trial", "attempt", "epoch", "repeat", "seed", "rollout", "generation", "iteration", "sample_id",

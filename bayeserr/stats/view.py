@@ -28,6 +28,9 @@ import pandas as pd
 import xarray as xr
 
 from bayeserr.base.errors import InputError, describe, row_list, suggest
+from bayeserr.data import lazy_dask
+
+lazy_dask.install()  # xarray: no dask import to build a view (bayeserr.data.lazy_dask)
 
 DIMS = ("model", "question", "sample")
 _LOAD_HINT = "Load your results with bayeserr.load(path_or_dataframe)."
