@@ -416,7 +416,7 @@ def _mixture_quantile(q, w, loc, scale, nu):
 # --------------------------------------------------------------------------- #
 def pair_probabilities(D, sizes, rope, *, sum_sq=None, total_sq=None, level: float = 0.95,
                        prior_scale: float = PRIOR_SCALE, prior_df: float = PRIOR_DF,
-                       sigma_prior: tuple[float, float] = SIGMA_PRIOR) -> PairedClustered:
+                       sigma_prior: tuple[float, float] = SIGMA_PRIOR, interval: bool = True) -> PairedClustered:
     """Posterior P(A>B), P(tie) and the interval of Δ for many pairs at once.
 
     ``D`` (P, C): per-cluster sums of the paired differences ``d_i = s_A,i −
@@ -427,8 +427,10 @@ def pair_probabilities(D, sizes, rope, *, sum_sq=None, total_sq=None, level: flo
     used); or ``total_sq`` (P,): each pair's ``Σ_i d_i²`` over its common questions (the same
     posterior: only the total enters, through the pooled within-cluster sum of squares ``W``).
     ``rope`` (scalar or (P,)): half-width of the region of practical
-    equivalence.  ``level``: of the equal-tailed interval.  See the module
-    docstring for the model, priors and the NaN / ``estimable`` policy.
+    equivalence.  ``level``: of the equal-tailed interval; ``interval=False`` leaves it NaN
+    (its two mixture quantiles are three quarters of the cost: a report's all-pairs
+    P(A > B) and P(tie) do not use it).  See the module docstring for the model, priors
+    and the NaN / ``estimable`` policy.
     """
     nu0, s0 = _check_settings(level, prior_scale, prior_df, sigma_prior)
     D, sizes, Q = _prepare(D, sizes, sum_sq, total_sq)
@@ -443,19 +445,19 @@ def pair_probabilities(D, sizes, rope, *, sum_sq=None, total_sq=None, level: flo
     idx = np.flatnonzero(ok)
 
     out = {k: np.full(P, np.nan) for k in ("pa", "pb", "pt", "mean", "sd", "tau", "sigma", "icc")}
-    interval = np.full((P, 2), np.nan)
+    ends = np.full((P, 2), np.nan)
     if idx.size:
         exact = exact_in_any_order(D[idx], Q[idx])
-        res = _posterior(D[idx], sizes[idx], Q[idx], sum_sq is not None or total_sq is not None, rope[idx], level,
-                         prior_scale, prior_df, nu0, s0, exact)
+        res = _posterior(D[idx], sizes[idx], Q[idx], sum_sq is not None or total_sq is not None, rope[idx],
+                         level if interval else None, prior_scale, prior_df, nu0, s0, exact)
         for k, v in res.items():
             if k == "interval":
-                interval[idx] = v
+                ends[idx] = v
             else:
                 out[k][idx] = v
     reason = np.where(~ok, _REASON_NONE, np.where(C < 2, _REASON_ONE, ""))
     return PairedClustered(prob_a_better=out["pa"], prob_b_better=out["pb"], prob_tie=out["pt"],
-                           mean=out["mean"], sd=out["sd"], interval=interval,
+                           mean=out["mean"], sd=out["sd"], interval=ends,
                            estimable=ok & (C >= 2), reason=reason, n=n, n_clusters=C,
                            tau_mean=out["tau"], sigma_mean=out["sigma"], icc_mean=out["icc"],
                            rope=rope, level=level)
@@ -503,9 +505,12 @@ def _posterior(D, sizes, Q, within, rope, level, s, df, nu0, s0, exact):
         tau = np.where(nu > 1, np.sum(w * rho_all * esig, axis=1) + end, np.nan)
         icc = np.sum(w * rho_all**2 / (1.0 + rho_all**2), axis=1)
 
-    alpha = 1.0 - level
-    interval = np.stack([_mixture_quantile(alpha / 2, w, loc, scale, nu),
-                         _mixture_quantile(1 - alpha / 2, w, loc, scale, nu)], axis=1)
+    if level is None:  # no interval asked for
+        interval = np.full((len(nu), 2), np.nan)
+    else:
+        alpha = 1.0 - level
+        interval = np.stack([_mixture_quantile(alpha / 2, w, loc, scale, nu),
+                             _mixture_quantile(1 - alpha / 2, w, loc, scale, nu)], axis=1)
     return {"pa": pa, "pb": pb, "pt": pt, "mean": mean, "sd": sd, "tau": tau,
             "sigma": sigma, "icc": icc, "interval": interval}
 

@@ -233,6 +233,7 @@ def _clustered_pairs(source, ia, ib):
         totals["D"].append(D)
         totals["Q"].append(Q)
         totals["sizes"].append(np.asarray(sizes))
+    totals["S"] = source.model_cluster_sums()  # per-model sums behind every D, or None
     return out, totals
 
 
@@ -250,6 +251,13 @@ class ViewPairs:
 
     def cluster_totals(self, ia, ib):
         return pair_cluster_totals(self.view, ia, ib)
+
+    def model_cluster_sums(self):
+        """Each model's cluster sums S, when every pair's cluster sums are ``S[a] − S[b]`` with
+        the same cluster sizes (every model answered every question), else None."""
+        from bayeserr.stats.estimators import cluster_sums
+        view = self.view
+        return cluster_sums(view.s, view.codes) if view.answered.all() else None
 
     def discordant(self):
         return discordant_counts(self.view.s)
@@ -300,6 +308,10 @@ class SufficientPairs:
         st = self.stats
         D, sizes = st.pair_cluster_totals(ia, ib)
         yield slice(0, len(ia)), D, pair_square_totals(st.N, st.SA, st.QA, st.XX, st.centre, ia, ib), sizes
+
+    def model_cluster_sums(self):
+        """As :meth:`ViewPairs.model_cluster_sums`, from the sums."""
+        return self.stats.model_cluster_sums()
 
     def discordant(self):
         return self.stats.discordant()

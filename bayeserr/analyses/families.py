@@ -115,7 +115,9 @@ def _draws(arr, options, order=None):
         sizes = np.concatenate(arr.totals["sizes"]) if arr.totals["sizes"] else np.zeros((0, 1))
         sizes = np.broadcast_to(sizes, D.shape)
         if ((sizes > 0).sum(axis=1) >= 2).any():
-            return wild_draws(D, sizes, level=options.level, seed=options.seed)
+            S = arr.totals.get("S")
+            return wild_draws(D, sizes, level=options.level, seed=options.seed,
+                              models=None if S is None else (S, arr.ia, arr.ib))
     pm = arr.pm
     with np.errstate(invalid="ignore", divide="ignore"):
         cov = np.where(pm.n > 0, pm.cov / pm.n, 0.0)

@@ -89,25 +89,39 @@ def _weights(C: int, scheme: str, draws: int, seed: int):
     return table[rng.integers(0, k, size=(draws, C))], False
 
 
-def _t_star(U, pq, q, s2, V, unit: bool = False):
+def _products(U, pq, V, parts=None):
+    """``N = V Uᵀ`` and ``K = V (pq·U)ᵀ``, (B, P).  ``parts = (S, ia, ib, w)``: every row is
+    ``U = S[ia] − S[ib]`` (per-model cluster sums S, M × C) and every row of ``pq`` is ``w``
+    (one set of cluster sizes), so both products are differences of the M models'
+    products — M columns multiplied instead of P = M(M − 1)/2 pairs (1M rows, 100 models,
+    500 clusters: 0.25 instead of 1.2 CPU s; equal up to rounding, 1e-15 of the sums)."""
+    if parts is None:
+        return V @ U.T, V @ (pq * U).T
+    S, ia, ib, w = parts
+    NS, KS = V @ S.T, V @ (w * S).T
+    return NS[:, ia] - NS[:, ib], KS[:, ia] - KS[:, ib]
+
+
+def _t_star(U, pq, q, s2, V, unit: bool = False, parts=None):
     """Bootstrap t of every row (P, C) for the weights V (B, C): (B, P).
     ``unit``: the weights are ±1 (Rademacher), so Σ v² q U² is the row's
-    constant Σ q U² and needs no product."""
-    N = V @ U.T
-    K = V @ (pq * U).T
+    constant Σ q U² and needs no product; ``parts``: as :func:`_products`."""
+    N, K = _products(U, pq, V, parts)
     Q = (q * U * U).sum(axis=1)[None, :] if unit else (V * V) @ (q * U * U).T
     with np.errstate(invalid="ignore", divide="ignore"):
         return N / np.sqrt(np.maximum(Q - 2 * N * K + s2 * N * N, 0.0))
 
 
 def wild_draws(D, sizes, *, level: float = 0.95, draws: int = DRAWS, seed: int = 0,
-               weights: str = "auto", variance: str = "cr2"):
+               weights: str = "auto", variance: str = "cr2", models=None):
     """Joint wild cluster bootstrap of P rows from their cluster sums.
 
     ``D`` (P, C): cluster sums of each row's values (a pair's differences);
-    ``sizes`` (P, C): questions per cluster (0: absent).  Returns
-    ``(blocks, info)``: ``blocks()`` yields (b, P) arrays of bootstrap t
-    statistics under each row's null, over blocks of weight vectors shared by
+    ``sizes`` (P, C): questions per cluster (0: absent).  ``models = (S, ia, ib)``
+    (optional): ``D`` is ``S[ia] − S[ib]`` for per-model cluster sums ``S`` and every
+    row of ``sizes`` is the same (complete data), which makes the products per model
+    (:func:`_products`).  Returns ``(blocks, info)``: ``blocks()`` yields (b, P) arrays of
+    bootstrap t statistics under each row's null, over blocks of weight vectors shared by
     every row; rows with fewer than two clusters are NaN.
     """
     D = np.asarray(D, float)
@@ -127,13 +141,14 @@ def wild_draws(D, sizes, *, level: float = 0.95, draws: int = DRAWS, seed: int =
     ties = 2 if scheme == "rademacher" else 6  # constant weight vectors reproduce |t|
     info = JointDraws("wild_cluster", scheme, B, exact, (ties / B) if exact else 1.0 / B)
     D, pq, q = D[:, cols], (p * q)[:, cols], q[:, cols]
+    parts = None if models is None else (np.asarray(models[0], float)[:, cols], models[1], models[2], pq[0])
     bad = ~valid | ~np.isfinite(D).all(axis=1) | ~np.isfinite(q).all(axis=1)
     D, pq, q = (np.where(bad[:, None], 0.0, x) for x in (D, pq, q))
     step = max(1, _BLOCK_CELLS // max(1, D.shape[0]))
 
     def blocks():
         for start in range(0, B, step):
-            r = _t_star(D, pq, q, s2, V[start:start + step], unit=scheme == "rademacher")
+            r = _t_star(D, pq, q, s2, V[start:start + step], unit=scheme == "rademacher", parts=parts)
             r[:, bad] = np.nan
             yield r
 

@@ -451,6 +451,14 @@ class Sufficient:
         sa, sab = self.raw_pair_sums()
         return np.rint(sa - sab).astype(np.int64)
 
+    def model_cluster_sums(self) -> np.ndarray | None:
+        """Each model's cluster sums ``S`` (M, C) when every pair's cluster sums are
+        ``S[a] − S[b]`` on one set of cluster sizes (no model skipped a question), else None:
+        :meth:`pair_cluster_totals` without its pairs."""
+        if self.pair_clusters is not None or not (self.nc == self.nc[:1]).all():
+            return None
+        return self.sxc + self.centre[:, None] * self.nc
+
     def pair_cluster_totals(self, ia, ib):
         """Cluster sums of ``d = s_a − s_b`` and the common cluster sizes of the
         pairs ``(ia[k], ib[k])``: ``(D, sizes)``, each ``(pairs, C)``."""

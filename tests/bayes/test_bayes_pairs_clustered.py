@@ -94,3 +94,17 @@ def test_estimand_warning_threshold():
     assert against(0.02, 0.19) and against(-0.02, 0.81)
     assert against(0.02, 0.43, different=True) and not against(0.02, 0.46, different=True)
     assert not against(0.02, float("nan")) and not against(0.02, None)
+
+
+def test_probabilities_without_the_interval_are_the_same():
+    """``interval=False`` (the report's all-pairs P(A > B) and P(tie)) changes nothing but the interval."""
+    from bayeserr.models.paired_clustered import pair_probabilities
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(2, 20, (30, 8)).astype(float)
+    D = rng.normal(0.02, 0.1, (30, 8)) * sizes
+    T = (D * D / sizes).sum(axis=1) + rng.uniform(1, 3, 30)
+    full = pair_probabilities(D, sizes, 0.01, total_sq=T)
+    bare = pair_probabilities(D, sizes, 0.01, total_sq=T, interval=False)
+    assert np.isfinite(full.interval).all() and np.isnan(bare.interval).all()
+    for name in ("prob_a_better", "prob_tie", "mean", "sd", "tau_mean"):
+        assert np.array_equal(getattr(full, name), getattr(bare, name)), name
