@@ -69,7 +69,9 @@ def bootstrap_probabilities(view, ia, ib, rope: float, draws: int, seed: int):
     for means, ca, cb, pos in _bootstrap_groups(view, ia, ib, draws, seed):
         for start in range(0, len(pos), PAIR_CHUNK):
             sl = slice(start, start + PAIR_CHUNK)
-            better[pos[sl]], tie[pos[sl]] = pair_probabilities(means[:, ca[sl]] - means[:, cb[sl]], rope)
+            # np.take: columns gathered 8x faster than means[:, ca] (stats.simultaneous._products)
+            delta = np.take(means, ca[sl], axis=1) - np.take(means, cb[sl], axis=1)
+            better[pos[sl]], tie[pos[sl]] = pair_probabilities(delta, rope)
     return better, tie
 
 
