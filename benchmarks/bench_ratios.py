@@ -13,7 +13,8 @@ cores of a machine count once each.  Rows:
   file (issue 41's target: 1.3×);
 * the Bayesian columns: each real file's default report against ``--bayes off`` (target 1.3×):
   EvalPerf, SWE-bench, AlpacaEval, LiveBench, and 1M rows (100 models × 10,000 questions, 500
-  clusters, written here);
+  clusters, written here); and EvalPerf's ``--bayes full`` (its 34 three-level posteriors, which
+  the default JSON report leaves out as no table shows them);
 * 1M rows against the *read floor* (pandas reading the Parquet file; target 6×);
 * the same report with ``--engine stream`` (the Bayesian columns from sums) against
   ``--engine memory``.
@@ -80,6 +81,9 @@ def ratio_rows(folder: Path, quick: bool):
         plain.write_bytes(gzip.decompress(src.read_bytes()))
         report = exe + ["report", str(plain), "--format", "json", "-o", str(out), *opts]
         rows.append((f"{name} report (default)", report, "--bayes off", report + ["--bayes", "off"]))
+        if name == "EvalPerf":  # the three-level posterior, which the default report leaves out unshown
+            rows.append((f"{name} report --bayes full", report + ["--bayes", "full"], "--bayes off",
+                         report + ["--bayes", "off"]))
         if name == "SWE-bench":
             rows.append((f"{name} report (default)", report, "stack floor: import the stack, read the file",
                          py + [STACK.format(kind="csv", path=str(plain))]))
