@@ -110,8 +110,18 @@ def _t_star(U, pq, q, s2, V, unit: bool = False, parts=None):
     constant Σ q U² and needs no product; ``parts``: as :func:`_products`."""
     N, K = _products(U, pq, V, parts)
     Q = (q * U * U).sum(axis=1)[None, :] if unit else (V * V) @ (q * U * U).T
+    # N / sqrt(max(Q − 2NK + s2·N², 0)), the same operations in the same order, in place: two
+    # (B, P) buffers instead of six (the 1M-row report's 4,999 × 4,950 draws: 0.33 → 0.2 CPU s)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return N / np.sqrt(np.maximum(Q - 2 * N * K + s2 * N * N, 0.0))
+        out = np.multiply(2, N)
+        out *= K
+        np.subtract(Q, out, out=out)
+        square = np.multiply(s2, N)
+        square *= N
+        out += square
+        np.maximum(out, 0.0, out=out)
+        np.sqrt(out, out=out)
+        return np.divide(N, out, out=out)
 
 
 def wild_draws(D, sizes, *, level: float = 0.95, draws: int = DRAWS, seed: int = 0,
@@ -230,8 +240,15 @@ def to_z(t, df):
         return t
     nu = np.where(finite, df, 1.0)
     with np.errstate(over="ignore", invalid="ignore"):
-        z = np.sign(t) * ((8 * nu + 1) / (8 * nu + 3)) * np.sqrt(nu * np.log1p(t * t / nu))
-    return np.where(finite, z, t)
+        # sign(t) · c · sqrt(ν · log1p(t²/ν)), c = (8ν + 1)/(8ν + 3): the same products, in place
+        z = t * t
+        z /= nu
+        np.log1p(z, out=z)
+        z *= nu
+        np.sqrt(z, out=z)
+        z *= (8 * nu + 1) / (8 * nu + 3)
+        np.copysign(z, t, out=z)
+    return z if finite.all() else np.where(finite, z, t)
 
 
 def from_z(z, df):
@@ -298,13 +315,13 @@ class _Batch:
         """``both``: (b, 2P + 1) draws of the statistics, then their negatives, then NaN."""
         step = max(1, _BLOCK_CELLS // max(1, self.hyp.size + self.low.size))
         for lo in range(0, len(both), step):
-            block = both[lo:lo + step]
-            first = (np.fmax.reduce(block[:, self.low], axis=-1) if self.split else
+            block = both[lo:lo + step]  # columns gathered by np.take (faster: _products)
+            first = (np.fmax.reduce(np.take(block, self.low, axis=1), axis=-1) if self.split else
                      np.full((len(block), len(self.rows)), np.nan, np.float32))
-            a = np.concatenate([first[..., None], block[:, self.hyp]], axis=-1)  # (b, F, 1 + H)
+            a = np.concatenate([first[..., None], np.take(block, self.hyp, axis=1)], axis=-1)  # (b, F, 1 + H)
             running = np.fmax.accumulate(a, axis=-1)[..., 1:]                  # NaN skipped
             self.count += (running >= self.thresh).sum(axis=0)
-            u = np.abs(block[:, self.pad])                                # (b, F, R)
+            u = np.abs(np.take(block, self.pad, axis=1))                  # (b, F, R)
             self.maxima.append(np.fmax.reduce(u, axis=-1) if u.shape[-1] else
                                np.full(u.shape[:2], np.nan))
 
@@ -360,9 +377,12 @@ def joint_inference(t, df, blocks, B: int, families, level: float, decide_only=(
     for k, rows in unique.items():
         by_size.setdefault((len(rows), k[1]), []).append(k)
     batches = [(ks, _Batch([unique[k] for k in ks], z, floor)) for (_, floor), ks in by_size.items()]
+    P = len(t)
     for restricted in blocks():
-        zr = to_z(restricted, df).astype(np.float32)
-        both = np.concatenate([zr, -zr, np.full((len(zr), 1), np.nan, np.float32)], axis=1)
+        both = np.empty((len(restricted), 2 * P + 1), np.float32)  # z, −z, NaN
+        both[:, :P] = to_z(restricted, df)
+        np.negative(both[:, :P], out=both[:, P:2 * P])
+        both[:, 2 * P] = np.nan
         for _, batch in batches:
             batch.add(both)
     done = {}
