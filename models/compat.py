@@ -59,29 +59,106 @@ LOG_KAPPA_CAP = 20.0
 
 # ----------------------------------------------------------------- imports
 def writable_cache() -> None:
-    """Point ``XDG_CACHE_HOME``, PyTensor's compile folder and ``MPLCONFIGDIR`` at
-    temporary folders when the user's cannot be written (a container running as an
-    arbitrary uid with a read-only ``$HOME``): ArviZ creates ``~/.cache/arviz`` when
-    it is imported (PyMC imports it too), PyTensor compiles into ``~/.pytensor``, and
-    each would fail with an error that names no cause.  Call before importing them."""
+    """Cache folders that can be written, and a compile cache of its own per PyMC line.
+
+    * ``XDG_CACHE_HOME``: ArviZ creates ``~/.cache/arviz`` when it is imported (PyMC
+      imports it too); a ``~/.cache`` that cannot be written (a container running as an
+      arbitrary uid with a read-only ``$HOME``) is replaced by :func:`user_temp_folder`.
+    * PyTensor's ``base_compiledir`` (its C modules and, from PyTensor 3 on, its Numba
+      cache): ``bayeserr/pytensor-<PyTensor version>-py<X.Y>`` in that cache folder
+      (:func:`compile_folder`), one per PyMC line, so that PyMC 5 (PyTensor 2, C) and
+      PyMC 6 (PyTensor 3, Numba) never share or rebuild each other's modules, kept
+      across runs (the first ``--bayes mcmc`` on a machine compiles; later ones load).
+      A ``base_compiledir`` or ``compiledir`` the user set (``PYTENSOR_FLAGS``, or a
+      ``.pytensorrc``) is kept; a ``compiledir`` alone gets this ``base_compiledir`` too
+      when ``~/.pytensor`` cannot be written, since PyTensor 3 keeps its Numba cache there.
+    * ``MPLCONFIGDIR`` when ``~/.config/matplotlib`` cannot be written.
+
+    Call before importing them (``docs/methods.md`` §5.6)."""
+    import os
+    from pathlib import Path
+
+    home = Path(os.environ.get("HOME") or Path.home())
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
+    if not _writable(cache):
+        cache = user_temp_folder("cache")
+        os.environ["XDG_CACHE_HOME"] = str(cache)
+    flags = os.environ.get("PYTENSOR_FLAGS", "")
+    chosen = _pytensor_folders_set(flags)
+    if "base_compiledir" not in chosen and (not chosen or not _writable(home / ".pytensor")):
+        extra = f"base_compiledir={compile_folder(cache)}"
+        os.environ["PYTENSOR_FLAGS"] = f"{flags},{extra}" if flags else extra
+    if "MPLCONFIGDIR" not in os.environ and not _writable(home / ".config" / "matplotlib"):
+        os.environ["MPLCONFIGDIR"] = str(user_temp_folder("matplotlib"))
+
+
+def _writable(folder) -> bool:
+    """Whether ``folder`` can be written (or created: its nearest existing parent)."""
+    import os
+    from pathlib import Path
+    folder = Path(folder)
+    probe = folder if folder.exists() else next((p for p in folder.parents if p.exists()), folder)
+    return os.access(probe, os.W_OK | os.X_OK)
+
+
+def _pytensor_folders_set(flags: str) -> set:
+    """Which of ``base_compiledir`` / ``compiledir`` the user set, in ``PYTENSOR_FLAGS``
+    or in a PyTensor configuration file (``PYTENSORRC``, default ``~/.pytensorrc``)."""
+    import os
+    import re
+    from pathlib import Path
+    texts = [flags]
+    for rc in os.environ.get("PYTENSORRC", str(Path("~/.pytensorrc").expanduser())).split(os.pathsep):
+        try:
+            texts.append(Path(rc).expanduser().read_text(errors="replace"))
+        except OSError:
+            pass
+    return {m.group(1) for t in texts for m in re.finditer(r"(?<![\w.])(base_compiledir|compiledir)\s*=", t)}
+
+
+def compile_folder(cache=None):
+    """The PyTensor ``base_compiledir`` of this PyMC line: ``<cache>/bayeserr/pytensor-<version>-py<X.Y>``
+    (``cache``: the user cache folder, ``XDG_CACHE_HOME`` or ``~/.cache``; where that cannot
+    be written, :func:`user_temp_folder`).  PyTensor's version is read from its metadata,
+    without importing it."""
+    import os
+    import sys
+    from importlib import metadata
+    from pathlib import Path
+    if cache is None:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path(os.environ.get("HOME") or Path.home()) / ".cache")
+    try:
+        version = metadata.version("pytensor")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    folder = Path(cache) / "bayeserr" / f"pytensor-{version}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+    return folder if folder.is_dir() and _writable(folder) else user_temp_folder(folder.name)
+
+
+def user_temp_folder(name: str):
+    """``<temp>/bayeserr-<uid>/<name>``: a folder of this user's in the temporary folder, the
+    same on every run (so a compile cache there stays warm), created private (0700).  If that
+    name is taken by another user, or cannot be made private, a new temporary folder."""
     import os
     import tempfile
     from pathlib import Path
-    def writable(folder: Path) -> bool:
-        probe = folder if folder.exists() else next((p for p in folder.parents if p.exists()), folder)
-        return os.access(probe, os.W_OK | os.X_OK)
-
-    home = Path(os.environ.get("HOME") or Path.home())
-    if not writable(Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")):
-        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bayeserr-cache-")
-    # PyTensor compiles into ~/.pytensor and matplotlib keeps ~/.config/matplotlib: the same
-    # read-only $HOME stops --bayes mcmc with "Unable to create the compiledir directory"
-    flags = os.environ.get("PYTENSOR_FLAGS", "")
-    if "base_compiledir" not in flags and "compiledir" not in flags and not writable(home / ".pytensor"):
-        extra = f"base_compiledir={tempfile.mkdtemp(prefix='bayeserr-pytensor-')}"
-        os.environ["PYTENSOR_FLAGS"] = f"{flags},{extra}" if flags else extra
-    if "MPLCONFIGDIR" not in os.environ and not writable(home / ".config" / "matplotlib"):
-        os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="bayeserr-matplotlib-")
+    import getpass
+    uid = os.getuid() if hasattr(os, "getuid") else getpass.getuser()
+    root = Path(tempfile.gettempdir()) / f"bayeserr-{uid}"
+    try:
+        root.mkdir(mode=0o700, exist_ok=True)
+        st = root.lstat()
+        if root.is_symlink() or (hasattr(os, "getuid") and st.st_uid != os.getuid()) or not _writable(root):
+            raise PermissionError(root)
+        folder = root / name
+        folder.mkdir(mode=0o700, exist_ok=True)
+        return folder
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix=f"bayeserr-{name}-"))
 
 
 def _quiet_import(name: str):

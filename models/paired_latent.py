@@ -31,16 +31,30 @@ from scipy import special
 N_POINTS = 512
 
 
-def _pair_effects(pm, name, sd_scale, index, dim):
-    """Correlated effects (a, b) of the two models for each unit of ``dim``:
-    ``a = σ_A z_0``, ``b = σ_B (ρ z_0 + sqrt(1 − ρ²) z_1)``, ``ρ = 2r − 1``
-    with ``r ~ Beta(2, 2)`` (the LKJ(2) prior of a 2×2 correlation)."""
+def _pair_effects(pm, name, sd_scale, index, dim, symmetric: bool = False):
+    """Correlated effects (a, b) of the two models for each unit of ``dim``,
+    ``ρ = 2r − 1`` with ``r ~ Beta(2, 2)`` (the LKJ(2) prior of a 2×2
+    correlation), from standard normals z_0, z_1 through a square root of
+    the correlation matrix:
+
+    * Cholesky: ``a = σ_A z_0``, ``b = σ_B (ρ z_0 + sqrt(1 − ρ²) z_1)``;
+    * ``symmetric``: ``a = σ_A (c₊ z_0 + c₋ z_1)``, ``b = σ_B (c₊ z_0 − c₋ z_1)``,
+      ``c± = sqrt((1 ± ρ)/2)``: z_0 moves both models alike, z_1 apart.
+
+    Both give the same prior (and posterior) of (a, b); the symmetric root is
+    what NUTS mixes better on the question effects, where ρ is near 1 (two
+    models find the same questions hard: SWE-bench's best pair, ρ ≈ 0.97),
+    and the Cholesky one on the few cluster effects (``docs/methods.md`` §5.6)."""
     sd = pm.HalfNormal(f"sd_{name}", sd_scale, dims="model")
     rho = pm.Deterministic(f"rho_{name}", 2 * pm.Beta(f"r_{name}", 2.0, 2.0) - 1)
     z0 = pm.Normal(f"z0_{name}", 0.0, 1.0, dims=dim)
     z1 = pm.Normal(f"z1_{name}", 0.0, 1.0, dims=dim)
-    a = sd[0] * z0
-    b = sd[1] * (rho * z0 + pm.math.sqrt(1 - rho**2) * z1)
+    if symmetric:
+        same, apart = pm.math.sqrt((1 + rho) / 2) * z0, pm.math.sqrt((1 - rho) / 2) * z1
+        a, b = sd[0] * (same + apart), sd[1] * (same - apart)
+    else:
+        a = sd[0] * z0
+        b = sd[1] * (rho * z0 + pm.math.sqrt(1 - rho**2) * z1)
     if index is not None:
         a, b = a[index], b[index]
     return a, b
@@ -56,7 +70,7 @@ def build_pymc_model(k, n, cluster_codes=None):
         coords["cluster"] = np.arange(int(np.max(cluster_codes)) + 1)
     with pm.Model(coords=coords) as m:
         beta = pm.Normal("beta", 0.0, 1.5, dims="model")
-        va, vb = _pair_effects(pm, "question", 1.5, None, "question")
+        va, vb = _pair_effects(pm, "question", 1.5, None, "question", symmetric=True)
         eta_a, eta_b = beta[0] + va, beta[1] + vb
         if cluster_codes is not None:
             ua, ub = _pair_effects(pm, "cluster", 1.0, np.asarray(cluster_codes, int), "cluster")
@@ -88,7 +102,7 @@ def population_difference(idata, clustered: bool, seed: int = 0) -> np.ndarray:
 
 
 def fit_mcmc(k, n, cluster_codes=None, *, draws: int = 1000, tune: int = 1000, chains: int = 2,
-             seed: int = 0, target_accept: float = 0.9, progressbar: bool = False, cores: int | None = None):
+             seed: int = 0, target_accept: float = 0.95, progressbar: bool = False, cores: int | None = None):
     """NUTS fit; the posterior gains ``delta`` (the estimand) and accuracies ``p_A``, ``p_B``."""
     from bayeserr.models import compat, nuts
     with build_pymc_model(k, n, cluster_codes):

@@ -118,3 +118,29 @@ def test_a_reader_that_leaves_mid_stream_is_not_exit_0(tmp_path):
     proc.stdout.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 141 and b"Traceback" not in err
+
+
+def test_each_pymc_line_compiles_into_its_own_user_cache_folder(monkeypatch, tmp_path):
+    """Issue 41: the compile cache lives in the user cache folder, one subfolder per
+    PyTensor version and Python (PyMC 5 and PyMC 6 never share modules), and a folder the
+    user chose (PYTENSOR_FLAGS or a .pytensorrc) is kept."""
+    import sys
+    from importlib import metadata
+
+    from bayeserr.models import compat
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYTENSORRC", str(tmp_path / "no-rc"))
+    monkeypatch.delenv("PYTENSOR_FLAGS", raising=False)
+    compat.writable_cache()
+    folder = tmp_path / "cache" / "bayeserr" / (f"pytensor-{metadata.version('pytensor')}-"
+                                                f"py{sys.version_info[0]}.{sys.version_info[1]}")
+    assert os.environ["PYTENSOR_FLAGS"] == f"base_compiledir={folder}" and folder.is_dir()
+    monkeypatch.setenv("PYTENSOR_FLAGS", "floatX=float64,compiledir=/mine")  # writable ~/.pytensor: kept
+    compat.writable_cache()
+    assert os.environ["PYTENSOR_FLAGS"] == "floatX=float64,compiledir=/mine"
+    (tmp_path / "rc").write_text("[global]\nbase_compiledir = /mine\n")
+    monkeypatch.setenv("PYTENSORRC", str(tmp_path / "rc"))
+    monkeypatch.delenv("PYTENSOR_FLAGS")
+    compat.writable_cache()
+    assert "PYTENSOR_FLAGS" not in os.environ

@@ -126,6 +126,7 @@ def test_unwritable_cache_folder_is_replaced_before_arviz_is_imported(monkeypatc
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("PYTENSOR_FLAGS", raising=False)  # restored afterwards: the compile folder is set here
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, mode: False if str(p).startswith(str(home)) else real_access(p, mode))
     diagnostics.writable_cache()
