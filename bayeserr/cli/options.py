@@ -140,7 +140,9 @@ def analysis_options(formats=None):
 def bayes_options(f):
     return stack(
         click.option("--bayes", "bayes_mode", type=choice(MODES), default="fast", show_default=True,
-                     help="Bayesian columns: none, closed-form/exact paths, or PyMC NUTS too."),
+                     help="Bayesian columns: off; fast (closed forms and exact quadrature; a report computes "
+                          "the three-level posterior only where it shows it); full (every posterior); "
+                          "mcmc (PyMC NUTS too)."),
         click.option("--rope", type=float, default=0.01, show_default=True,
                      callback=ranged(0, 1, high_open=True),
                      help="Region of practical equivalence for P(tie): |A − B| < rope."),

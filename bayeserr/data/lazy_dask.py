@@ -28,11 +28,16 @@ class _DaskOnceImported:
         return self._module
 
     def __getattr__(self, name):  # type, version, module, available
+        if name.startswith("_"):  # copy, pickle and other protocols: not DuckArrayModule's
+            raise AttributeError(name)
         loaded = self._loaded()
         if loaded is not None:
             return getattr(loaded, name)
         from packaging.version import Version
-        return {"type": (), "version": Version("0.0.0"), "module": None, "available": False}[name]
+        empty = {"type": (), "version": Version("0.0.0"), "module": None, "available": False}
+        if name not in empty:
+            raise AttributeError(name)
+        return empty[name]
 
 
 def install() -> None:

@@ -273,19 +273,24 @@ def _hierarchical(batch, level):
 
 
 def _skip_three_level(batch, rows) -> np.ndarray:
-    """``rows`` without the three-level ones, which a ``fast`` report that does not show
-    them leaves out (``docs/methods.md`` §5.2, "What a report computes"): the warning
-    ``not_computed`` names how many and how to have them."""
-    skipped = rows & _three_level_rows(batch)
+    """``rows`` without the three-level ones that a ``fast`` report does not show, which
+    it leaves out (``docs/methods.md`` §5.2, "What a report computes"): rows answering
+    in two clusters or more, where the interval rule takes CR2 or the cluster-effect
+    posterior (§7.1); a row in one cluster keeps it, as the rule may show it there.
+    The warning ``not_computed`` names how many and how to have them."""
+    if batch.codes is None:  # no clusters: no three-level model
+        return rows
+    skipped = rows & _three_level_rows(batch) & (np.asarray(batch.n_clusters) >= 2)
     if skipped.any():
         from bayeserr.base.caveat import Caveat
         n = int(skipped.sum())
         batch.notes.append(Caveat(
             "not_computed", None,
-            f"the three-level hierarchical posterior (clusters, and K > 1 answers per question) of {n} "
-            f"model{'' if n == 1 else 's'} was not computed: no table of this report shows it "
-            "(hierarchical_posterior and hierarchical_mu are null in the JSON). --bayes full computes "
-            "it, and so do --methods all, --format html and --save-posterior, which show it.",
+            f"the three-level hierarchical posterior (clusters, and several answers or samples per "
+            f"question) of {n} model{'' if n == 1 else 's'} was not computed, as no table of this "
+            "report shows it: hierarchical_posterior and hierarchical_mu are null in the JSON. "
+            "--bayes full computes it, and so do --methods all, --format html and --save-posterior, "
+            "which show it.",
             facts={"models": n}))
     return rows & ~skipped
 

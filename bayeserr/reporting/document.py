@@ -116,7 +116,8 @@ def bayes_note(settings, clustered: bool, sampled: bool = True, pairs: bool = Tr
     hier = ("PyMC NUTS (three levels with clusters and K > 1)" if settings.mode == "mcmc" and sampled
             else "exact quadrature" + ("" if settings.mode != "mcmc" else
                                        " (no model needed a sampler: nothing was sampled)")
-            + (" (with clusters and K > 1 answers per question: --bayes full)" if skipped else ""))
+            + (" (left out where it has three levels and no table shows it: warning not_computed; "
+               "--bayes full computes it)" if skipped else ""))
     model = ("normal model with a cluster random effect on the paired differences" if clustered else
              "Dirichlet 2×2 posterior (0/1, K = 1) or Bayesian bootstrap over questions")
     where = "in the JSON" if skipped else "all in the JSON"

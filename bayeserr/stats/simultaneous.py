@@ -107,7 +107,7 @@ def _products(U, pq, V, parts=None):
 def _t_star(U, pq, q, s2, V, unit: bool = False, parts=None):
     """Bootstrap t of every row (P, C) for the weights V (B, C): (B, P).
     ``unit``: the weights are ±1 (Rademacher), so Σ v² q U² is the row's
-    constant Σ q U² and needs no product; ``parts``: as :func:`_products`."""
+    constant Σ q U² and needs no product; ``parts``: as ``_products``."""
     N, K = _products(U, pq, V, parts)
     Q = (q * U * U).sum(axis=1)[None, :] if unit else (V * V) @ (q * U * U).T
     # N / sqrt(max(Q − 2NK + s2·N², 0)), the same operations in the same order, in place: two
@@ -132,7 +132,7 @@ def wild_draws(D, sizes, *, level: float = 0.95, draws: int = DRAWS, seed: int =
     ``sizes`` (P, C): questions per cluster (0: absent).  ``models = (S, ia, ib)``
     (optional): ``D`` is ``S[ia] − S[ib]`` for per-model cluster sums ``S`` and every
     row of ``sizes`` is the same (complete data), which makes the products per model
-    (:func:`_products`).  Returns ``(blocks, info)``: ``blocks()`` yields (b, P) arrays of
+    (``_products``).  Returns ``(blocks, info)``: ``blocks()`` yields (b, P) arrays of
     bootstrap t statistics under each row's null, over blocks of weight vectors shared by
     every row; rows with fewer than two clusters are NaN.
     """

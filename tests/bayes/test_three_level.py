@@ -340,5 +340,32 @@ def test_fast_markdown_report_names_what_it_left_out(cli, tmp_path):
     assert cli("report", _example(), "-o", out).exit_code == 0
     text = " ".join(out.read_text().split())
     assert "[not_computed] the three-level hierarchical posterior" in text
-    assert "(with clusters and K > 1 answers per question: --bayes full)" in text
+    assert "(left out where it has three levels and no table shows it: warning not_computed; " \
+           "--bayes full computes it)" in text
     assert "Bayesian intervals (--bayes fast; in the JSON," in text
+
+
+def test_a_model_in_one_cluster_keeps_the_three_level_posterior_the_table_may_show(cli_json, tmp_path):
+    """A model whose questions lie in one cluster (under 100 questions, 3 runs each): the interval
+    rule may show its hierarchical posterior, so ``--bayes fast`` computes it there, and its
+    recommended interval is ``--bayes full``'s; the models in several clusters are left out."""
+    rng = np.random.default_rng(4)
+    rows = []
+    for m, p in (("a", 0.7), ("b", 0.6), ("solo", 0.65)):
+        for i in range(120):
+            if m == "solo" and i % 4:
+                continue  # 30 questions, all in cluster c0
+            for run in range(3):
+                rows.append({"model": m, "question_id": f"q{i}", "cluster_id": f"c{i % 4}", "run": run,
+                             "score": float(rng.random() < p)})
+    path = tmp_path / "one_cluster.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    args = ("report", path, "--sample-col", "run", "--on-unpaired", "drop")
+    fast, full = cli_json(*args), cli_json(*args, "--bayes", "full")
+    hier = _hier(fast)
+    assert hier["solo"][0] is not None and hier["a"] == hier["b"] == (None, None)
+    (note,) = [w["message"] for w in fast["warnings"] if w["code"] == "not_computed"]
+    assert "of 2 models" in note
+    rec = {m["model"]: (m["recommended"], m["intervals"][m["recommended"]]) for m in fast["models"]}
+    assert rec == {m["model"]: (m["recommended"], m["intervals"][m["recommended"]]) for m in full["models"]}
+    assert rec["solo"][0] == "hierarchical_posterior"

@@ -37,3 +37,14 @@ def test_dask_arrays_are_known_once_dask_is_imported():
                "ds = xr.Dataset({'s': (('a',), da.zeros(4, chunks=2))})\n"
                "print(array_type('dask') == (da.Array,), is_duck_dask_array(ds['s'].data), dict(ds.chunks))")
     assert out == "True True {'a': (2, 2)}"
+
+
+def test_the_stand_in_answers_like_an_object():
+    """Unknown attributes raise AttributeError (hasattr, copy and pickle protocols work)."""
+    out = _run("import copy\n"
+               "from bayeserr.data import lazy_dask\n"
+               "lazy_dask.install()\n"
+               "from xarray.namedarray import pycompat\n"
+               "entry = pycompat._cached_duck_array_modules['dask']\n"
+               "print(hasattr(entry, 'foo'), entry.type, entry.available, type(copy.deepcopy(entry)).__name__)")
+    assert out == "False () False _DaskOnceImported"
