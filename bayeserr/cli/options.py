@@ -150,10 +150,10 @@ def bayes_options(f):
                      help="Beta prior of the conjugate model: uniform, jeffreys, or a,b."),
         click.option("--seed", type=int, default=0, show_default=True, callback=SEED,
                      help="Seed of every random draw (≥ 0)."),
-        click.option("--draws", type=int, default=1000, show_default=True, callback=COUNT,
+        click.option("--draws", type=int, default=1200, show_default=True, callback=COUNT,
                      help="MCMC draws per chain (≥ 1)."),
         click.option("--tune", type=int, default=None, callback=ranged(0, integer=True),
-                     help="MCMC tuning steps per chain (≥ 0) [default: as --draws]."),
+                     help="MCMC tuning steps per chain (≥ 0) [default: half of --draws]."),
         click.option("--chains", type=int, default=2, show_default=True, callback=COUNT,
                      help="MCMC chains (≥ 1)."),
         click.option("--target-accept", type=float, default=None, callback=PROBABILITY,
@@ -171,7 +171,7 @@ def bayes_settings(kw: dict, fmt: str):
     from bayeserr.bayes.settings import BayesSettings
     draws, tune = kw.pop("draws"), kw.pop("tune")
     return BayesSettings(mode=kw.pop("bayes_mode"), rope=kw.pop("rope"), prior=kw.pop("prior"),
-                         seed=kw.pop("seed"), mcmc_draws=draws, mcmc_tune=draws if tune is None else tune,
+                         seed=kw.pop("seed"), mcmc_draws=draws, mcmc_tune=draws // 2 if tune is None else tune,
                          chains=kw.pop("chains"), target_accept=kw.pop("target_accept"),
                          progress=fmt != "json")
 

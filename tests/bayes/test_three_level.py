@@ -186,7 +186,7 @@ def test_non_centred_nuts_has_no_divergences():
     divergent transitions (47 on the issue's example); the non-centred one,
     with the default sampler settings, none."""
     k, n, codes = example40()
-    kw = BayesSettings(mode="mcmc", mcmc_draws=1000, seed=1).sampler()
+    kw = BayesSettings(mode="mcmc", mcmc_draws=1000, mcmc_tune=1000, seed=1).sampler()
     idata = three_level.fit_mcmc(k, n, codes, **kw)
     diag = diagnose(idata, ["mu", "phi"])
     # not an exact count: samplers differ across machines and versions (one divergence was seen
