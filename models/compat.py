@@ -163,6 +163,9 @@ def user_temp_folder(name: str):
 
 def _quiet_import(name: str):
     import importlib
+    import sys
+    if name in sys.modules:  # imported already: no folders to set up, no warnings to silence
+        return sys.modules[name]
     writable_cache()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)

@@ -53,9 +53,9 @@ def _computing_what_is_shown(options, fmt: str, save_posterior):
     does not show it: not a column (``--methods``), no posterior figure (HTML), no saved
     posterior (``docs/methods.md`` §5.2, "What a report computes")."""
     from dataclasses import replace
-    methods = options.methods
-    shown = (fmt == "html" or save_posterior or methods == "all"
-             or (not isinstance(methods, str) and "hierarchical_posterior" in methods))
+
+    from bayeserr.registries.options import method_shown
+    shown = fmt == "html" or save_posterior or method_shown(options.methods, "hierarchical_posterior")
     if options.bayes.mode != "fast" or shown:
         return options
     return replace(options, bayes=replace(options.bayes, only_shown=True))

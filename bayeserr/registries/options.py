@@ -156,6 +156,13 @@ def _pass_k(value, name: str = "pass_k", option: str = "--pass-k") -> tuple:
     return tuple(check_range(option, k, 1, integer=True) for k in value)
 
 
+def method_shown(methods, key: str) -> bool:
+    """Whether checked ``methods`` (:func:`checked_methods`) make interval method ``key`` a
+    column of the text formats: every one under ``all``, the named ones, none under
+    ``recommended`` (which shows each model's recommended interval in one column)."""
+    return methods == "all" or (methods != "recommended" and key in methods)
+
+
 def checked_methods(value):
     """``recommended``, ``all`` or a tuple of registered interval-method keys."""
     from bayeserr.registries.methods import INTERVALS

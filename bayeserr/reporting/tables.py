@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from bayeserr.registries.methods import INTERVALS, report_methods
+from bayeserr.registries.options import method_shown
 
 
 @dataclass(frozen=True)
@@ -66,11 +67,8 @@ def pct(v, digits: int = 1) -> Cell:
 
 
 def _interval_keys(scores, bayes: bool, methods="all") -> list[str]:
-    if methods == "recommended":
-        return []
-    wanted = None if methods == "all" else set(methods)
     return [m.key for m in report_methods(bayes)
-            if (wanted is None or m.key in wanted) and any(s.intervals.get(m.key) is not None for s in scores)]
+            if method_shown(methods, m.key) and any(s.intervals.get(m.key) is not None for s in scores)]
 
 
 def models_table(scores, level: float, *, bayes: bool = True, methods="all", groups=None,

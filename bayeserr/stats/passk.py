@@ -26,9 +26,6 @@ import numpy as np
 import xarray as xr
 
 from bayeserr.base.errors import InputError
-from bayeserr.data import lazy_dask
-
-lazy_dask.install()  # xarray: no dask import to build a view (bayeserr.data.lazy_dask)
 
 #: largest total length of the running products (sum of the distinct n)
 #: computed by the product form; beyond it the log-gamma form is used.
