@@ -16,6 +16,7 @@ Bayesian probabilities when asked for (``bayes="fast"`` by default).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ import pandas as pd
 
 from bayeserr.analyses.families import decide, family_rows
 from bayeserr.base.errors import InputError
-from bayeserr.base.results import ResultList, finite_or_none, frame_value
+from bayeserr.base.results import ResultList, frame_value
 from bayeserr.registries import caveats
 from bayeserr.registries.options import Options
 from bayeserr.stats.pairs import (
@@ -437,16 +438,43 @@ def pair_arrays(view, options: Options, second_opinion: bool = True) -> PairArra
                        mc_p, skipped, wild, totals)
 
 
-def _mcnemar(arr: PairArrays, k: int) -> McNemar | None:
+def _pair_columns(arr: PairArrays, fam, better, tie) -> dict:
+    """Every per-pair number of the comparisons as Python lists (``tolist()`` once, not a
+    NumPy scalar per pair and field: 4,950 pairs, 30 fields), with the McNemar tables'
+    counts; non-finite values None where a field is optional."""
+    pm, cl, ia, ib = arr.pm, arr.clustered, arr.ia, arr.ib
+
+    def optional(x):
+        return [None] * len(ia) if x is None else [v if math.isfinite(v) else None for v in np.asarray(x, float).tolist()]
     b, c, _ = arr.tables
-    if not np.isfinite(b[k]):
+    n = pm.n[ia, ib]
+    return {
+        "ia": ia.tolist(), "ib": ib.tolist(), "n": n.astype(int).tolist(),
+        "only_a": pm.only[ia, ib].astype(int).tolist(), "only_b": pm.only[ib, ia].astype(int).tolist(),
+        "mean_a": pm.mean[ia, ib].tolist(), "mean_b": pm.mean[ib, ia].tolist(), "diff": arr.diff.tolist(),
+        "se_unpaired": arr.se_unpaired.tolist(), "se_paired": arr.se_paired.tolist(),
+        "se_clustered": optional(None if cl is None else cl["se"]), "se_paper": optional(None if cl is None else arr.se_paper),
+        "n_clusters": [None] * len(ia) if cl is None else cl["n_clusters"].astype(int).tolist(),
+        "c_eff": optional(None if cl is None else cl["c_eff"]), "test": arr.test.tolist(),
+        "statistic": arr.statistic.tolist(), "df": arr.df.tolist(), "ci": arr.ci.tolist(), "p": arr.p.tolist(),
+        "p_holm": fam.p["holm"].tolist(), "p_bh": fam.p["bh"].tolist(), "p_rw": fam.p["romano-wolf"].tolist(),
+        "correlation": arr.correlation.tolist(), "p_adjusted": fam.p_adjusted.tolist(),
+        "different": np.asarray(fam.different, bool).tolist(), "ci_adjusted": fam.ci_adjusted.tolist(),
+        "critical": None if fam.critical_pairs is None else fam.critical_pairs.tolist(),
+        "better": [None] * len(ia) if better is None else np.asarray(better, float).tolist(),
+        "tie": [None] * len(ia) if tie is None else np.asarray(tie, float).tolist(),
+        # McNemar: the table's counts (both right = round(mean_a · n) − a only), its two p-values
+        "mc_b": b.tolist(), "mc_c": c.tolist(),
+        "mc_both": (np.rint(np.nan_to_num(pm.mean[ia, ib] * n)) - np.nan_to_num(b)).tolist(),
+        "mc_p": None if arr.mcnemar_p is None else [x.tolist() for x in arr.mcnemar_p],
+    }
+
+
+def _mcnemar(col: dict, k: int) -> McNemar | None:
+    if not math.isfinite(col["mc_b"][k]):
         return None
-    i, j = arr.ia[k], arr.ib[k]
-    n_ij = int(arr.pm.n[i, j])
-    n_b, n_c = int(b[k]), int(c[k])
-    both = int(round(arr.pm.mean[i, j] * n_ij)) - n_b
-    return McNemar(both, n_b, n_c, n_ij - both - n_b - n_c, float(arr.mcnemar_p[0][k]),
-                   float(arr.mcnemar_p[1][k]))
+    n_ij, n_b, n_c, both = col["n"][k], int(col["mc_b"][k]), int(col["mc_c"][k]), int(col["mc_both"][k])
+    return McNemar(both, n_b, n_c, n_ij - both - n_b - n_c, col["mc_p"][0][k], col["mc_p"][1][k])
 
 
 def compare_view(view, options: Options, *, ranking: bool = False, second_opinion: bool = True,
@@ -466,42 +494,35 @@ def compare_view(view, options: Options, *, ranking: bool = False, second_opinio
     families = [family_rows(options.pairs, names, arr.ia, arr.ib)]
     decided = decide(arr, options, families, names, joint=joint)
     fam = decided[0]
-    p_holm, p_bh, p_rw = fam.p["holm"], fam.p["bh"], fam.p["romano-wolf"]
-    different = fam.different
     better = tie = None
     if options.bayes.on and len(arr.ia) and isinstance(view, SufficientPairs):
         better, tie = view.probabilities(arr, options.bayes)
     elif options.bayes.on and len(arr.ia):
         from bayeserr.bayes.pairs import all_pair_probabilities
         better, tie = all_pair_probabilities(view, arr.ia, arr.ib, arr.tables, options.bayes, arr.totals)
-    pm, cl = arr.pm, arr.clustered
+    col = _pair_columns(arr, fam, better, tie)
     set_rows = set(fam.rows.tolist())
     pairs = []
-    for k, (i, j) in enumerate(zip(arr.ia, arr.ib)):
+    for k, (i, j) in enumerate(zip(col["ia"], col["ib"])):
+        in_family = k in set_rows
+        ci_adj = col["ci_adjusted"][k]
         pairs.append(Comparison(
-            a=names[i], b=names[j], n_questions=int(pm.n[i, j]), n_only_a=int(pm.only[i, j]),
-            n_only_b=int(pm.only[j, i]), mean_a=float(pm.mean[i, j]), mean_b=float(pm.mean[j, i]),
-            diff=float(arr.diff[k]), se_unpaired=float(arr.se_unpaired[k]),
-            se_paired=float(arr.se_paired[k]),
-            se_clustered_paired=None if cl is None else finite_or_none(cl["se"][k]),
-            se_clustered_paired_paper=None if cl is None else finite_or_none(arr.se_paper[k]),
-            n_clusters=None if cl is None else int(cl["n_clusters"][k]),
-            effective_clusters=None if cl is None else finite_or_none(cl["c_eff"][k]),
-            test="t_cr2_bm" if arr.test[k] else "z_paired", statistic=float(arr.statistic[k]),
-            df=float(arr.df[k]) if arr.test[k] else None,
-            ci=(float(arr.ci[k, 0]), float(arr.ci[k, 1])), p_value=float(arr.p[k]),
-            p_holm=float(p_holm[k]), p_bh=float(p_bh[k]), correlation=float(arr.correlation[k]),
-            mcnemar=_mcnemar(arr, k), level=options.level,
-            cluster_correction=options.cluster_correction if cl is not None else None,
-            wild_bootstrap=arr.wild.get(k),
-            prob_a_better=None if better is None else float(better[k]),
-            prob_tie=None if tie is None else float(tie[k]),
-            p_romano_wolf=float(p_rw[k]), adjust=options.adjust, p_adjusted=float(fam.p_adjusted[k]),
-            different=bool(different[k]),
-            ci_adjusted=(tuple(float(x) for x in fam.ci_adjusted[k]) if k in set_rows
-                         and np.isfinite(fam.ci_adjusted[k]).all() else None),
-            ci_adjusted_critical=(float(fam.critical_pairs[k]) if fam.critical_pairs is not None and k in set_rows
-                                  and np.isfinite(fam.critical_pairs[k]) else None),
+            a=names[i], b=names[j], n_questions=col["n"][k], n_only_a=col["only_a"][k],
+            n_only_b=col["only_b"][k], mean_a=col["mean_a"][k], mean_b=col["mean_b"][k],
+            diff=col["diff"][k], se_unpaired=col["se_unpaired"][k], se_paired=col["se_paired"][k],
+            se_clustered_paired=col["se_clustered"][k], se_clustered_paired_paper=col["se_paper"][k],
+            n_clusters=col["n_clusters"][k], effective_clusters=col["c_eff"][k],
+            test="t_cr2_bm" if col["test"][k] else "z_paired", statistic=col["statistic"][k],
+            df=col["df"][k] if col["test"][k] else None,
+            ci=tuple(col["ci"][k]), p_value=col["p"][k], p_holm=col["p_holm"][k], p_bh=col["p_bh"][k],
+            correlation=col["correlation"][k], mcnemar=_mcnemar(col, k), level=options.level,
+            cluster_correction=options.cluster_correction if arr.clustered is not None else None,
+            wild_bootstrap=arr.wild.get(k), prob_a_better=col["better"][k], prob_tie=col["tie"][k],
+            p_romano_wolf=col["p_rw"][k], adjust=options.adjust, p_adjusted=col["p_adjusted"][k],
+            different=col["different"][k],
+            ci_adjusted=tuple(ci_adj) if in_family and all(map(math.isfinite, ci_adj)) else None,
+            ci_adjusted_critical=(col["critical"][k] if col["critical"] is not None and in_family
+                                  and math.isfinite(col["critical"][k]) else None),
         ))
     return Comparisons(pairs, arr.skipped, fam, decided if ranking else None)
 

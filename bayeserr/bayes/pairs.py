@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayeserr.bayes.sampling import sampling_output
+from bayeserr.stats.simultaneous import column_differences
 
 PAIR_CHUNK = 256
 
@@ -69,8 +70,7 @@ def bootstrap_probabilities(view, ia, ib, rope: float, draws: int, seed: int):
     for means, ca, cb, pos in _bootstrap_groups(view, ia, ib, draws, seed):
         for start in range(0, len(pos), PAIR_CHUNK):
             sl = slice(start, start + PAIR_CHUNK)
-            # np.take: columns gathered 8x faster than means[:, ca] (stats.simultaneous._products)
-            delta = np.take(means, ca[sl], axis=1) - np.take(means, cb[sl], axis=1)
+            delta = column_differences(means, ca[sl], cb[sl])
             better[pos[sl]], tie[pos[sl]] = pair_probabilities(delta, rope)
     return better, tie
 
