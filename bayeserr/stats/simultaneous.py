@@ -335,7 +335,6 @@ class _Batch:
         finite = np.isfinite(self.stat)
         self.thresh = np.where(finite, self.stat - _TIE_RTOL32 * np.abs(np.where(finite, self.stat, 0.0)),
                                np.where(self.stat > 0, np.inf, np.nan)).astype(np.float32)
-        self.pad = pad
         self.count = np.zeros(self.stat.shape)
         self.maxima = []
 
@@ -347,11 +346,11 @@ class _Batch:
             first = (np.fmax.reduce(np.take(block, self.low, axis=1), axis=-1) if self.split else
                      np.full((len(block), len(self.rows)), np.nan, np.float32))
             a = np.concatenate([first[..., None], np.take(block, self.hyp, axis=1)], axis=-1)  # (b, F, 1 + H)
-            running = np.fmax.accumulate(a, axis=-1)[..., 1:]                  # NaN skipped
-            self.count += (running >= self.thresh).sum(axis=0)
-            u = np.abs(np.take(block, self.pad, axis=1))                  # (b, F, R)
-            self.maxima.append(np.fmax.reduce(u, axis=-1) if u.shape[-1] else
-                               np.full(u.shape[:2], np.nan))
+            running = np.fmax.accumulate(a, axis=-1)                          # NaN skipped
+            self.count += (running[..., 1:] >= self.thresh).sum(axis=0)
+            # max |z*| over the family's rows is the running maximum's last value: its
+            # hypotheses are both directions (z, −z) of those rows (no second gather)
+            self.maxima.append(running[..., -1])
 
     def results(self, n_rows: int, B: int, level: float, df) -> list:
         # step-down: p of the j-th largest = max over the larger ones (descending running max)
