@@ -55,7 +55,8 @@ def _computing_what_is_shown(options, fmt: str, save_posterior):
     from dataclasses import replace
 
     from bayeserr.registries.options import method_shown
-    shown = fmt == "html" or save_posterior or method_shown(options.methods, "hierarchical_posterior")
+    shown = fmt == "html" or save_posterior or any(method_shown(options.methods, k)
+                                                   for k in ("hierarchical_posterior", "hierarchical_mu"))
     if options.bayes.mode != "fast" or shown:
         return options
     return replace(options, bayes=replace(options.bayes, only_shown=True))
@@ -134,7 +135,8 @@ def _with_posteriors(write, fits, folder, seed):
                    "never an input file.")
 @click.option("--methods", "methods", default="recommended", show_default=True,
               help="Interval columns in text formats: recommended (one per model), all, or method "
-                   "keys separated by commas (e.g. clt,wilson); JSON always has every method.")
+                   "keys separated by commas (e.g. clt,wilson; hierarchical_mu: μ of a new cluster); "
+                   "JSON always has every method.")
 @click.option("--pairs", "pairs", default="auto", show_default=True,
               help="The family of pairs the adjustment covers and the rows shown: vs=MODEL (MODEL's "
                    "pairs), or all pairs — all, adjacent (shows neighbours in the ranking) or auto "

@@ -176,5 +176,15 @@ def checked_methods(value):
         raise InputError(f"methods takes 'recommended', 'all' or a list of interval method names; got "
                          f"{describe(value)}. Choose from: {', '.join(INTERVALS)}.")
     for k in keys:
-        INTERVALS.get_checked(k)
+        method = INTERVALS.get_checked(k)
+        if not (method.report or k in SIDE_COLUMNS):
+            from bayeserr.registries.methods import report_methods
+            shown = [m.key for m in report_methods()] + list(SIDE_COLUMNS)
+            raise InputError(f"--methods {k}: {method.label} is not a column of the report (the simulation "
+                             f"lab measures it: bayeserr lab). Choose from: {', '.join(shown)}, or 'all'.")
     return tuple(keys)
+
+
+#: interval methods outside a model's ``intervals`` that ``--methods`` can still show as a
+#: column: μ of a new cluster, which the hierarchical posterior computes beside its own
+SIDE_COLUMNS = ("hierarchical_mu",)

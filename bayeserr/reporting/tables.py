@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from bayeserr.registries.methods import INTERVALS, report_methods
-from bayeserr.registries.options import method_shown
+from bayeserr.registries.options import SIDE_COLUMNS, method_shown
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,16 @@ def pct(v, digits: int = 1) -> Cell:
     return Cell("pct", v, digits=digits)
 
 
+def _interval_of(score, key: str):
+    """A model's interval of method ``key``: from its ``intervals``, or its own field for the
+    side columns (``hierarchical_mu``)."""
+    return getattr(score, key) if key in SIDE_COLUMNS else score.intervals.get(key)
+
+
 def _interval_keys(scores, bayes: bool, methods="all") -> list[str]:
-    return [m.key for m in report_methods(bayes)
-            if method_shown(methods, m.key) and any(s.intervals.get(m.key) is not None for s in scores)]
+    named = [INTERVALS[k] for k in SIDE_COLUMNS if methods not in ("all", "recommended") and k in methods]
+    return [m.key for m in report_methods(bayes) + named
+            if method_shown(methods, m.key) and any(_interval_of(s, m.key) is not None for s in scores)]
 
 
 def models_table(scores, level: float, *, bayes: bool = True, methods="all", groups=None,
@@ -116,7 +123,7 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
         row.append(Cell("num", s.k_samples, digits=2 if s.k_samples != int(s.k_samples) else 0))
         rec = s.recommended
         row += [Cell("interval", rec.interval), text(rec.label)]
-        row += [Cell("interval", s.intervals.get(k)) for k in keys]
+        row += [Cell("interval", _interval_of(s, k)) for k in keys]
         rows.append(tuple(row))
     notes = [groups_note] if groups_note and groups is None else []
     lead = len(notes)  # the notes before the table's own first one

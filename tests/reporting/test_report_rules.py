@@ -173,6 +173,36 @@ def test_methods_that_apply_to_no_model_are_named(cli):
     assert "| CLT |" in header and "Wilson" not in header
 
 
+def test_hierarchical_mu_is_a_column_when_named(cli):
+    """--methods hierarchical_mu said it applied to no model (μ is kept outside a model's
+    intervals, and --bayes fast left out the three-level posterior behind it): it is a column,
+    each cell the API's μ interval of that model."""
+    from bayeserr.examples import example_path
+    res = cli("report", example_path(), "--methods", "hierarchical_mu")
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    header = next(line for line in lines if line.startswith("| Model"))
+    assert header.rstrip().endswith("| Hierarchical μ (new cluster) |")
+    assert "Not shown" not in res.output and "not_computed" not in res.output
+    scores = bayeserr.score(bayeserr.load(example_path()))
+    for s in scores:
+        row = next(line for line in lines if line.startswith(f"| {s.model} |"))
+        lo, hi = s.hierarchical_mu
+        assert row.rstrip().endswith(f"| [{100 * lo:.1f}, {100 * hi:.1f}] |"), (row, lo, hi)
+
+
+@pytest.mark.parametrize("method", ["bernoulli", "clustered_cr1"])
+def test_methods_the_report_cannot_show_are_refused(cli, method):
+    """A method only the lab measures was accepted and then called "applies to no model"."""
+    from bayeserr.examples import example_path
+    res = cli("report", example_path(), "--bayes", "off", "--methods", f"clt,{method}")
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert f"--methods {method}" in res.output and "not a column of the report" in res.output
+    assert "hierarchical_mu" in res.output  # the choices offered
+    with pytest.raises(bayeserr.InputError, match="not a column"):
+        bayeserr.Options(methods=(method,))
+
+
 # ------------------------------------------------------------------ empty columns (item 11)
 @pytest.fixture(scope="module")
 def livebench_md():
