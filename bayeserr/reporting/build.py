@@ -384,6 +384,17 @@ class ComparisonReport:
 _TABLE_ONLY = ("interval_outside_unit",)
 
 
+def _model_options(options: Options) -> Options:
+    """The settings of the two models' own scores in a comparison: the report's, every
+    Bayesian interval computed (so the JSON holds what ``report`` gives each model and the
+    recommended interval is the report's), by the grid under ``--bayes mcmc`` — the
+    sampler is for the pair's posterior, the comparison's subject."""
+    from dataclasses import replace
+    if options.bayes.mode in ("mcmc", "fast") and options.bayes.on:
+        return replace(options, bayes=replace(options.bayes, mode="full", only_shown=False))
+    return options
+
+
 def build_comparison(ds, a: str, b: str, *, options: Options | None = None, config=None,
                      family: str = "report", **kwargs) -> ComparisonReport:
     """One pair in depth: ``A − B`` with the per-model warnings of both models
@@ -405,7 +416,7 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, conf
         raise InputError(f"'{a}' and '{b}' share {comps.skipped[0][2]} question(s); a paired "
                          "comparison needs at least 2.")
     c = comps[0]
-    scores, _ = score_view(view, Options.coerce(options, bayes="off"))
+    scores, _ = score_view(view, _model_options(options))
     warnings = [w for m in scores for w in m.caveats if w.code not in _TABLE_ONLY]
     warnings += pair_caveats(comps, view.clustered) + _caveats.early_stopped(view.rows)
     verdict = None

@@ -203,6 +203,33 @@ def test_methods_the_report_cannot_show_are_refused(cli, method):
         bayeserr.Options(methods=(method,))
 
 
+def _same_interval(x, y):
+    assert (x is None) == (y is None), (x, y)
+    if x is not None:
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bayes", ["fast", "off"])
+def test_compare_gives_each_model_what_the_report_gives_it(cli_json, bayes):
+    """compare's JSON held every Bayesian interval of its two models as null (it scored them with
+    --bayes off): they equal the report's (--bayes full: every posterior), and so does the
+    recommended interval, so that the two commands speak with one voice."""
+    from bayeserr.examples import example_path
+    a, b = "ckpt-0419", "baseline-v1"
+    comp = cli_json("compare", example_path(), a, b, "--bayes", bayes)
+    rep = cli_json("report", example_path(), "--bayes", "full" if bayes == "fast" else "off")
+    by_name = {m["model"]: m for m in rep["models"]}
+    for m in comp["models"]:
+        mine = by_name[m["model"]]
+        assert m["intervals"].keys() == mine["intervals"].keys()
+        for key in m["intervals"]:
+            _same_interval(m["intervals"][key], mine["intervals"][key])
+        _same_interval(m["hierarchical_mu"], mine["hierarchical_mu"])
+        _same_interval(m["recommended_interval"], mine["recommended_interval"])
+        assert (m["recommended"], m["recommended_cut"]) == (mine["recommended"], mine["recommended_cut"])
+        assert (m["intervals"]["hierarchical_posterior"] is None) == (bayes == "off")
+
+
 # ------------------------------------------------------------------ empty columns (item 11)
 @pytest.fixture(scope="module")
 def livebench_md():
