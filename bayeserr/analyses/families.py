@@ -112,9 +112,8 @@ def _draws(arr, options, order=None):
     paired z (M7) and the wild bootstrap has nothing to resample."""
     if arr.totals is not None:
         D = np.concatenate(arr.totals["D"]) if arr.totals["D"] else np.zeros((0, 1))
-        sizes = np.concatenate(arr.totals["sizes"]) if arr.totals["sizes"] else np.zeros((0, 1))
-        sizes = np.broadcast_to(sizes, D.shape)
-        if ((sizes > 0).sum(axis=1) >= 2).any():
+        sizes = _pair_sizes(arr.totals, D.shape)
+        if (_clusters_present(sizes) >= 2).any():
             S = arr.totals.get("S")
             return wild_draws(D, sizes, level=options.level, seed=options.seed,
                               models=None if S is None else (S, arr.ia, arr.ib))
@@ -197,10 +196,27 @@ def _single_cluster_rows(arr) -> np.ndarray:
     out = np.zeros(len(arr.p), bool)
     if arr.totals is None or not arr.totals["sizes"]:
         return out
-    D = np.concatenate(arr.totals["D"])
-    sizes = np.broadcast_to(np.concatenate(arr.totals["sizes"]), D.shape)
-    out[:] = (sizes > 0).sum(axis=1) < 2
+    out[:] = _clusters_present(_pair_sizes(arr.totals, (len(out), arr.totals["sizes"][0].shape[-1]))) < 2
     return out
+
+
+def _pair_sizes(totals, shape) -> np.ndarray:
+    """Every pair's cluster sizes, (P, C).  With complete data each chunk is one row of
+    sizes broadcast (stride 0): then a broadcast view of that row, not a P × C copy."""
+    parts = totals["sizes"]
+    if not parts:
+        return np.zeros(shape)
+    first = parts[0][:1]
+    if all(p.strides[0] == 0 and np.array_equal(p[:1], first) for p in parts):
+        return np.broadcast_to(first, shape)
+    return np.broadcast_to(np.concatenate(parts), shape)
+
+
+def _clusters_present(sizes) -> np.ndarray:
+    """Clusters with questions, per row of ``sizes``; counted once for a broadcast row."""
+    if sizes.ndim == 2 and sizes.strides[0] == 0 and len(sizes):
+        return np.full(len(sizes), np.count_nonzero(sizes[0] > 0))
+    return (sizes > 0).sum(axis=1)
 
 
 def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -> tuple[np.ndarray, np.ndarray]:
