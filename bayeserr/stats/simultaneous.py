@@ -80,15 +80,25 @@ class JointDraws:
 # draws
 # --------------------------------------------------------------------------- #
 def _weights(C: int, scheme: str, draws: int, seed: int):
-    """(B, C) weight vectors and whether they are all of them (both signs)."""
+    """``(blocks, B, exact)``: ``blocks(step)`` iterates over the B weight vectors (each C
+    long) in blocks of ``step``; ``exact``: they are all of them (both signs).  Drawn
+    vectors come block by block from one generator started afresh on each pass — the
+    bounded integers take one number of the stream each, so the blocks are the rows of one
+    (B, C) draw (a test checks it) without its two B × C arrays (40 MB at 500 clusters)."""
     table = _RADEMACHER if scheme == "rademacher" else _WEBB
     k = len(table)
     if C * np.log(k) <= np.log(ENUMERATE) + 1e-12:
         idx = np.arange(k**C, dtype=np.int64)
         digits = (idx[:, None] // (k ** np.arange(C - 1, -1, -1, dtype=np.int64))) % k
-        return table[digits], True
-    rng = np.random.default_rng(seed)
-    return table[rng.integers(0, k, size=(draws, C))], False
+        V = table[digits]
+        return (lambda step: (V[i:i + step] for i in range(0, len(V), step))), len(V), True
+
+    def drawn(step):
+        rng = np.random.default_rng(seed)
+        for start in range(0, draws, step):
+            yield table[rng.integers(0, k, size=(min(step, draws - start), C))]
+
+    return drawn, draws, False
 
 
 def column_differences(X, ia, ib):
@@ -170,8 +180,7 @@ def wild_draws(D, sizes, *, level: float = 0.95, draws: int = DRAWS, seed: int =
     cols = np.flatnonzero(present.any(axis=0))
     valid = c_row >= 2
     scheme = _choose_weights(weights, int(c_row[valid].min()) if valid.any() else 2, level)
-    V, exact = _weights(len(cols), scheme, draws, seed)
-    B = len(V)
+    weight_blocks, B, exact = _weights(len(cols), scheme, draws, seed)
     ties = 2 if scheme == "rademacher" else 6  # constant weight vectors reproduce |t|
     info = JointDraws("wild_cluster", scheme, B, exact, (ties / B) if exact else 1.0 / B)
     D = D if len(cols) == D.shape[1] else D[:, cols]
@@ -188,8 +197,8 @@ def wild_draws(D, sizes, *, level: float = 0.95, draws: int = DRAWS, seed: int =
     step = max(1, _BLOCK_CELLS // max(1, D.shape[0]))
 
     def blocks():
-        for start in range(0, B, step):
-            r = _t_star(D, pq, qUU, s2, V[start:start + step], unit=unit, parts=parts)
+        for V in weight_blocks(step):
+            r = _t_star(D, pq, qUU, s2, V, unit=unit, parts=parts)
             r[:, bad] = np.nan
             yield r
 

@@ -142,6 +142,29 @@ def test_wild_draws_from_per_model_sums_equal_the_pairs_own(clusters):
     assert np.allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("scheme,table", [("rademacher", (-1.0, 1.0)),
+                                          ("webb", tuple(np.sort([s * np.sqrt(x) for s in (-1, 1) for x in (0.5, 1, 1.5)])))])
+def test_drawn_weights_in_blocks_are_one_draw(monkeypatch, scheme, table):
+    """Drawn weight vectors come block by block (no B × C array): the draws equal the
+    bootstrap t written out by hand from one (B, C) draw of the same generator, on every
+    pass over the blocks (the step-down reads them twice when a family is split)."""
+    import bayeserr.stats.simultaneous as sim
+    monkeypatch.setattr(sim, "_BLOCK_CELLS", 3 * 50)  # blocks of 50 // 2 = 3 draws
+    rng = np.random.default_rng(5)
+    C, B = 50, 101
+    sizes = rng.integers(1, 20, C).astype(float)
+    D = rng.normal(0, 1, (2, C)) * sizes
+    blocks, info = sim.wild_draws(D, np.broadcast_to(sizes, D.shape), draws=B, seed=11, weights=scheme)
+    assert (info.weights, info.draws, info.exact) == (scheme, B, False)
+    V = np.array(table)[np.random.default_rng(11).integers(0, len(table), size=(B, C))]
+    p = sizes / sizes.sum()
+    q = 1 / (1 - p)
+    N, K, Q = V @ D.T, V @ (p * q * D).T, (V * V) @ (q * D * D).T
+    want = N / np.sqrt(np.maximum(Q - 2 * N * K + (p * p * q).sum() * N * N, 0))
+    for _ in range(2):
+        np.testing.assert_allclose(np.vstack(list(blocks())), want, rtol=1e-10)
+
+
 def test_a_single_pair_by_the_parametric_path_is_the_normal_test():
     cov = np.array([[1.0, 0.6], [0.6, 2.0]]) * 1e-4
     sd = np.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
