@@ -359,8 +359,9 @@ class _Batch:
             running = np.fmax.accumulate(a, axis=-1)                          # NaN skipped
             self.count += (running[..., 1:] >= self.thresh).sum(axis=0)
             # max |z*| over the family's rows is the running maximum's last value: its
-            # hypotheses are both directions (z, −z) of those rows (no second gather)
-            self.maxima.append(running[..., -1])
+            # hypotheses are both directions (z, −z) of those rows (no second gather); a copy,
+            # as a view would keep every block's running maxima alive (100 MB at 1M rows)
+            self.maxima.append(running[..., -1].copy())
 
     def results(self, n_rows: int, B: int, level: float, df) -> list:
         # step-down: p of the j-th largest = max over the larger ones (descending running max)
