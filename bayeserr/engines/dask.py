@@ -69,36 +69,39 @@ def _require():
 
 # ------------------------------------------------------------------ inputs
 def input_parts(files) -> list[tuple]:
-    """``(path, fragment, row_groups)`` parts of about :data:`ROWS_PER_INPUT`
-    rows: a hive fragment whole, a plain file split at row-group boundaries."""
+    """``(path, fragment, row_groups, first_row)`` parts of about :data:`ROWS_PER_INPUT`
+    rows: a hive fragment whole, a plain file split at row-group boundaries;
+    ``first_row``: the part's first row in its file (0-based; errors name data rows)."""
     import pyarrow.parquet as pq
     parts = []
     for path, frag in files:
         if frag is not None:
-            parts.append((path, frag, None))
+            parts.append((path, frag, None, 0))
             continue
         try:
             meta = pq.ParquetFile(path).metadata
         except Exception as exc:  # noqa: BLE001
             raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc}). Replace or "
                              "remove that part of the input.") from None
-        run, rows = [], 0
+        run, rows, start = [], 0, 0
         for g in range(meta.num_row_groups):
             run.append(g)
             rows += meta.row_group(g).num_rows
             if rows >= ROWS_PER_INPUT:
-                parts.append((path, None, run))
-                run, rows = [], 0
+                parts.append((path, None, run, start))
+                run, start, rows = [], start + rows, 0
         if run or not parts or parts[-1][0] != path:
-            parts.append((path, None, run or None))
+            parts.append((path, None, run or None, start))
     return parts
 
 
 def _part_batches(part, wanted):
-    path, frag, groups = part
+    """``(path, batch, first_row)``: the part's record batches and where each starts in its file."""
+    path, frag, groups, first = part
     for batch in _batches(path, frag, wanted, row_groups=groups):
         if batch.num_rows:
-            yield path, batch
+            yield path, batch, first
+            first += batch.num_rows
 
 
 # ------------------------------------------------------------------ pass 1
@@ -109,8 +112,8 @@ def scan_part(part, cols, wanted) -> dict:
     sums, counts = np.zeros(0), np.zeros(0)
     samples: set = set()
     rows, binary, ranges = 0, True, {}
-    for path, batch in _part_batches(part, wanted):
-        score = check_batch(batch, cols, path)
+    for path, batch, first_row in _part_batches(part, wanted):
+        score = check_batch(batch, cols, path, first_row)
         m = models.encode(batch.column(cols.model))
         size = len(models.index)
         sums = np.r_[sums, np.zeros(size - len(sums))] + np.bincount(m, weights=score, minlength=size)
@@ -189,8 +192,8 @@ def read_coded(part, cols, wanted, models, clusters, binary, dtypes):
     model_index = pd.Index(models)
     cluster_index = pd.Index(clusters) if clusters is not None else None
     frames = []
-    for path, batch in _part_batches(part, wanted):
-        score = check_batch(batch, cols, path)
+    for path, batch, first_row in _part_batches(part, wanted):
+        score = check_batch(batch, cols, path, first_row)
         frame = {"m": model_index.get_indexer(_text(batch.column(cols.model))).astype(dtypes["m"])}
         for key, name in (("q", cols.question), ("k", cols.sample)):
             if name is None:

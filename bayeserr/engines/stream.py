@@ -355,20 +355,36 @@ def _question_hash(column) -> np.ndarray:
     return pd.util.hash_array(values.astype(object), categorize=True)
 
 
-def check_batch(batch, cols, path) -> np.ndarray:
+def check_batch(batch, cols, path, first_row: int | None = None) -> np.ndarray:
     """The loader's rules for one record batch of ``path`` (ids present, scores
-    numbers in [0, 1]; the error names the file); the scores as float64."""
+    numbers in [0, 1]; the error names the file, and the data rows when the batch's
+    ``first_row`` in its file is known); the scores as float64."""
     for key in ("model", "question", "cluster", "sample", "task"):
         name = getattr(cols, key)
         if name is not None and batch.column(name).null_count:
+            column = batch.column(name)
             raise InputError(f"{path}: the {key} column '{name}' is empty in "
-                             f"{batch.column(name).null_count} row(s). Fill in the {key} for "
-                             "those rows or remove them.")
+                             f"{_rows_where(column.is_null().to_numpy(zero_copy_only=False), first_row)}. "
+                             f"Fill in the {key} for those rows or remove them.")
     for key in ("model", "task"):
         name = getattr(cols, key)
         if name is not None:
             _short_names(batch.column(name), key, name, path)
-    return _scores(batch.column(cols.score), path, cols.score)
+    return _scores(batch.column(cols.score), path, cols.score, first_row)
+
+
+def _rows_where(mask, first_row: int | None) -> str:
+    """``"2 row(s) among rows 1–1,048,576 (data rows 6, 78, counting from 1; reading stopped
+    there)"``: the rows of one record batch where ``mask`` holds, numbered in their file as the
+    memory engine numbers them (which reads the whole file first, and so counts them all); the
+    count alone when the batch's place in its file is not known."""
+    from bayeserr.base.errors import row_list
+    positions = np.flatnonzero(mask)
+    where = f"{len(positions)} row(s)"
+    if first_row is None:
+        return where
+    return (f"{where} among rows {first_row + 1:,}–{first_row + len(mask):,} (data rows "
+            f"{row_list(first_row + positions + 1)}, counting from 1; reading stopped there)")
 
 
 def _short_names(column, key: str, name: str, path) -> None:
@@ -387,11 +403,12 @@ def _short_names(column, key: str, name: str, path) -> None:
         raise long_name_error(path, key, name, longest)
 
 
-def _scores(column, path, score_col) -> np.ndarray:
+def _scores(column, path, score_col, first_row: int | None = None) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
     if column.null_count:
-        raise InputError(f"{path}: the score column '{score_col}' is missing in {column.null_count} row(s). "
+        raise InputError(f"{path}: the score column '{score_col}' is missing in "
+                         f"{_rows_where(column.is_null().to_numpy(zero_copy_only=False), first_row)}. "
                          "Every answer needs a score in [0, 1]; fill them in or remove the rows.")
     t = column.type
     if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
@@ -401,15 +418,14 @@ def _scores(column, path, score_col) -> np.ndarray:
             raise InputError(f"{path}: the score column '{score_col}' is not a number (type {t}). Scores "
                              "must be numbers in [0, 1] (for example 0, 1 or 0.75).") from None
     v = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
-    if np.isnan(v).any():
-        raise InputError(f"{path}: the score column '{score_col}' is not a number in "
-                         f"{int(np.isnan(v).sum())} row(s). Scores must be numbers in [0, 1].")
-    if np.isinf(v).any():
-        raise InputError(f"{path}: the score column '{score_col}' is infinite in some rows. Scores must "
-                         "be finite numbers in [0, 1].")
-    if v.size and (v.min() < 0 or v.max() > 1):
-        raise InputError(f"{path}: the score column '{score_col}' is outside [0, 1] (from {v.min():g} to "
-                         f"{v.max():g}). Rescale scores to [0, 1] (for example divide percentages by 100).")
+    for bad, problem, fix in (
+            (np.isnan(v), "is not a number", "Scores must be numbers in [0, 1]."),
+            (np.isinf(v), "is infinite", "Scores must be finite numbers in [0, 1]."),
+            ((v < 0) | (v > 1), "is outside [0, 1]",
+             "Rescale scores to [0, 1] (for example divide percentages by 100).")):
+        if bad.any():
+            raise InputError(f"{path}: the score column '{score_col}' {problem} in "
+                             f"{_rows_where(bad, first_row)}. {fix}")
     return v
 
 
@@ -448,7 +464,7 @@ def reduce_parquet(source, *, model_col=None, question_col=None, score_col=None,
                 n = batch.num_rows
                 if n == 0:
                     continue
-                score = check_batch(batch, cols, path)
+                score = check_batch(batch, cols, path, first_row=per_file[path])
                 binary = binary and bool(((score == 0) | (score == 1)).all())
                 m = models.encode(batch.column(cols.model))
                 if len(models.index) > len(sums):

@@ -243,6 +243,36 @@ def test_bad_rows_are_errors_naming_the_file(tmp_path):
         reduce_parquet(path, progress=False)
 
 
+@pytest.mark.parametrize("bad", ["outside", "nan", "inf", "missing score", "empty model"])
+def test_bad_rows_are_named_as_the_memory_engine_names_them(cli, tmp_path, monkeypatch, bad):
+    """The stream engine said "outside [0, 1] (from -1 to 2)" with no row: it names the data
+    rows of the first record batch that has bad ones, numbered as the memory engine numbers
+    them (batches of 7 rows here: the second batch, rows 8–14), and says reading stopped there."""
+    import bayeserr.engines.stream as stream
+    monkeypatch.setattr(stream, "BATCH_ROWS", 7)
+    n = 40
+    df = pd.DataFrame({"model": np.repeat(["a", "b"], n // 2).astype(object),
+                       "question_id": np.tile(np.arange(n // 2), 2), "score": np.tile([0.0, 1.0], n // 2)})
+    rows = [9, 12, 33]  # 0-based: two in the second batch, one in the fifth
+    if bad == "empty model":
+        df.loc[rows, "model"] = None
+    else:
+        df.loc[rows, "score"] = {"outside": [1.5, -1.0, 2.0], "nan": np.nan, "inf": np.inf,
+                                 "missing score": None}[bad]
+    path = tmp_path / "bad.parquet"
+    df.to_parquet(path)
+    said = {}
+    for engine in ("memory", "stream"):
+        res = cli("report", path, "--engine", engine)
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        said[engine] = " ".join(res.output.split())
+    assert ("in 2 row(s) among rows 8–14 (data rows 10, 13, counting from 1; reading stopped there)"
+            in said["stream"]), said
+    if bad not in ("nan", "missing score"):  # the memory engine reads both as a missing score
+        assert "in 3 row(s) (data rows 10, 13, 34, counting from 1)" in said["memory"], said
+        assert said["stream"].split(" in ")[0] == said["memory"].split(" in ")[0]  # the same problem
+
+
 def test_a_hive_folder_name_that_contradicts_the_column_is_an_error(example, tmp_path):
     """model=A/ holding files whose model column says B: pyarrow reads the folder's value, which
     swapped A and B silently (issue 43, item 6); an agreeing column is fine."""
