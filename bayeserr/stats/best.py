@@ -213,8 +213,8 @@ def best_set(cov, z, *, level: float = 0.95, top_k: int = 1, draws: int = DRAWS,
         highest = np.max(obs, initial=-np.inf, where=usable)
         if highest > -np.inf:
             p[j] = _p_best(star[:, usable], obs[usable], highest, alpha / 10 if selection else 0.0)
-        both = _step_down(np.concatenate([obs, -obs]), np.concatenate([star, -star], axis=1),
-                          np.concatenate([usable, usable]), alpha)
+        both = _step_down(np.concatenate([obs, -obs]), star, np.concatenate([usable, usable]), alpha,
+                          mirrored=True)
         own[j] = (1 + both[:m].sum(), m - both[m:].sum())
         if top_k > 1:
             top[j] = _step_down(obs, star, usable, alpha).sum() < top_k
@@ -236,22 +236,37 @@ def _p_best(star, obs, highest: float, beta: float) -> float:
     ``β = 0``: the least favourable point."""
     if beta <= 0:
         return float(np.mean(star.max(axis=1) >= highest))
-    c_beta = np.quantile((-star).max(axis=1), 1 - beta)
+    c_beta = np.quantile(-star.min(axis=1), 1 - beta)  # max(−star) without a copy of star
     shift = np.minimum(0.0, obs + c_beta)
     return float(min(1.0, beta + np.mean((star + shift).max(axis=1) >= highest)))
 
 
-def _step_down(stat, draws, usable, alpha: float) -> np.ndarray:
+def _step_down(stat, draws, usable, alpha: float, mirrored: bool = False) -> np.ndarray:
     """Romano–Wolf step-down over one-sided hypotheses with statistics ``stat``
     and joint null draws ``draws`` (draws × hypotheses); ``usable``: the
-    hypotheses tested.  Returns the rejected ones."""
+    hypotheses tested.  ``mirrored``: the hypotheses are both directions, their
+    draws ``draws`` then ``−draws`` (not built: the maximum over ``−draws`` is
+    ``−min``).  Returns the rejected ones."""
     active = usable.copy()
     rejected = np.zeros(len(stat), bool)
     while active.any():
-        crit = np.quantile(draws[:, active].max(axis=1), 1 - alpha)
+        crit = np.quantile(_active_max(draws, active, mirrored), 1 - alpha)
         new = active & (stat > crit)
         if not new.any():
             break
         rejected |= new
         active &= ~new
     return rejected
+
+
+def _active_max(draws, active, mirrored: bool) -> np.ndarray:
+    """Per draw, the maximum over the ``active`` hypotheses' draws (:func:`_step_down`)."""
+    if not mirrored:
+        return draws[:, active].max(axis=1)
+    m = draws.shape[1]
+    out = np.full(len(draws), -np.inf)
+    if active[:m].any():
+        out = np.maximum(out, draws[:, active[:m]].max(axis=1))
+    if active[m:].any():
+        out = np.maximum(out, -draws[:, active[m:]].min(axis=1))
+    return out

@@ -189,3 +189,25 @@ def test_identical_models_get_identical_verdicts():
     zeros = [r for r in ranking if r.model != "agent-01"]
     assert {(r.rank_marginal, r.tied_with_best) for r in zeros} == {((2, 6), False)}
     assert ranking["agent-01"].tied_with_best and ranking["agent-01"].rank_marginal == (1, 1)
+
+
+def test_mirrored_step_down_is_the_step_down_over_both_directions():
+    """The two-sided step-down reads the draws of "k below j" as −draws without building
+    them: the same rejections as over the concatenated [draws, −draws], ties, −inf columns
+    (a model's own, zero-variance pairs) and unusable hypotheses included."""
+    from bayeserr.stats.best import _step_down
+    rng = np.random.default_rng(4)
+    rejected = 0
+    for _ in range(300):
+        m = int(rng.integers(2, 25))
+        draws = rng.standard_normal((300, m))
+        draws[:, rng.random(m) < 0.15] = -np.inf
+        obs = rng.standard_normal(m) * rng.uniform(0, 4)
+        obs[1] = obs[0]  # a tie
+        usable = np.concatenate([rng.random(m) < 0.9] * 2)
+        stat = np.concatenate([obs, -obs])
+        with np.errstate(invalid="ignore"):  # a quantile between two −inf draws
+            want = _step_down(stat, np.concatenate([draws, -draws], axis=1), usable, 0.05)
+            assert np.array_equal(_step_down(stat, draws, usable, 0.05, mirrored=True), want)
+        rejected += want.sum()
+    assert rejected > 50  # the comparison is not between empty sets
