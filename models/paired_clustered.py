@@ -491,6 +491,8 @@ def _posterior(D, sizes, Q, within, rope, level, s, df, nu0, s0, exact):
     upper = zl > 0          # both bounds above the centre: difference of upper tails
     tie_c = _t_cdf(nuc, np.where(upper, -zl, zu)) - _t_cdf(nuc, np.where(upper, -zu, zl))
     pt = np.sum(w * np.maximum(tie_c, 0.0), axis=1)
+    # the mixture weights sum to 1 up to rounding: a probability of 1.0000000000000002 is 1
+    pa, pb, pt = (np.clip(x, 0.0, 1.0) for x in (pa, pb, pt))
 
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(nu > 1, np.sum(w * loc, axis=1), np.nan)

@@ -90,3 +90,14 @@ def test_matharena_se_over_15_problem_means_not_60_answers():
     ds_c = bayeserr.load(path, sample_col="run")
     for m in bayeserr.score(ds_c):
         assert m.se_clustered == pytest.approx(m.se_clt, rel=1e-12, abs=1e-15)
+
+
+def test_pair_probabilities_stay_in_the_unit_interval_on_livecodebench():
+    """The cluster model's P(A > B) is a mixture whose weights sum to 1 up to rounding: three
+    LiveCodeBench pairs (51 clusters) had P(A > B) = 1.0000000000000002 in the JSON."""
+    ds = bayeserr.load(real_file("livecodebench_codegen_per_problem.csv.gz"))
+    comps = bayeserr.compare_all(ds, on_unpaired="drop")
+    better = np.array([c.prob_a_better for c in comps], float)
+    tie = np.array([c.prob_tie for c in comps], float)
+    assert np.isfinite(better).sum() > 100 and (better.max() == 1.0)  # pairs decided beyond doubt
+    assert np.nanmin(better) >= 0 and np.nanmax(better) <= 1 and np.nanmin(tie) >= 0 and np.nanmax(tie) <= 1

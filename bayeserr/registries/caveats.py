@@ -56,8 +56,8 @@ def for_model(score) -> list[Caveat]:
                           f"[0, 1]; {shown}."))
     if hierarchical_misses_score(score):
         hier = score.intervals["hierarchical_posterior"]
-        out.append(Caveat("hierarchical_misfit", m, facts={"mean": score.mean}, message=f"the hierarchical posterior [{hier[0]:.4f}, "
-                          f"{hier[1]:.4f}] does not contain the score {score.mean:.4f}: a Beta "
+        out.append(Caveat("hierarchical_misfit", m, facts={"mean": score.mean}, message=f"the hierarchical posterior [{100 * hier[0]:.2f}, "
+                          f"{100 * hier[1]:.2f}] does not contain the score {100 * score.mean:.2f} (points): a Beta "
                           "distribution of question accuracies fits these answers poorly (for "
                           "example many questions all right or all wrong), which pulls its mean "
                           "away from the score; read the clustered or cluster-effect interval."))

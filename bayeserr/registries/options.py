@@ -164,8 +164,9 @@ def method_shown(methods, key: str) -> bool:
 
 
 def checked_methods(value):
-    """``recommended``, ``all`` or a tuple of registered interval-method keys."""
-    from bayeserr.registries.methods import INTERVALS
+    """``recommended``, ``all`` or a tuple of the interval-method keys a report can show as
+    columns; ``all`` in a list stands for every method's column (``all,hierarchical_mu``)."""
+    from bayeserr.registries.methods import INTERVALS, report_methods
     if isinstance(value, str) and value in ("recommended", "all"):
         return value
     if isinstance(value, str):
@@ -173,16 +174,34 @@ def checked_methods(value):
     elif isinstance(value, (list, tuple)):
         keys = list(value)
     else:
-        raise InputError(f"methods takes 'recommended', 'all' or a list of interval method names; got "
-                         f"{describe(value)}. Choose from: {', '.join(INTERVALS)}.")
+        keys = None
+    every = [m.key for m in report_methods()]
+    columns = every + list(SIDE_COLUMNS)
+    choices = (f"Choose from: recommended, all, {', '.join(columns)} (all can lead a list: "
+               "all,hierarchical_mu).")
+    if keys is None:
+        raise InputError(f"--methods takes 'recommended', 'all' or a list of interval method names; got "
+                         f"{describe(value)}. {choices}")
+    out = []
     for k in keys:
-        method = INTERVALS.get_checked(k)
-        if not (method.report or k in SIDE_COLUMNS):
-            from bayeserr.registries.methods import report_methods
-            shown = [m.key for m in report_methods()] + list(SIDE_COLUMNS)
-            raise InputError(f"--methods {k}: {method.label} is not a column of the report (the simulation "
-                             f"lab measures it: bayeserr lab). Choose from: {', '.join(shown)}, or 'all'.")
-    return tuple(keys)
+        if k == "all":
+            out += every
+        elif k not in columns:
+            raise InputError(_not_a_column(k, INTERVALS, columns) + " " + choices)
+        else:
+            out.append(k)
+    return tuple(dict.fromkeys(out))
+
+
+def _not_a_column(key, intervals, columns) -> str:
+    """Why ``--methods`` cannot show ``key``: recommended stands alone, a method only the
+    simulation lab measures, or no such method."""
+    if key == "recommended":
+        return "--methods recommended shows each model's recommended interval and stands alone."
+    if key in intervals:
+        return (f"--methods {key}: {intervals[key].label} is not a column of the report (the "
+                "simulation lab measures it: bayeserr simulate coverage).")
+    return f"--methods '{key}' is not a known interval method.{suggest(key, columns + ['all', 'recommended'])}"
 
 
 #: interval methods outside a model's ``intervals`` that ``--methods`` can still show as a

@@ -131,6 +131,7 @@ COLUMN_NOTES = {
         ("se_clt", r"SE (CLT): the standard error if questions were independent."),
         ("deff", r"Design effect: clustered over independent-questions variance."),
         ("K", r"$K$: answers per question (the average when it varies)."),
+        ("hierarchical_mu", r"Hierarchical $\mu$: posterior of the mean accuracy of a new cluster."),
     ),
     "ranking": (
         ("rank", r"Rank: by the score, 1 the best."),

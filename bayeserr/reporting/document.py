@@ -730,7 +730,7 @@ def comparison_blocks(rep) -> list:
     wb = c.wild_bootstrap
     if wb is not None:
         ci = "unbounded" if wb.ci is None else interval(wb.ci, 2)
-        out.append(Para(f"Wild cluster bootstrap ({wb.weights} weights, {wb.draws} "
+        out.append(Para(f"Wild cluster bootstrap ({wb.weights.capitalize()} weights, {wb.draws} "
                         f"{'enumerated' if wb.exact else 'random'} draws): p = {pval(wb.p_value)}, "
                         f"{c.level:.0%} CI {ci}"))
     if c.mcnemar is not None:

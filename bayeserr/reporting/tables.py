@@ -158,6 +158,8 @@ def models_table(scores, level: float, *, bayes: bool = True, methods="all", gro
                      "the effective number of clusters." + reference)
         if mark and any(c.mark for c in cols):  # only where a column carries the †
             notes.append("† assumes independent questions (not cluster-aware).")
+    notes += [f"{INTERVALS[k].label}: {INTERVALS[k].meaning[:1].lower()}{INTERVALS[k].meaning[1:]}"
+              for k in keys if k in SIDE_COLUMNS]  # another estimand than the score's: say which
     one_cluster = clustered and any(s.se_clustered is None for s in scores)
     notes.insert(lead + 1, f"SE in parentheses: the {se_name}"
                  + (", or the CLT SE for a model whose questions lie in one cluster." if one_cluster else "."))

@@ -239,7 +239,7 @@ def mcnemar_pvalues(n_a_only, n_b_only):
 PAIR_CHUNK = 256
 
 
-#: largest pairs × clusters array of per-cluster cross products held at once (8 bytes each)
+#: largest models² × clusters of per-cluster cross products computed at once (8 bytes each)
 CROSS_CELLS = 25_000_000
 
 
@@ -280,7 +280,9 @@ def pair_cluster_totals(view, ia, ib, chunk: int = PAIR_CHUNK):
         blocks = [s[:, order[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])]
         m = s.shape[0]
         # Σ_{i∈c} s_a,i s_b,i: all pairs at once from M×M products when they fit in memory
-        products = _cross_products(blocks, m, ia, ib) if len(ia) * len(blocks) <= CROSS_CELLS else None
+        # the M×M products where M² × C fits (the rule that chose them before; with fractional
+        # scores the two ways round differently, so the choice keeps a report's numbers)
+        products = _cross_products(blocks, m, ia, ib) if m * m * len(blocks) <= CROSS_CELLS else None
         for start in range(0, len(ia), chunk):
             sl = slice(start, start + chunk)
             a, b = ia[sl], ib[sl]

@@ -184,6 +184,10 @@ def test_hierarchical_mu_is_a_column_when_named(cli):
     header = next(line for line in lines if line.startswith("| Model"))
     assert header.rstrip().endswith("| Hierarchical μ (new cluster) |")
     assert "Not shown" not in res.output and "not_computed" not in res.output
+    assert "Hierarchical μ (new cluster): posterior of the mean accuracy of a new cluster." in " ".join(
+        res.output.split())  # another estimand than the score's: the note says which
+    latex = cli("report", example_path(), "--methods", "hierarchical_mu", "--format", "latex").output
+    assert r"Hierarchical $\mu$: posterior of the mean accuracy of a new cluster." in latex
     scores = bayeserr.score(bayeserr.load(example_path()))
     for s in scores:
         row = next(line for line in lines if line.startswith(f"| {s.model} |"))
@@ -201,6 +205,22 @@ def test_methods_the_report_cannot_show_are_refused(cli, method):
     assert "hierarchical_mu" in res.output  # the choices offered
     with pytest.raises(bayeserr.InputError, match="not a column"):
         bayeserr.Options(methods=(method,))
+
+
+def test_methods_lists_may_start_from_all_and_offer_only_columns(cli):
+    """``all,hierarchical_mu``: every column and μ; an unknown name is answered with the columns
+    (not the lab's methods) and all / recommended; recommended stands alone."""
+    from bayeserr.examples import example_path
+    res = cli("report", example_path(), "--methods", "all,hierarchical_mu")
+    header = next(line for line in res.output.splitlines() if line.startswith("| Model"))
+    assert res.exit_code == 0 and "| CLT |" in header and "| Hierarchical posterior |" in header
+    assert header.rstrip().endswith("| Hierarchical μ (new cluster) |")
+    bad = cli("report", example_path(), "--bayes", "off", "--methods", "wilsn")
+    said = " ".join(bad.output.split())
+    assert bad.exit_code == 2 and "Did you mean 'wilson'" in said, said
+    assert "recommended, all, clt" in said and "bernoulli" not in said
+    alone = cli("report", example_path(), "--bayes", "off", "--methods", "recommended,clt")
+    assert alone.exit_code == 2 and "stands alone" in alone.output
 
 
 def _same_interval(x, y):
