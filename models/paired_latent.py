@@ -1,4 +1,4 @@
-"""Bivariate latent model for a paired comparison (SPEC §5.3b).
+"""Bivariate latent model for a paired comparison (SPEC §5.3b; ``docs/methods.md`` §5.3, §5.6).
 
 For 0/1 answers of models A and B on the same questions, with clusters and/or
 K samples per question::
@@ -13,7 +13,18 @@ each Σ as sds ``~ HalfNormal(1.5)`` (questions; 1.0 for clusters) and a
 correlation ``ρ = 2r − 1``, ``r ~ Beta(2, 2)``, which is the LKJ(η = 2) prior
 of a 2×2 correlation: it mildly favours moderate correlations over ±1.  A
 latent sd of 1.5 on the logit scale allows questions from near-certain to
-near-impossible.  Effects are non-centred (``v = sd · z``) for NUTS.
+near-impossible.
+
+Sampled in an exactly equivalent form (the same posterior of every quantity
+above; ``docs/methods.md`` §5.6): the effects are split into their means over
+the units and their deviations from them, ``v_i = v̄ + ṽ_i`` and
+``u_c = ū + ũ_c``.  The likelihood sees β, v̄ and ū only through the intercept
+``α = β + v̄ + ū``, so NUTS samples α, whose prior is
+``N(0, 1.5² I + Σ_q/N + Σ_c/C)`` (N questions, C clusters: the three are
+independent normals), and the deviations, non-centred through standard normals
+that sum to zero; β, which the likelihood does not see beyond α, is drawn
+afterwards from its exact conditional given α (a 2-D normal).  This removes
+the ridge between β and the mean effects that made the direct form slow.
 
 Estimand: the population-averaged accuracy difference
 ``Δ = E[expit(β_A + u_A + v_A)] − E[expit(β_B + u_B + v_B)]`` over a new
@@ -29,55 +40,104 @@ import numpy as np
 from scipy import special
 
 N_POINTS = 512
+#: prior sd of β_j
+BETA_SD = 1.5
 
 
-def _pair_effects(pm, name, sd_scale, index, dim, symmetric: bool = False):
-    """Correlated effects (a, b) of the two models for each unit of ``dim``,
-    ``ρ = 2r − 1`` with ``r ~ Beta(2, 2)`` (the LKJ(2) prior of a 2×2
-    correlation), from standard normals z_0, z_1 through a square root of
-    the correlation matrix:
+def _zero_sum(pm, name, size):
+    """``size`` standard normals conditioned to sum to zero, i.e. ``z − z̄`` for iid
+    ``z ~ N(0, 1)`` (PyMC's ``ZeroSumNormal(1)``), from ``size − 1`` free standard normals
+    through the orthonormal map PyMC's zero-sum transform uses (a Householder
+    reflection; ``docs/methods.md`` §5.6).  Written out rather than as
+    ``pm.ZeroSumNormal``: the same density in fewer graph nodes to compile."""
+    import pytensor.tensor as pt
+    x = pm.Normal(name, 0.0, 1.0, shape=size - 1)
+    total, root = x.sum(), float(np.sqrt(size))
+    shift = total / (root + size)
+    return pt.concatenate([x, (shift - total / root)[None]]) - shift
 
-    * Cholesky: ``a = σ_A z_0``, ``b = σ_B (ρ z_0 + sqrt(1 − ρ²) z_1)``;
-    * ``symmetric``: ``a = σ_A (c₊ z_0 + c₋ z_1)``, ``b = σ_B (c₊ z_0 − c₋ z_1)``,
-      ``c± = sqrt((1 ± ρ)/2)``: z_0 moves both models alike, z_1 apart.
 
-    Both give the same prior (and posterior) of (a, b); the symmetric root is
-    what NUTS mixes better on the question effects, where ρ is near 1 (two
-    models find the same questions hard: SWE-bench's best pair, ρ ≈ 0.97),
-    and the Cholesky one on the few cluster effects (``docs/methods.md`` §5.6)."""
+def _pair_effects(pm, name, sd_scale, size):
+    """Deviations (a, b) of the two models' correlated effects from their means over
+    the ``size`` units, and the 2×2 covariance ``(Σ_AA, Σ_AB, Σ_BB)`` of one unit's
+    effects.  ``ρ = 2r − 1`` with ``r ~ Beta(2, 2)`` (the LKJ(2) prior of a 2×2
+    correlation); the effects come from standard normals z_0, z_1 (zero-sum: the
+    deviations) through the symmetric square root of the correlation matrix,
+    ``a = σ_A (c₊ z_0 + c₋ z_1)``, ``b = σ_B (c₊ z_0 − c₋ z_1)``, ``c± = sqrt((1 ± ρ)/2)``:
+    z_0 moves both models alike, z_1 apart.  The Cholesky root
+    (``b = σ_B (ρ z_0 + sqrt(1 − ρ²) z_1)``) gives the same prior and posterior but
+    NUTS mixes ρ worse through it: on the question effects, where ρ is near 1 (two
+    models find the same questions hard: SWE-bench's best pair, ρ ≈ 0.97), and, once
+    the means are taken out, on the cluster effects too (``docs/methods.md`` §5.6).
+    One unit: its effect is all mean (absorbed in α), no deviation."""
     sd = pm.HalfNormal(f"sd_{name}", sd_scale, dims="model")
     rho = pm.Deterministic(f"rho_{name}", 2 * pm.Beta(f"r_{name}", 2.0, 2.0) - 1)
-    z0 = pm.Normal(f"z0_{name}", 0.0, 1.0, dims=dim)
-    z1 = pm.Normal(f"z1_{name}", 0.0, 1.0, dims=dim)
-    if symmetric:
-        same, apart = pm.math.sqrt((1 + rho) / 2) * z0, pm.math.sqrt((1 - rho) / 2) * z1
-        a, b = sd[0] * (same + apart), sd[1] * (same - apart)
-    else:
-        a = sd[0] * z0
-        b = sd[1] * (rho * z0 + pm.math.sqrt(1 - rho**2) * z1)
-    if index is not None:
-        a, b = a[index], b[index]
-    return a, b
+    cov = (sd[0] ** 2, rho * sd[0] * sd[1], sd[1] ** 2)
+    if size < 2:
+        return 0.0, 0.0, cov
+    z0, z1 = _zero_sum(pm, f"z0_{name}", size), _zero_sum(pm, f"z1_{name}", size)
+    same, apart = pm.math.sqrt((1 + rho) / 2) * z0, pm.math.sqrt((1 - rho) / 2) * z1
+    return sd[0] * (same + apart), sd[1] * (same - apart), cov
+
+
+def _mean_cov(covs_and_sizes):
+    """Covariance ``(S_AA, S_AB, S_BB)`` of the sum of the mean effects: Σ/size summed."""
+    return tuple(sum(cov[i] / size for cov, size in covs_and_sizes) for i in range(3))
 
 
 def build_pymc_model(k, n, cluster_codes=None):
-    """``k``, ``n``: arrays (2, questions) of right answers and answers."""
+    """``k``, ``n``: arrays (2, questions) of right answers and answers.  The model is
+    sampled in the form of the module docstring (α and zero-sum deviations); β is not
+    in it (see :func:`beta_draws`)."""
     from bayeserr.models import compat
     pm = compat.import_pymc()
     k, n = np.asarray(k, int), np.asarray(n, int)
-    coords = {"model": ["A", "B"], "question": np.arange(k.shape[1])}
-    if cluster_codes is not None:
-        coords["cluster"] = np.arange(int(np.max(cluster_codes)) + 1)
-    with pm.Model(coords=coords) as m:
-        beta = pm.Normal("beta", 0.0, 1.5, dims="model")
-        va, vb = _pair_effects(pm, "question", 1.5, None, "question", symmetric=True)
-        eta_a, eta_b = beta[0] + va, beta[1] + vb
+    n_q = k.shape[1]
+    with pm.Model(coords={"model": ["A", "B"]}) as m:
+        va, vb, cov_q = _pair_effects(pm, "question", 1.5, n_q)
+        parts = [(cov_q, n_q)]
         if cluster_codes is not None:
-            ua, ub = _pair_effects(pm, "cluster", 1.0, np.asarray(cluster_codes, int), "cluster")
-            eta_a, eta_b = eta_a + ua, eta_b + ub
-        pm.Binomial("k_a", n=n[0], logit_p=eta_a, observed=k[0], dims="question")
-        pm.Binomial("k_b", n=n[1], logit_p=eta_b, observed=k[1], dims="question")
+            codes = np.asarray(cluster_codes, int)
+            n_c = int(np.max(codes)) + 1
+            ua, ub, cov_c = _pair_effects(pm, "cluster", 1.0, n_c)
+            parts.append((cov_c, n_c))
+            if n_c > 1:
+                va, vb = va + ua[codes], vb + ub[codes]
+        s_aa, s_ab, s_bb = _mean_cov(parts)
+        # α ~ N2(0, M), M = BETA_SD² I + S: α_A, then α_B given α_A
+        m_aa = BETA_SD**2 + s_aa
+        alpha_a = pm.Normal("alpha_a", 0.0, pm.math.sqrt(m_aa))
+        alpha_b = pm.Normal("alpha_b", s_ab / m_aa * alpha_a,
+                            pm.math.sqrt(BETA_SD**2 + s_bb - s_ab**2 / m_aa))
+        pm.Binomial("k_a", n=n[0], logit_p=alpha_a + va, observed=k[0])
+        pm.Binomial("k_b", n=n[1], logit_p=alpha_b + vb, observed=k[1])
     return m
+
+
+def beta_draws(post, n_questions: int, n_clusters: int | None, rng) -> np.ndarray:
+    """β (chain, draw, 2) from its conditional given the intercept: with
+    ``α = β + e``, ``β ~ N(0, s² I)`` and ``e ~ N(0, S)`` independent (``s`` = BETA_SD,
+    ``S = Σ_q/N + Σ_c/C``, the covariance of the mean effects), ``β | α ~ N(s² M⁻¹ α,
+    s² M⁻¹ S)``, ``M = s² I + S`` (``docs/methods.md`` §5.6).  Exact, so the draws of
+    (β, everything else) are draws of the model's posterior."""
+    def cov(name):
+        sd, rho = post[f"sd_{name}"].values, post[f"rho_{name}"].values
+        return sd[..., 0] ** 2, rho * sd[..., 0] * sd[..., 1], sd[..., 1] ** 2
+
+    parts = [(cov("question"), n_questions)] + ([(cov("cluster"), n_clusters)] if n_clusters else [])
+    s_aa, s_ab, s_bb = _mean_cov(parts)
+    s2 = BETA_SD**2
+    m_aa, m_bb = s2 + s_aa, s2 + s_bb
+    det_m, det_s = m_aa * m_bb - s_ab**2, s_aa * s_bb - s_ab**2
+    a, b = post["alpha_a"].values, post["alpha_b"].values
+    mean_a, mean_b = s2 * (m_bb * a - s_ab * b) / det_m, s2 * (m_aa * b - s_ab * a) / det_m
+    # Cholesky root of the conditional covariance V = s² M⁻¹ S (det V = s⁴ det S / det M)
+    v_aa = s2 * (det_s + s2 * s_aa) / det_m
+    l_aa = np.sqrt(v_aa)
+    l_ba = s2**2 * s_ab / det_m / l_aa
+    l_bb = np.sqrt(np.maximum(s2**2 * det_s / (det_m * v_aa), 0.0))
+    z = rng.standard_normal(a.shape + (2,))
+    return np.stack([mean_a + l_aa * z[..., 0], mean_b + l_ba * z[..., 0] + l_bb * z[..., 1]], axis=-1)
 
 
 def _effect_draws(post, name, z):
@@ -102,14 +162,20 @@ def population_difference(idata, clustered: bool, seed: int = 0) -> np.ndarray:
 
 
 def fit_mcmc(k, n, cluster_codes=None, *, draws: int = 1000, tune: int = 1000, chains: int = 2,
-             seed: int = 0, target_accept: float = 0.95, progressbar: bool = False, cores: int | None = None):
-    """NUTS fit; the posterior gains ``delta`` (the estimand) and accuracies ``p_A``, ``p_B``."""
+             seed: int = 0, target_accept: float = 0.9, progressbar: bool = False, cores: int | None = None):
+    """NUTS fit (``docs/methods.md`` §5.3, §5.6); the posterior gains ``beta`` (drawn from
+    its conditional given the intercept, :func:`beta_draws`) and ``delta`` (the estimand)."""
     from bayeserr.models import compat, nuts
     with build_pymc_model(k, n, cluster_codes):
         idata = nuts.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False, cores=cores,
-                          target_accept=target_accept)
+                          target_accept=target_accept, own_init=True)
     idata.attrs["target_accept"] = float(target_accept)
+    n_clusters = None if cluster_codes is None else int(np.max(cluster_codes)) + 1
+    # its own stream (the seed's spawn key 1), apart from the Δ points' (default_rng(seed))
+    rng = np.random.default_rng([seed, 1])
+    compat.add_variable(idata, "beta", ("chain", "draw", "model"),
+                        beta_draws(idata.posterior, np.shape(k)[1], n_clusters, rng))
     delta = population_difference(idata, cluster_codes is not None, seed)
     compat.add_variable(idata, "delta", ("chain", "draw"), delta)
     return idata

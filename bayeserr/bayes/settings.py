@@ -70,7 +70,7 @@ class BayesSettings:
     mcmc_tune: int = 600
     chains: int = 2  #: ``--chains``
     #: NUTS target acceptance rate in (0, 1) (``--target-accept``); None: each model's
-    #: default (two-level 0.8, paired latent 0.95, three-level 0.95)
+    #: default (two-level 0.8, paired latent 0.9, three-level 0.95)
     target_accept: float | None = None
     progress: bool = False
     #: ``fast`` in a report whose tables and figures do not show the three-level

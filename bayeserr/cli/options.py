@@ -159,7 +159,7 @@ def bayes_options(f):
         click.option("--target-accept", type=float, default=None, callback=PROBABILITY,
                      help="NUTS target acceptance rate in (0, 1); raise it (e.g. 0.99) when a fit "
                           "reports divergent transitions [default: 0.8 two-level, 0.95 three-level, "
-                          "0.95 paired model]."),
+                          "0.9 paired model]."),
         click.option("--save-posterior", type=click.Path(file_okay=False),
                      help="Write the posteriors to this folder as netCDF (ArviZ InferenceData), "
                           "with index.json mapping files to models."),
