@@ -34,6 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, run from anywhere
+from _timing import compile_bytecode  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SWEBENCH = ROOT.parent / "shared" / "data" / "real" / "swebench_verified_bashonly_per_instance.csv.gz"
 PAIR = ("Claude 4.5 Opus medium (20251101)", "Gemini 3 Pro Preview (2025-11-18)")
@@ -90,6 +93,7 @@ def main():
     args = ap.parse_args()
     if not SWEBENCH.exists():
         sys.exit(f"needs {SWEBENCH}")
+    compile_bytecode()
     from importlib import metadata
     print(f"Python {sys.version.split()[0]}, PyMC {metadata.version('pymc')}, "
           f"PyTensor {metadata.version('pytensor')}, ArviZ {metadata.version('arviz')}, "

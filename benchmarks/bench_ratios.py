@@ -28,7 +28,6 @@ import argparse
 import gzip
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -37,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, run from anywhere
-from _timing import best_cpu  # noqa: E402
+from _timing import best_cpu, compile_bytecode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "data" / "real"
@@ -108,10 +107,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=2, help="runs of each command; the best is kept")
     ap.add_argument("--quick", action="store_true", help="skip the 1M-row rows")
     args = ap.parse_args(argv)
-    # bytecode as an installed package has it (pip compiles it): where PYTHONDONTWRITEBYTECODE
-    # is set, every run would otherwise compile bayeserr's modules from source (0.15 CPU s)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "bayeserr"), str(ROOT / "models")],
-                   check=True, env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    compile_bytecode()
     with tempfile.TemporaryDirectory(prefix="bayeserr_ratios_") as tmp:
         rows = ratio_rows(Path(tmp), args.quick)
         print(f"CPU seconds (user + sys of the process tree, best of {args.repeat}), {os.cpu_count()} cores, "

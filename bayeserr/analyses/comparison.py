@@ -229,8 +229,11 @@ def _clustered_pairs(source, ia, ib):
     for sl, D, Q, sizes in source.cluster_totals(ia, ib):
         n = sizes.sum(axis=-1)
         S = D - sizes * (D.sum(axis=-1) / n)[:, None]
-        out["se"][sl], out["df"][sl] = cr2_from_sums(S, sizes), bm_df(sizes)
-        out["c_eff"][sl], out["n_clusters"][sl] = effective_clusters(sizes), (sizes > 0).sum(axis=-1)
+        # complete data: every row the same sizes (a broadcast row), so what depends on the
+        # sizes alone is computed once per chunk
+        one = sizes[:1] if sizes.ndim == 2 and sizes.strides[0] == 0 else sizes
+        out["se"][sl], out["df"][sl] = cr2_from_sums(S, sizes), bm_df(one)
+        out["c_eff"][sl], out["n_clusters"][sl] = effective_clusters(one), (one > 0).sum(axis=-1)
         totals["D"].append(D)
         totals["Q"].append(Q)
         totals["sizes"].append(np.asarray(sizes))
