@@ -31,6 +31,7 @@ so no model branches on versions:
 :func:`hdi`                                 highest-density interval of draws
 :func:`to_netcdf`, :func:`from_netcdf`      posterior files, readable by either line
 :func:`capped_kappa`                        κ for a Beta–Binomial likelihood in a PyMC graph
+:func:`chain_seeds`                         the chains' seeds ``pm.sample`` derives from a seed
 ==========================================  ===========================================
 
 Files: both lines write netCDF-4 (HDF5) through h5netcdf, a group per
@@ -211,6 +212,14 @@ def import_pymc():
     if arviz_major() < 1:
         import_arviz()
     return _quiet_import("pymc")
+
+
+def chain_seeds(random_seed, chains: int) -> list[int]:
+    """The seeds of the ``chains`` that ``pm.sample(random_seed=...)`` derives (PyMC's own
+    generator spawning), for a NUTS set-up made before ``pm.sample`` (``models/nuts.py``)."""
+    import_pymc()
+    from pymc.util import get_random_generator
+    return [int(rng.integers(2**30)) for rng in get_random_generator(random_seed).spawn(chains)]
 
 
 def _is_tree(obj) -> bool:

@@ -69,10 +69,10 @@ def _with_nuts_step(pm, kwargs: dict) -> dict:
     (jitter+adapt_diag, PyMC's default; the NUTS options, e.g. ``target_accept``, go
     to the step), seeded as ``pm.sample`` seeds it: chain seeds drawn from the
     generators spawned from ``random_seed`` (the module docstring; ``docs/methods.md`` §5.6)."""
-    from pymc.util import get_random_generator
+    from bayeserr.models import compat
     nuts_options = {key: kwargs.pop(key) for key in ("target_accept", "max_treedepth") if key in kwargs}
     chains = kwargs.get("chains", 2)
-    seeds = [int(rng.integers(2**30)) for rng in get_random_generator(kwargs.get("random_seed")).spawn(chains)]
+    seeds = compat.chain_seeds(kwargs.get("random_seed"), chains)
     initvals, step = pm.init_nuts(init="jitter+adapt_diag", chains=chains, random_seed=seeds,
                                   tune=kwargs.get("tune"), progressbar=False, quiet=True, **nuts_options)
     return {**kwargs, "step": step, "initvals": initvals}
