@@ -704,6 +704,9 @@ def comparison_blocks(rep) -> list:
     if c.n_only_a or c.n_only_b:
         facts.append(f"dropped (--on-unpaired drop): {c.n_only_a} answered only by {c.a}, "
                      f"{c.n_only_b} only by {c.b}")
+    facts.append(f"each model's score and {rep.level:.0%} interval, as the report gives them (all its "
+                 "questions): " + "; ".join(f"{s.model} {pct(s.mean)} {interval(s.recommended.interval)} "
+                                            f"({s.recommended.label})" for s in rep.scores))
     rho = "–" if c.correlation is None or c.correlation != c.correlation else f"{c.correlation:.3f}"
     facts.append(f"correlation of per-question scores ρ = {rho}")
     se_rows = [(T.text("Unpaired (M5/M6)"), T.pct(c.se_unpaired, 2)),

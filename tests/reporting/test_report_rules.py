@@ -250,6 +250,18 @@ def test_compare_gives_each_model_what_the_report_gives_it(cli_json, bayes):
         assert (m["intervals"]["hierarchical_posterior"] is None) == (bayes == "off")
 
 
+def test_compare_markdown_shows_each_models_interval(cli, cli_json):
+    """compare's Markdown gave only the two means: it gives each model's score and the
+    interval the report recommends for it, with its method."""
+    from bayeserr.examples import example_path
+    a, b = "ckpt-0419", "baseline-v1"
+    text = " ".join(cli("compare", example_path(), a, b).output.split())
+    rep = {m["model"]: m for m in cli_json("report", example_path())["models"]}
+    for name in (a, b):
+        lo, hi = rep[name]["recommended_interval"]
+        assert f"{name} {100 * rep[name]['mean']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}] (Clustered (CR2, t))" in text
+
+
 # ------------------------------------------------------------------ empty columns (item 11)
 @pytest.fixture(scope="module")
 def livebench_md():
