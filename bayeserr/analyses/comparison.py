@@ -223,15 +223,13 @@ def _clustered_pairs(source, ia, ib):
     """CR2 SE, Bell–McCaffrey df, C_eff and clusters of the differences of every
     pair (§3.3), with the cluster sums the wild bootstrap and the Bayesian pair
     model need; ``source`` a :class:`ViewPairs` or :class:`SufficientPairs`."""
-    from bayeserr.stats.fewclusters import bm_df, cr2_from_sums, effective_clusters
+    from bayeserr.stats.fewclusters import bm_df, cr2_from_sums, effective_clusters, shared_row
     out = {k: np.full(len(ia), np.nan) for k in ("se", "df", "c_eff", "n_clusters")}
     totals = {"D": [], "Q": [], "sizes": []}
     for sl, D, Q, sizes in source.cluster_totals(ia, ib):
         n = sizes.sum(axis=-1)
         S = D - sizes * (D.sum(axis=-1) / n)[:, None]
-        # complete data: every row the same sizes (a broadcast row), so what depends on the
-        # sizes alone is computed once per chunk
-        one = sizes[:1] if sizes.ndim == 2 and sizes.strides[0] == 0 else sizes
+        one = shared_row(sizes)  # complete data: the sizes-only statistics once per chunk
         out["se"][sl], out["df"][sl] = cr2_from_sums(S, sizes), bm_df(one)
         out["c_eff"][sl], out["n_clusters"][sl] = effective_clusters(one), (one > 0).sum(axis=-1)
         totals["D"].append(D)

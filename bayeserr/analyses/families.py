@@ -214,9 +214,8 @@ def _pair_sizes(totals, shape) -> np.ndarray:
 
 def _clusters_present(sizes) -> np.ndarray:
     """Clusters with questions, per row of ``sizes``; counted once for a broadcast row."""
-    if sizes.ndim == 2 and sizes.strides[0] == 0 and len(sizes):
-        return np.full(len(sizes), np.count_nonzero(sizes[0] > 0))
-    return (sizes > 0).sum(axis=1)
+    from bayeserr.stats.fewclusters import shared_row
+    return np.broadcast_to((shared_row(sizes) > 0).sum(axis=1), sizes.shape[:1])
 
 
 def adjusted_intervals(arr, rows, adjust: str, level: float, critical_t, p_bh) -> tuple[np.ndarray, np.ndarray]:

@@ -93,6 +93,13 @@ def effective_clusters(sizes):
         return np.where(n > 0, n**2 / np.where(ss > 0, ss, 1.0), np.nan)
 
 
+def shared_row(sizes):
+    """``sizes[:1]`` when every row of a (rows, C) ``sizes`` is one row broadcast (stride 0:
+    complete data, the same clusters for every pair), so that what depends on the sizes alone
+    is computed once; else ``sizes``."""
+    return sizes[:1] if sizes.ndim == 2 and len(sizes) and sizes.strides[0] == 0 else sizes
+
+
 def _p_q(sizes):
     """``n``, ``p_c = n_c/n`` and ``q_c = 1/(1 − p_c)`` (q = NaN where p_c = 1)."""
     n = sizes.sum(axis=-1, keepdims=True)

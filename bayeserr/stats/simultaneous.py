@@ -41,6 +41,7 @@ belongs to a pair the step-down declares different.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,6 +102,14 @@ def _weights(C: int, scheme: str, draws: int, seed: int):
     return drawn, draws, False
 
 
+@functools.lru_cache(maxsize=8)
+def _triu(M: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(M, 1)``, built once per M (``column_differences`` runs per block)."""
+    ta, tb = np.triu_indices(M, 1)
+    ta.flags.writeable = tb.flags.writeable = False
+    return ta, tb
+
+
 def column_differences(X, ia, ib):
     """``X[:, ia] − X[:, ib]``, (b, P): the pairs ``(ia, ib)`` of X's columns.
 
@@ -110,7 +119,7 @@ def column_differences(X, ia, ib):
     ``X[:, ia]`` there).  The same subtractions either way."""
     M = X.shape[1]
     if len(ia) == M * (M - 1) // 2 and M > 1:
-        ta, tb = np.triu_indices(M, 1)
+        ta, tb = _triu(M)
         if np.array_equal(ia, ta) and np.array_equal(ib, tb):
             out = np.empty((X.shape[0], len(ia)), X.dtype)
             pos = 0
