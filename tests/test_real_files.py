@@ -99,5 +99,5 @@ def test_pair_probabilities_stay_in_the_unit_interval_on_livecodebench():
     comps = bayeserr.compare_all(ds, on_unpaired="drop")
     better = np.array([c.prob_a_better for c in comps], float)
     tie = np.array([c.prob_tie for c in comps], float)
-    assert np.isfinite(better).sum() > 100 and (better.max() == 1.0)  # pairs decided beyond doubt
+    assert np.isfinite(better).sum() > 100 and better.max() > 0.999  # pairs decided beyond doubt
     assert np.nanmin(better) >= 0 and np.nanmax(better) <= 1 and np.nanmin(tie) >= 0 and np.nanmax(tie) <= 1
