@@ -133,10 +133,22 @@ class PairPosterior:
     rope: float
     diagnostics: dict | None = None
     idata: object = None
+    #: why ``--bayes mcmc`` sampled nothing (the pair's scores are not 0/1), else None
+    unsampled: str | None = None
 
     def to_dict(self) -> dict:
         return {"method": self.method, "summary": self.summary, "prob_a_better": self.prob_a_better,
                 "prob_tie": self.prob_tie, "rope": self.rope, "diagnostics": self.diagnostics}
+
+
+def _unsampled(settings, method: str) -> str | None:
+    """Under ``--bayes mcmc``, the sentence saying that this pair's posterior is ``method``
+    without a sampler: the bivariate latent model needs 0/1 answers (``docs/methods.md`` §5.3)."""
+    if settings.mode != "mcmc":
+        return None
+    return (f"--bayes mcmc: the pair's scores are not all 0 or 1, so the bivariate latent model "
+            f"(NUTS) does not apply and nothing was sampled; the posterior of the difference is "
+            f"the {method}, as under --bayes fast.")
 
 
 def _draws_idata(delta: np.ndarray, method: str):
@@ -174,7 +186,8 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
         method = ("normal model with a cluster random effect on the difference (quadrature)"
                   + ("" if ok else f"; not estimable: {post.reason[0]}"))
         return PairPosterior(method, summary, float(post.prob_a_better[0]) if ok else nan,
-                             float(post.prob_tie[0]) if ok else nan, settings.rope, None, None)
+                             float(post.prob_tie[0]) if ok else nan, settings.rope, None, None,
+                             _unsampled(settings, method.split(";")[0]))
     elif c.mcnemar is not None:
         from bayeserr.models.paired_dirichlet import dirichlet_paired
         mc = c.mcnemar
@@ -183,7 +196,7 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
         idata = _draws_idata(delta, "dirichlet_paired")
         return PairPosterior("Dirichlet 2×2 posterior, Dirichlet(1,1,1,1) prior",
                              diagnostics.summarize(idata, ["delta"], level), post.prob_a_better,
-                             post.prob_tie, settings.rope, None, idata)
+                             post.prob_tie, settings.rope, None, idata, _unsampled(settings, "Dirichlet 2×2 posterior"))
     else:
         means, ca, cb, _ = next(_bootstrap_groups(sub, np.array([0]), np.array([1]),
                                                   settings.draws, settings.seed))
@@ -192,4 +205,4 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
         method = "Bayesian bootstrap over " + ("clusters" if sub.codes is not None else "questions")
     p_better, p_tie = (float(v) for v in pair_probabilities(delta, settings.rope))
     return PairPosterior(method, diagnostics.summarize(idata, names, level), p_better, p_tie,
-                         settings.rope, diag, idata)
+                         settings.rope, diag, idata, None if diag else _unsampled(settings, method))

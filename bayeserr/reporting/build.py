@@ -436,5 +436,7 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, conf
         c = replace(c, prob_a_better=post.prob_a_better, prob_tie=post.prob_tie)
         if post.diagnostics:
             warnings += [_caveats.Caveat("mcmc_diagnostics", None, p) for p in problems(post.diagnostics)]
+        if post.unsampled:
+            warnings.append(_caveats.Caveat("mcmc_not_needed", None, post.unsampled))
     settings = {k: v for k, v in provenance(config=config).items() if k.startswith("config")} or None
     return ComparisonReport(c, scores, full.rows, tuple(warnings), options.level, post, settings, verdict)

@@ -369,3 +369,26 @@ def test_a_model_in_one_cluster_keeps_the_three_level_posterior_the_table_may_sh
     rec = {m["model"]: (m["recommended"], m["intervals"][m["recommended"]]) for m in fast["models"]}
     assert rec == {m["model"]: (m["recommended"], m["intervals"][m["recommended"]]) for m in full["models"]}
     assert rec["solo"][0] == "hierarchical_posterior"
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_compare_bayes_mcmc_on_fractional_scores_says_nothing_was_sampled(cli, tmp_path, clustered):
+    """Fractional scores: the bivariate latent model (0/1 answers) does not apply, so
+    ``compare --bayes mcmc`` gives the closed-form pair posterior of ``--bayes fast`` and
+    says so in a warning (before, only ``posterior.method`` named it); the posterior is
+    that of ``--bayes fast``, number for number."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"model": np.repeat(["A", "B"], 40), "question_id": np.tile([f"q{i}" for i in range(40)], 2),
+                       "cluster_id": np.tile([f"c{i % 5}" for i in range(40)], 2),
+                       "score": np.round(rng.uniform(size=80), 2)})
+    path = tmp_path / "frac.csv"
+    df.drop(columns=[] if clustered else ["cluster_id"]).to_csv(path, index=False)
+    runs = {mode: cli("compare", path, "A", "B", "--bayes", mode, "--format", "json") for mode in ("mcmc", "fast")}
+    assert all(r.exit_code == 0 for r in runs.values()), runs["mcmc"].output
+    mcmc, fast = (json.loads(runs[m].stdout) for m in ("mcmc", "fast"))
+    notes = [w["message"] for w in mcmc["warnings"] if w["code"] == "mcmc_not_needed"]
+    method = mcmc["posterior"]["method"].split(";")[0]
+    assert len(notes) == 1 and "not all 0 or 1" in notes[0] and method in notes[0], mcmc["warnings"]
+    assert ("cluster random effect" in method) == clustered
+    assert mcmc["posterior"] == fast["posterior"]
+    assert not [w for w in fast["warnings"] if w["code"] == "mcmc_not_needed"]
