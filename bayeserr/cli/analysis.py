@@ -415,6 +415,9 @@ def plot(file, kind, output, level, cluster_correction, on_unpaired, adjust, pai
                       bayes=bayes, adjust=adjust, pairs=pairs, top_k=top_k)
     ds = load(file, where=kw.pop("where"), **pop_load(kw))
     check_writable(output)
-    plots.save(plots.figure(build_report(ds, options=options), kind), output)
+    notes: list = []
+    plots.save(plots.figure(build_report(ds, options=options), kind), output, notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     click.echo(f"wrote {output}", err=True)
 

@@ -18,8 +18,11 @@ which :func:`figure` hands on as a :class:`Blank`: :func:`save` raises it
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
+import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +41,68 @@ MAX_HEIGHT = 14.0
 #: the forest draws a few headline methods per model while models × methods
 #: stays below this; beyond it, one interval per model (the recommended one)
 FOREST_MAX_LINES = 64
+#: fonts tried, in this order, for the characters of a name that the default font (DejaVu
+#: Sans) lacks — Chinese, Japanese or Korean model and cluster names above all; matplotlib
+#: falls back glyph by glyph through the list.  Only the installed ones are named
+FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK KR",
+                  "Source Han Sans", "Source Han Sans SC", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei",
+                  "Droid Sans Fallback", "Microsoft YaHei", "SimHei", "PingFang SC", "Hiragino Sans",
+                  "Arial Unicode MS", "Noto Sans")
+_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from font")
+
+
+@functools.cache
+def _installed_fonts() -> frozenset:
+    from matplotlib import font_manager
+    return frozenset(f.name for f in font_manager.fontManager.ttflist)
+
+
+def _font_family() -> list:
+    """The user's ``font.family`` followed by the installed :data:`FALLBACK_FONTS`."""
+    import matplotlib
+    family = list(matplotlib.rcParams["font.family"])
+    return family + [f for f in FALLBACK_FONTS if f in _installed_fonts() and f not in family]
+
+
+@contextlib.contextmanager
+def drawing(missing: set | None = None):
+    """The settings every figure is built and drawn with: the fallback fonts and fixed SVG
+    ids (the same report gives the same bytes).  Matplotlib's warning for each glyph no
+    installed font has is not printed (dozens of lines for one name): the characters are
+    added to ``missing`` instead, for one note (:func:`missing_note`); other warnings pass.
+    Font matching's log lines (a fallback font with no "normal" weight: WenQuanYi Zen Hei's
+    is 500) are not printed either."""
+    import logging
+
+    import matplotlib
+    log = logging.getLogger("matplotlib.font_manager")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with matplotlib.rc_context({"svg.hashsalt": "bayeserr", "font.family": _font_family()}):
+                yield
+    finally:
+        log.setLevel(level)
+    for w in caught:
+        glyph = _MISSING_GLYPH.match(str(w.message))
+        if glyph is None:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        elif missing is not None:
+            missing.add(chr(int(glyph.group(1))))
+
+
+def missing_note(missing) -> str | None:
+    """One sentence on the characters a figure drew as boxes (no installed font has them)."""
+    if not missing:
+        return None
+    chars = sorted(missing)
+    shown = " ".join(chars[:12]) + (" …" if len(chars) > 12 else "")
+    return (f"{len(chars)} character{'s' if len(chars) > 1 else ''} of the names ({shown}) "
+            f"{'are' if len(chars) > 1 else 'is'} drawn as boxes in the figure: no installed font has "
+            f"{'them' if len(chars) > 1 else 'it'}. Install a font that does (for Chinese, Japanese or "
+            f"Korean: Noto Sans CJK) and draw it again; the tables show the names as they are.")
 
 
 def _figure(width: float, height: float):
@@ -671,27 +736,30 @@ def figure(rep, kind: str):
     to draw (:func:`save` raises its :class:`NothingToDraw`, :func:`svg`
     writes its reason; the figure functions themselves raise it)."""
     try:
-        return FIGURES.get_checked(kind)(rep)
+        with drawing():  # the names' Text objects take their fonts when made
+            return FIGURES.get_checked(kind)(rep)
     except NothingToDraw as e:
         return Blank(e)
 
 
-def save(fig, path) -> Path:
+def save(fig, path, notes: list | None = None) -> Path:
     """Write a figure (atomically; the suffix picks the format).  A
     :class:`Blank` raises its :class:`NothingToDraw` (an InputError) and
-    writes nothing."""
+    writes nothing.  ``notes``: a list that gets the note on characters drawn
+    as boxes (:func:`missing_note`), if any."""
     from bayeserr.base.output import write_atomic
     path = Path(path)
     if path.suffix.lower() not in SUFFIXES:
         raise InputError(f"{path}: write figures as .svg, .png or .pdf.")
     if isinstance(fig, Blank):
         raise fig.error
-    import matplotlib
-    buf = io.BytesIO()
-    with matplotlib.rc_context({"svg.hashsalt": "bayeserr"}):
+    buf, missing = io.BytesIO(), set()
+    with drawing(missing):
         fig.savefig(buf, format=path.suffix[1:].lower(), dpi=150, bbox_inches="tight",
                     metadata=_metadata(path.suffix.lower()))
     write_atomic(path, buf.getvalue())
+    if notes is not None and missing:
+        notes.append(missing_note(missing))
     return path
 
 
@@ -705,14 +773,15 @@ def _metadata(suffix: str) -> dict:
 
 
 def svg(fig) -> str:
-    """The figure as inline SVG markup (no XML prolog), for self-contained HTML;
+    """The figure as inline SVG markup (no XML prolog), for self-contained HTML,
+    followed by the note on characters drawn as boxes, if any (:func:`missing_note`);
     for a :class:`Blank`, a one-line note saying why there is no figure."""
+    import html
     if isinstance(fig, Blank):
-        import html
         return f'<p class="note">No figure: {html.escape(fig.error.problem)}.</p>'
-    import matplotlib
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": "bayeserr"}):
+    buf, missing = io.StringIO(), set()
+    with drawing(missing):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    note = missing_note(missing)
+    return text[text.index("<svg"):] + (f'<p class="note">{html.escape(note)}</p>' if note else "")

@@ -179,3 +179,53 @@ def test_an_ordinary_name_is_shown_in_full_in_every_figure(twin_report):
     cut = [kind for kind in ("forest", "ranks", "heatmap", "posterior")
            if not any(label.startswith(ORDINARY) for label in _labels(plots.figure(twin_report, kind)))]
     assert not cut, cut
+
+
+# ------------------------------------------------------------------ characters the default font lacks
+CJK = ["通义千问-2.5", "模型B", "gpt-x"]
+
+
+def _glyph_warnings(caught) -> list:
+    return [w for w in caught if "missing from font" in str(w.message)]
+
+
+def test_characters_no_font_has_give_one_note_not_a_warning_per_glyph(monkeypatch, tmp_path, cli):
+    """No fallback font installed (forced): the CJK characters of the names are drawn as
+    boxes, and the HTML figure, ``plots.save`` and ``bayeserr plot`` say so once, naming
+    the characters, instead of matplotlib's warning per glyph and draw (30 lines for three
+    names before); other warnings still pass."""
+    import warnings
+    monkeypatch.setattr(plots, "FALLBACK_FONTS", ())
+    rep = bayeserr.report(bayeserr.load(frame(CJK)), bayes="off")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        markup = plots.svg(plots.figure(rep, "forest"))
+        notes: list = []
+        plots.save(plots.figure(rep, "ranks"), tmp_path / "ranks.png", notes)
+    assert not _glyph_warnings(caught)
+    expected = "6 characters of the names (义 千 型 模 通 问) are drawn as boxes"
+    assert expected in markup and markup.count("drawn as boxes") == 1
+    assert len(notes) == 1 and expected in notes[0] and "Noto Sans CJK" in notes[0]
+    path = tmp_path / "cjk.csv"
+    frame(CJK).to_csv(path, index=False)
+    res = cli("plot", path, "-o", tmp_path / "f.svg", "--kind", "forest")
+    assert res.exit_code == 0 and f"note: {expected}" in res.output, res.output
+    with pytest.warns(UserWarning, match="not about glyphs"):
+        with plots.drawing(set()):
+            warnings.warn("not about glyphs", UserWarning)
+
+
+def test_an_installed_fallback_font_draws_what_the_default_font_lacks(monkeypatch):
+    """The fallback chain works glyph by glyph: 'ℊ' (U+210A), which DejaVu Sans lacks and
+    matplotlib's own STIXGeneral has, is drawn with no note once STIXGeneral is in
+    FALLBACK_FONTS, and is reported missing without it; the user's ``font.family`` comes
+    first."""
+    from matplotlib import font_manager, ft2font
+    default = ft2font.FT2Font(font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans")))
+    assert default.get_char_index(0x210A) == 0  # the premise: the default font lacks it
+    rep = bayeserr.report(bayeserr.load(frame(["model ℊ", "other"])), bayes="off")
+    monkeypatch.setattr(plots, "FALLBACK_FONTS", ("STIXGeneral",))
+    assert plots._font_family()[-1] == "STIXGeneral"
+    assert "drawn as boxes" not in plots.svg(plots.figure(rep, "forest"))
+    monkeypatch.setattr(plots, "FALLBACK_FONTS", ())
+    assert "1 character of the names (ℊ) is drawn as boxes" in plots.svg(plots.figure(rep, "forest"))
