@@ -92,6 +92,35 @@ def _mean_cov(covs_and_sizes):
     return tuple(sum(cov[i] / size for cov, size in covs_and_sizes) for i in range(3))
 
 
+def probit_scale(var):
+    """``c = sqrt(1 + π σ²/8)``: ``E[expit(α + σZ)] ≈ expit(α / c)`` (the probit
+    approximation of the logistic-normal integral), so at a fixed mean accuracy α moves
+    with σ about as ``c`` does (``docs/methods.md`` §5.6)."""
+    return (1.0 + np.pi / 8.0 * var) ** 0.5
+
+
+def _intercepts(pm, s, var_a, var_b):
+    """The intercepts ``(α_A, α_B) ~ N2(0, M)``, ``M = BETA_SD² I + S`` (``s`` = ``(S_AA,
+    S_AB, S_BB)``), sampled as ``α̃_j = α_j / c_j`` with ``c_j`` = :func:`probit_scale` of
+    the latent variance ``var_j`` of model j's effects.  α_A ~ N(0, √M_AA) and α_B | α_A ~
+    N(M_AB/M_AA · α_A, sd_B) become α̃_A ~ N(0, √M_AA / c_A) and α̃_B | α̃_A ~
+    N(M_AB/M_AA · c_A α̃_A / c_B, sd_B / c_B): a linear change of each normal variable
+    (c_j depends on the sds only, which are held fixed), whose Jacobian 1/c_j the
+    normal's scale carries, so the prior and posterior are exactly those of α.  At a low
+    base rate the data fix the mean accuracy, ≈ expit(α_j / c_j), far better than α_j,
+    and a larger σ_j needs a more negative α_j: a curved ridge between α_j and σ_j that
+    α̃_j removes (``docs/methods.md`` §5.6).  α_A, α_B stay in the posterior as
+    deterministics."""
+    s_aa, s_ab, s_bb = s
+    c_a, c_b = probit_scale(var_a), probit_scale(var_b)
+    m_aa = BETA_SD**2 + s_aa
+    scaled_a = pm.Normal("alpha_a_scaled", 0.0, pm.math.sqrt(m_aa) / c_a)
+    alpha_a = pm.Deterministic("alpha_a", c_a * scaled_a)
+    sd_b = pm.math.sqrt(BETA_SD**2 + s_bb - s_ab**2 / m_aa)
+    scaled_b = pm.Normal("alpha_b_scaled", s_ab / m_aa * alpha_a / c_b, sd_b / c_b)
+    return alpha_a, pm.Deterministic("alpha_b", c_b * scaled_b)
+
+
 def build_pymc_model(k, n, cluster_codes=None):
     """``k``, ``n``: arrays (2, questions) of right answers and answers.  The model is
     sampled in the form of the module docstring (α and zero-sum deviations); β is not
@@ -110,12 +139,10 @@ def build_pymc_model(k, n, cluster_codes=None):
             parts.append((cov_c, n_c))
             if n_c > 1:
                 va, vb = va + ua[codes], vb + ub[codes]
-        s_aa, s_ab, s_bb = _mean_cov(parts)
-        # α ~ N2(0, M), M = BETA_SD² I + S: α_A, then α_B given α_A
-        m_aa = BETA_SD**2 + s_aa
-        alpha_a = pm.Normal("alpha_a", 0.0, pm.math.sqrt(m_aa))
-        alpha_b = pm.Normal("alpha_b", s_ab / m_aa * alpha_a,
-                            pm.math.sqrt(BETA_SD**2 + s_bb - s_ab**2 / m_aa))
+        # the spread of the effects the data see: questions, and clusters when there are several
+        spread = [(cov, size) for cov, size in parts if size > 1]
+        alpha_a, alpha_b = _intercepts(pm, _mean_cov(parts), sum(cov[0] for cov, _ in spread),
+                                       sum(cov[2] for cov, _ in spread))
         pm.Binomial("k_a", n=n[0], logit_p=alpha_a + va, observed=k[0])
         pm.Binomial("k_b", n=n[1], logit_p=alpha_b + vb, observed=k[1])
     return m
