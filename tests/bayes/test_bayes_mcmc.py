@@ -262,3 +262,30 @@ def test_paired_latent_scaled_intercepts_keep_the_prior_of_alpha(clustered):
             point.update(alpha_a_scaled=scaled[0], alpha_b_scaled=scaled[1])
             want = stats.multivariate_normal([0, 0], cov).logpdf(c * scaled) + np.log(c).sum()
             assert abs(logp(point) - want) < 1e-8, (logp(point), want)
+
+
+@pytest.mark.parametrize("divergences, target", [(0, 0.9), (3, 0.99)])
+def test_paired_latent_fit_that_fails_its_diagnostics_is_rerun_once(monkeypatch, divergences, target):
+    """compare's paired model: a first run that fails §5.6's thresholds is run once more with
+    twice the draws (at target acceptance 0.99 only if it diverged), the report's diagnostics
+    are the second run's and a ``mcmc_rerun`` warning says so; a run that passes is not
+    repeated (docs/methods.md §5.6).  The sampler is replaced: no MCMC here."""
+    from bayeserr.bayes import pairs
+    from bayeserr.bayes.settings import BayesSettings
+    from bayeserr.models import diagnostics
+    runs = []
+    monkeypatch.setattr(paired_latent, "fit_mcmc", lambda k, n, codes, **kw: runs.append(kw) or len(runs))
+    bad = {"r_hat": 1.003, "ess_bulk": 283.0, "ess_tail": 445.0, "divergences": divergences,
+           "sampler": {"chains": 2, "draws": 1200, "tune": 600, "target_accept": 0.9}}
+    good = {**bad, "ess_bulk": 702.0, "ess_tail": 1118.0, "divergences": 0}
+    monkeypatch.setattr(diagnostics, "diagnose", lambda idata, names: bad if idata == 1 else good)
+    idata, diag, notes = pairs._latent_fit(None, None, None, BayesSettings(mode="mcmc"), ["beta"])
+    assert [kw["draws"] for kw in runs] == [1200, 2400] and runs[1]["target_accept"] == target
+    assert runs[1]["seed"] == runs[0]["seed"] and runs[1]["tune"] == runs[0]["tune"] == 600
+    assert idata == 2 and diag is good
+    (note,) = notes
+    assert note.code == "mcmc_rerun" and "ESS 283 < 400" in note.message and f"{target:g}" in note.message
+    runs.clear()
+    monkeypatch.setattr(diagnostics, "diagnose", lambda idata, names: good)
+    assert pairs._latent_fit(None, None, None, BayesSettings(mode="mcmc"), ["beta"]) == (1, good, ())
+    assert len(runs) == 1
