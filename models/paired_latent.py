@@ -26,6 +26,18 @@ that sum to zero; β, which the likelihood does not see beyond α, is drawn
 afterwards from its exact conditional given α (a 2-D normal).  This removes
 the ridge between β and the mean effects that made the direct form slow.
 
+The intercepts themselves are sampled scaled, ``α_j = c_j α̃_j`` with
+``c_j = sqrt(1 + π(σ_q,j² + σ_c,j²)/8)`` (σ_c when the questions fall in
+several clusters): by the probit approximation the mean accuracy of model
+j's questions is about ``expit(α_j / c_j)``, which at a low base rate the data
+fix far better than α_j, so in α the posterior has a curved ridge (a larger
+σ needs a lower α) and in α̃ much less of one.  α̃'s prior is α's normal
+rescaled (the Jacobian is in the normal's scale), so prior and posterior are
+unchanged (``docs/methods.md`` §5.6, where the measurements are); α_A and α_B
+stay in the posterior as deterministics.  A fit that still fails the
+diagnostics is run once more by ``bayeserr compare`` with twice the draws
+(:func:`rerun_settings`).
+
 Estimand: the population-averaged accuracy difference
 ``Δ = E[expit(β_A + u_A + v_A)] − E[expit(β_B + u_B + v_B)]`` over a new
 cluster and question, computed for every posterior draw.  Each term is a
@@ -111,7 +123,7 @@ def _intercepts(pm, s, var_a, var_b):
     normal's scale carries, so the prior and posterior are exactly those of α.  At a low
     base rate the data fix the mean accuracy, ≈ expit(α_j / c_j), far better than α_j,
     and a larger σ_j needs a more negative α_j: a curved ridge between α_j and σ_j that
-    α̃_j removes (``docs/methods.md`` §5.6).  α_A, α_B stay in the posterior as
+    α̃_j mostly straightens (``docs/methods.md`` §5.6).  α_A, α_B stay in the posterior as
     deterministics."""
     s_aa, s_ab, s_bb = s
     c_a, c_b = probit_scale(var_a), probit_scale(var_b)
@@ -125,7 +137,7 @@ def _intercepts(pm, s, var_a, var_b):
 
 def build_pymc_model(k, n, cluster_codes=None):
     """``k``, ``n``: arrays (2, questions) of right answers and answers.  The model is
-    sampled in the form of the module docstring (α and zero-sum deviations); β is not
+    sampled in the form of the module docstring (α̃ = α/c and zero-sum deviations); β is not
     in it (see :func:`beta_draws`)."""
     from bayeserr.models import compat
     pm = compat.import_pymc()
