@@ -26,6 +26,18 @@ that sum to zero; β, which the likelihood does not see beyond α, is drawn
 afterwards from its exact conditional given α (a 2-D normal).  This removes
 the ridge between β and the mean effects that made the direct form slow.
 
+The intercepts themselves are sampled scaled, ``α_j = c_j α̃_j`` with
+``c_j = sqrt(1 + π(σ_q,j² + σ_c,j²)/8)`` (σ_c when the questions fall in
+several clusters): by the probit approximation the mean accuracy of model
+j's questions is about ``expit(α_j / c_j)``, which at a low base rate the data
+fix far better than α_j, so in α the posterior has a curved ridge (a larger
+σ needs a lower α) and in α̃ much less of one.  α̃'s prior is α's normal
+rescaled (the Jacobian is in the normal's scale), so prior and posterior are
+unchanged (``docs/methods.md`` §5.6, where the measurements are); α_A and α_B
+stay in the posterior as deterministics.  A fit that still fails the
+diagnostics is run once more by ``bayeserr compare`` with twice the draws
+(:func:`rerun_settings`).
+
 Estimand: the population-averaged accuracy difference
 ``Δ = E[expit(β_A + u_A + v_A)] − E[expit(β_B + u_B + v_B)]`` over a new
 cluster and question, computed for every posterior draw.  Each term is a
@@ -49,6 +61,8 @@ _Z = np.linspace(-12.0, 12.0, 481)
 _W = np.exp(-0.5 * _Z**2) / np.sqrt(2 * np.pi) * (_Z[1] - _Z[0])
 #: prior sd of β_j
 BETA_SD = 1.5
+#: NUTS target acceptance rate of a fit (``--target-accept`` sets another)
+TARGET_ACCEPT = 0.9
 
 
 def _zero_sum(pm, name, size):
@@ -92,9 +106,38 @@ def _mean_cov(covs_and_sizes):
     return tuple(sum(cov[i] / size for cov, size in covs_and_sizes) for i in range(3))
 
 
+def probit_scale(var):
+    """``c = sqrt(1 + π σ²/8)``: ``E[expit(α + σZ)] ≈ expit(α / c)`` (the probit
+    approximation of the logistic-normal integral), so at a fixed mean accuracy α moves
+    with σ about as ``c`` does (``docs/methods.md`` §5.6)."""
+    return (1.0 + np.pi / 8.0 * var) ** 0.5
+
+
+def _intercepts(pm, s, var_a, var_b):
+    """The intercepts ``(α_A, α_B) ~ N2(0, M)``, ``M = BETA_SD² I + S`` (``s`` = ``(S_AA,
+    S_AB, S_BB)``), sampled as ``α̃_j = α_j / c_j`` with ``c_j`` = :func:`probit_scale` of
+    the latent variance ``var_j`` of model j's effects.  α_A ~ N(0, √M_AA) and α_B | α_A ~
+    N(M_AB/M_AA · α_A, sd_B) become α̃_A ~ N(0, √M_AA / c_A) and α̃_B | α̃_A ~
+    N(M_AB/M_AA · c_A α̃_A / c_B, sd_B / c_B): a linear change of each normal variable
+    (c_j depends on the sds only, which are held fixed), whose Jacobian 1/c_j the
+    normal's scale carries, so the prior and posterior are exactly those of α.  At a low
+    base rate the data fix the mean accuracy, ≈ expit(α_j / c_j), far better than α_j,
+    and a larger σ_j needs a more negative α_j: a curved ridge between α_j and σ_j that
+    α̃_j mostly straightens (``docs/methods.md`` §5.6).  α_A, α_B stay in the posterior as
+    deterministics."""
+    s_aa, s_ab, s_bb = s
+    c_a, c_b = probit_scale(var_a), probit_scale(var_b)
+    m_aa = BETA_SD**2 + s_aa
+    scaled_a = pm.Normal("alpha_a_scaled", 0.0, pm.math.sqrt(m_aa) / c_a)
+    alpha_a = pm.Deterministic("alpha_a", c_a * scaled_a)
+    sd_b = pm.math.sqrt(BETA_SD**2 + s_bb - s_ab**2 / m_aa)
+    scaled_b = pm.Normal("alpha_b_scaled", s_ab / m_aa * alpha_a / c_b, sd_b / c_b)
+    return alpha_a, pm.Deterministic("alpha_b", c_b * scaled_b)
+
+
 def build_pymc_model(k, n, cluster_codes=None):
     """``k``, ``n``: arrays (2, questions) of right answers and answers.  The model is
-    sampled in the form of the module docstring (α and zero-sum deviations); β is not
+    sampled in the form of the module docstring (α̃ = α/c and zero-sum deviations); β is not
     in it (see :func:`beta_draws`)."""
     from bayeserr.models import compat
     pm = compat.import_pymc()
@@ -110,12 +153,10 @@ def build_pymc_model(k, n, cluster_codes=None):
             parts.append((cov_c, n_c))
             if n_c > 1:
                 va, vb = va + ua[codes], vb + ub[codes]
-        s_aa, s_ab, s_bb = _mean_cov(parts)
-        # α ~ N2(0, M), M = BETA_SD² I + S: α_A, then α_B given α_A
-        m_aa = BETA_SD**2 + s_aa
-        alpha_a = pm.Normal("alpha_a", 0.0, pm.math.sqrt(m_aa))
-        alpha_b = pm.Normal("alpha_b", s_ab / m_aa * alpha_a,
-                            pm.math.sqrt(BETA_SD**2 + s_bb - s_ab**2 / m_aa))
+        # the spread of the effects the data see: questions, and clusters when there are several
+        spread = [(cov, size) for cov, size in parts if size > 1]
+        alpha_a, alpha_b = _intercepts(pm, _mean_cov(parts), sum(cov[0] for cov, _ in spread),
+                                       sum(cov[2] for cov, _ in spread))
         pm.Binomial("k_a", n=n[0], logit_p=alpha_a + va, observed=k[0])
         pm.Binomial("k_b", n=n[1], logit_p=alpha_b + vb, observed=k[1])
     return m
@@ -147,6 +188,25 @@ def beta_draws(post, n_questions: int, n_clusters: int | None, rng) -> np.ndarra
     return np.stack([mean_a + l_aa * z[..., 0], mean_b + l_ba * z[..., 0] + l_bb * z[..., 1]], axis=-1)
 
 
+#: a fit that fails the diagnostics of ``docs/methods.md`` §5.6 is run once more with this many
+#: times the draws, and at this target acceptance if it diverged (:func:`rerun_settings`)
+RERUN_DRAWS = 2
+RERUN_TARGET_ACCEPT = 0.99
+
+
+def rerun_settings(kw: dict, diverged: bool) -> dict:
+    """The keyword arguments of :func:`fit_mcmc` for the one re-run of a fit with ``kw``
+    that failed its diagnostics: twice the draws (the same tuning), and target acceptance
+    0.99 (or the fit's own if higher) when the fit had divergent transitions.  Without
+    divergences the target stays: on SWE-bench's pair of its two models near 10%, short of
+    ESS only, 2,400 draws at 0.9 gave bulk ESS 692–702 in 15–16 s (seeds 0–2, PyMC 6),
+    at 0.99 542–626 in 22–23 s (twice the leapfrog steps; ``docs/methods.md`` §5.6)."""
+    target = kw.get("target_accept", TARGET_ACCEPT)
+    if diverged:
+        target = max(target, RERUN_TARGET_ACCEPT)
+    return {**kw, "draws": RERUN_DRAWS * kw.get("draws", 1000), "target_accept": target}
+
+
 def population_difference(idata, clustered: bool) -> np.ndarray:
     """Δ for every posterior draw (chain, draw): ``E[expit(β_j + u_j + v_j)]`` for each model,
     the new cluster's and question's effects one normal ``N(0, σ_q,j² + σ_c,j²)``, integrated
@@ -161,7 +221,7 @@ def population_difference(idata, clustered: bool) -> np.ndarray:
 
 
 def fit_mcmc(k, n, cluster_codes=None, *, draws: int = 1000, tune: int = 1000, chains: int = 2,
-             seed: int = 0, target_accept: float = 0.9, progressbar: bool = False, cores: int | None = None):
+             seed: int = 0, target_accept: float = TARGET_ACCEPT, progressbar: bool = False, cores: int | None = None):
     """NUTS fit (``docs/methods.md`` §5.3, §5.6); the posterior gains ``beta`` (drawn from
     its conditional given the intercept, :func:`beta_draws`) and ``delta`` (the estimand)."""
     from bayeserr.models import compat, nuts

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayeserr.base.caveat import Caveat
 from bayeserr.bayes.sampling import sampling_output
 from bayeserr.stats.simultaneous import column_differences
 
@@ -133,27 +134,59 @@ class PairPosterior:
     rope: float
     diagnostics: dict | None = None
     idata: object = None
-    #: why ``--bayes mcmc`` sampled nothing (the pair's scores are not 0/1), else None
-    unsampled: str | None = None
+    #: warnings about how the posterior was obtained (``mcmc_rerun``: the sampler ran twice;
+    #: ``mcmc_not_needed``: under ``--bayes mcmc`` nothing was sampled, the scores are not 0/1)
+    notes: tuple = ()
 
     def to_dict(self) -> dict:
         return {"method": self.method, "summary": self.summary, "prob_a_better": self.prob_a_better,
                 "prob_tie": self.prob_tie, "rope": self.rope, "diagnostics": self.diagnostics}
 
 
-def _unsampled(settings, method: str) -> str | None:
-    """Under ``--bayes mcmc``, the sentence saying that this pair's posterior is ``method``
-    without a sampler: the bivariate latent model needs 0/1 answers (``docs/methods.md`` §5.3)."""
+def _unsampled(settings, method: str) -> tuple:
+    """Under ``--bayes mcmc``, the warning (``mcmc_not_needed``) saying that this pair's
+    posterior is ``method`` without a sampler: the bivariate latent model needs 0/1 answers
+    (``docs/methods.md`` §5.3); else no warning."""
     if settings.mode != "mcmc":
-        return None
-    return (f"--bayes mcmc: the pair's scores are not all 0 or 1, so the bivariate latent model "
-            f"(NUTS) does not apply and nothing was sampled; the posterior of the difference is "
-            f"the {method}, as under --bayes fast.")
+        return ()
+    return (Caveat("mcmc_not_needed", None, (
+        f"--bayes mcmc: the pair's scores are not all 0 or 1, so the bivariate latent model "
+        f"(NUTS) does not apply and nothing was sampled; the posterior of the difference is "
+        f"the {method}, as under --bayes fast.")),)
 
 
 def _draws_idata(delta: np.ndarray, method: str):
     from bayeserr.models import compat
     return compat.from_dict({"delta": delta[None]}, attrs={"model": method})
+
+
+def _latent_fit(k, n, codes, settings, names):
+    """The bivariate latent model by NUTS, and its diagnostics on ``names``.  At the default
+    sampler settings (``BayesSettings.default_sampler``) a run that fails them (§5.6: R-hat,
+    ESS or divergences) is re-run once with twice the draws, at target acceptance 0.99 if it
+    diverged (:func:`bayeserr.models.paired_latent.rerun_settings`): SWE-bench pairs with a
+    model near 10% can fall short of ESS 400 at the defaults, and the re-run costs nothing
+    where the first run passes (``docs/methods.md`` §5.6); sampler options of the user's own
+    are run as given (the ``mcmc_diagnostics`` warning names the one to raise).  Returns
+    ``(idata, diagnostics, notes)``; the note (warning ``mcmc_rerun``) says what the first
+    run gave and what the second ran with, and the report's diagnostics are the second
+    run's."""
+    from bayeserr.models import diagnostics, paired_latent
+    kw = settings.sampler()
+    with sampling_output(settings.progress):
+        idata = paired_latent.fit_mcmc(k, n, codes, **kw)
+        diag = diagnostics.diagnose(idata, names)
+        failed = diagnostics.problems(diag)
+        if not failed or not settings.default_sampler:
+            return idata, diag, ()
+        again = paired_latent.rerun_settings(kw, diag["divergences"] > 0)
+        idata = paired_latent.fit_mcmc(k, n, codes, **again)
+    note = Caveat("mcmc_rerun", None, (
+        f"the paired model's first NUTS run ({kw['draws']} draws per chain, target acceptance "
+        f"{diag['sampler']['target_accept']:g}) failed its diagnostics ({'; '.join(p.split(':')[0] for p in failed)}); "
+        f"it was run once more with {again['draws']} draws and target acceptance {again['target_accept']:g}, "
+        "and the posterior shown is that run's"))
+    return idata, diagnostics.diagnose(idata, names), (note,)
 
 
 def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
@@ -164,16 +197,14 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
     sub = view.select([c.a, c.b])
     both = sub.answered.all(axis=0)
     cube = sub.answers[:, both]
+    notes = ()
     if settings.mode == "mcmc" and sub.zero_one.all():
-        from bayeserr.models import paired_latent
         k = np.nansum(cube, axis=2)
         n = np.sum(~np.isnan(cube), axis=2)
         pc = None if sub.codes is None else np.unique(sub.codes[both], return_inverse=True)[1]
-        with sampling_output(settings.progress):
-            idata = paired_latent.fit_mcmc(k, n, pc, **settings.sampler())
         names = ["delta", "rho_question"] + (["rho_cluster"] if pc is not None else [])
+        idata, diag, notes = _latent_fit(k, n, pc, settings, ["beta", *names])
         delta = idata.posterior["delta"].values.ravel()
-        diag = diagnostics.diagnose(idata, ["beta", *names])
         method = "bivariate latent model (PyMC NUTS)"
     elif sub.codes is not None:
         from bayeserr.models.paired_clustered import from_arrays
@@ -194,9 +225,10 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
         post = dirichlet_paired(mc.n_a_only, mc.n_b_only, mc.n_both + mc.n_neither, rope=settings.rope)
         delta = post.sample(20000, settings.seed)
         idata = _draws_idata(delta, "dirichlet_paired")
-        return PairPosterior("Dirichlet 2×2 posterior, Dirichlet(1,1,1,1) prior",
-                             diagnostics.summarize(idata, ["delta"], level), post.prob_a_better,
-                             post.prob_tie, settings.rope, None, idata, _unsampled(settings, "Dirichlet 2×2 posterior"))
+        method = "Dirichlet 2×2 posterior"
+        return PairPosterior(f"{method}, Dirichlet(1,1,1,1) prior", diagnostics.summarize(idata, ["delta"], level),
+                             post.prob_a_better, post.prob_tie, settings.rope, None, idata,
+                             _unsampled(settings, method))
     else:
         means, ca, cb, _ = next(_bootstrap_groups(sub, np.array([0]), np.array([1]),
                                                   settings.draws, settings.seed))
@@ -205,4 +237,4 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
         method = "Bayesian bootstrap over " + ("clusters" if sub.codes is not None else "questions")
     p_better, p_tie = (float(v) for v in pair_probabilities(delta, settings.rope))
     return PairPosterior(method, diagnostics.summarize(idata, names, level), p_better, p_tie,
-                         settings.rope, diag, idata, None if diag else _unsampled(settings, method))
+                         settings.rope, diag, idata, notes if diag else _unsampled(settings, method))

@@ -21,6 +21,7 @@ reach every NUTS fit; the diagnostic caveats name the one to change.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from bayeserr.base.errors import InputError
@@ -103,6 +104,16 @@ class BayesSettings:
     @property
     def on(self) -> bool:
         return self.mode != "off"
+
+    @property
+    def default_sampler(self) -> bool:
+        """No sampler option of the user's own (``--draws``, ``--tune``, ``--chains``,
+        ``--target-accept`` at their defaults): the paired model may then re-run a fit that
+        fails its diagnostics (``docs/methods.md`` §5.6); with options of the user's own it
+        runs as told, and the warning names the option to raise."""
+        fields = {f.name: f.default for f in dataclasses.fields(self)}
+        return all(getattr(self, name) == fields[name]
+                   for name in ("mcmc_draws", "mcmc_tune", "chains", "target_accept"))
 
     @property
     def skips_three_level(self) -> bool:

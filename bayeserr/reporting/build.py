@@ -434,9 +434,8 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, conf
         from bayeserr.models.diagnostics import problems
         post = pair_posterior(view, c, options.bayes, options.level)
         c = replace(c, prob_a_better=post.prob_a_better, prob_tie=post.prob_tie)
+        warnings += list(post.notes)
         if post.diagnostics:
             warnings += [_caveats.Caveat("mcmc_diagnostics", None, p) for p in problems(post.diagnostics)]
-        if post.unsampled:
-            warnings.append(_caveats.Caveat("mcmc_not_needed", None, post.unsampled))
     settings = {k: v for k, v in provenance(config=config).items() if k.startswith("config")} or None
     return ComparisonReport(c, scores, full.rows, tuple(warnings), options.level, post, settings, verdict)

@@ -229,3 +229,70 @@ def test_paired_latent_population_difference_is_the_normal_integral(clustered):
     total = np.sqrt(sd_q[0] ** 2 + (sd_c[0] ** 2 if clustered else 0))
     want = [mean_rate(beta[0, d, 0], total[d, 0]) - mean_rate(beta[0, d, 1], total[d, 1]) for d in range(draws)]
     np.testing.assert_allclose(got, want, atol=1e-9)
+
+
+@pytest.mark.parametrize("clustered", [True, False])
+def test_paired_latent_scaled_intercepts_keep_the_prior_of_alpha(clustered):
+    """NUTS samples α̃_j = α_j / c_j, c_j = sqrt(1 + π(σ_q,j² + σ_c,j²)/8) (docs/methods.md
+    §5.6): at fixed sds and correlations the model's log density of (α̃_A, α̃_B) must be
+    that of α ~ N2(0, BETA_SD² I + Σ_q/N + Σ_c/C) at α = (c_A α̃_A, c_B α̃_B) plus the
+    Jacobian log c_A + log c_B, exactly (a wrong scale, conditional mean or Jacobian is
+    off by far more than 1e-8)."""
+    from bayeserr.models import compat
+    from scipy import stats
+    pm = compat.import_pymc()
+    n_q, n_c = 6, 3
+    codes = np.arange(n_q) % n_c if clustered else None
+    model = paired_latent.build_pymc_model(np.ones((2, n_q)), np.full((2, n_q), 2), codes)
+    logp = model.compile_logp(vars=[model["alpha_a_scaled"], model["alpha_b_scaled"]])
+    rng = np.random.default_rng(5)
+    for sd_q, rho_q, sd_c, rho_c in [((4.0, 0.3), 0.9, (1.1, 2.0), -0.5), ((0.2, 2.5), -0.7, (0.05, 3.0), 0.99)]:
+        point = model.initial_point()
+        point.update(sd_question_log__=np.log(sd_q), r_question_logodds__=special.logit((rho_q + 1) / 2))
+        var = np.square(sd_q) + (np.square(sd_c) if clustered else 0)
+        sd_cov = [(np.asarray(sd_q), rho_q, n_q)]
+        if clustered:
+            point.update(sd_cluster_log__=np.log(sd_c), r_cluster_logodds__=special.logit((rho_c + 1) / 2))
+            sd_cov.append((np.asarray(sd_c), rho_c, n_c))
+        cov = paired_latent.BETA_SD**2 * np.eye(2) + sum(
+            np.outer(sd, sd) * np.array([[1, rho], [rho, 1]]) / size for sd, rho, size in sd_cov)
+        c = np.sqrt(1 + np.pi / 8 * var)
+        np.testing.assert_allclose(paired_latent.probit_scale(var), c)
+        for scaled in rng.normal(0, 2, (5, 2)):
+            point.update(alpha_a_scaled=scaled[0], alpha_b_scaled=scaled[1])
+            want = stats.multivariate_normal([0, 0], cov).logpdf(c * scaled) + np.log(c).sum()
+            assert abs(logp(point) - want) < 1e-8, (logp(point), want)
+
+
+@pytest.mark.parametrize("divergences, target", [(0, 0.9), (3, 0.99)])
+def test_paired_latent_fit_that_fails_its_diagnostics_is_rerun_once(monkeypatch, divergences, target):
+    """compare's paired model: a first run that fails §5.6's thresholds is run once more with
+    twice the draws (at target acceptance 0.99 only if it diverged), the report's diagnostics
+    are the second run's and a ``mcmc_rerun`` warning says so; a run that passes is not
+    repeated (docs/methods.md §5.6).  The sampler is replaced: no MCMC here."""
+    from bayeserr.bayes import pairs
+    from bayeserr.bayes.settings import BayesSettings
+    from bayeserr.models import diagnostics
+    runs = []
+    monkeypatch.setattr(paired_latent, "fit_mcmc", lambda k, n, codes, **kw: runs.append(kw) or len(runs))
+    bad = {"r_hat": 1.003, "ess_bulk": 283.0, "ess_tail": 445.0, "divergences": divergences,
+           "sampler": {"chains": 2, "draws": 1200, "tune": 600, "target_accept": 0.9}}
+    good = {**bad, "ess_bulk": 702.0, "ess_tail": 1118.0, "divergences": 0}
+    monkeypatch.setattr(diagnostics, "diagnose", lambda idata, names: bad if idata == 1 else good)
+    idata, diag, notes = pairs._latent_fit(None, None, None, BayesSettings(mode="mcmc"), ["beta"])
+    assert [kw["draws"] for kw in runs] == [1200, 2400] and runs[1]["target_accept"] == target
+    assert runs[1]["seed"] == runs[0]["seed"] and runs[1]["tune"] == runs[0]["tune"] == 600
+    assert idata == 2 and diag is good
+    (note,) = notes
+    assert note.code == "mcmc_rerun" and "ESS 283 < 400" in note.message and f"{target:g}" in note.message
+    runs.clear()
+    monkeypatch.setattr(diagnostics, "diagnose", lambda idata, names: good)
+    assert pairs._latent_fit(None, None, None, BayesSettings(mode="mcmc"), ["beta"]) == (1, good, ())
+    assert len(runs) == 1
+    # sampler options of the user's own are run as given: no re-run, the diagnostics warn
+    monkeypatch.setattr(diagnostics, "diagnose", lambda idata, names: bad)
+    for own in ({"mcmc_draws": 300}, {"mcmc_tune": 200}, {"chains": 4}, {"target_accept": 0.95}):
+        runs.clear()
+        assert pairs._latent_fit(None, None, None, BayesSettings(mode="mcmc", **own), ["beta"]) == (1, bad, ())
+        assert len(runs) == 1, own
+    assert BayesSettings(mode="mcmc", mcmc_draws=1200).default_sampler  # the default, named
