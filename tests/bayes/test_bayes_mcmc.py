@@ -238,9 +238,7 @@ def test_paired_latent_scaled_intercepts_keep_the_prior_of_alpha(clustered):
     that of α ~ N2(0, BETA_SD² I + Σ_q/N + Σ_c/C) at α = (c_A α̃_A, c_B α̃_B) plus the
     Jacobian log c_A + log c_B, exactly (a wrong scale, conditional mean or Jacobian is
     off by far more than 1e-8)."""
-    from bayeserr.models import compat
     from scipy import stats
-    pm = compat.import_pymc()
     n_q, n_c = 6, 3
     codes = np.arange(n_q) % n_c if clustered else None
     model = paired_latent.build_pymc_model(np.ones((2, n_q)), np.full((2, n_q), 2), codes)
