@@ -436,6 +436,10 @@ def build_comparison(ds, a: str, b: str, *, options: Options | None = None, conf
         c = replace(c, prob_a_better=post.prob_a_better, prob_tie=post.prob_tie)
         warnings += list(post.notes)
         if post.diagnostics:
-            warnings += [_caveats.Caveat("mcmc_diagnostics", None, p) for p in problems(post.diagnostics)]
+            failed = problems(post.diagnostics)
+            if failed:  # one warning: several joined by the warnings list would run into each other
+                warnings.append(_caveats.Caveat("mcmc_diagnostics", None, (
+                    "the paired model's NUTS fit fails the thresholds of docs/methods.md §5.6, so its "
+                    f"posterior and P(A > B) may not be trustworthy: {'; '.join(failed)}.")))
     settings = {k: v for k, v in provenance(config=config).items() if k.startswith("config")} or None
     return ComparisonReport(c, scores, full.rows, tuple(warnings), options.level, post, settings, verdict)

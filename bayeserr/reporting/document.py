@@ -672,8 +672,10 @@ def _posterior_table(post, level: float) -> tables.Table:
     rows = []
     for name, s in post.summary.items():
         scale = 100 if name == "delta" else 1
+        digits = 1 if name == "delta" else 2  # a correlation to one decimal reads "1.0 (sd 0.0)"
         rows.append((tables.text(name + (" (points)" if name == "delta" else "")),
-                     tables.Cell("num", scale * s["mean"]), tables.Cell("num", scale * s["sd"]),
+                     tables.Cell("num", scale * s["mean"], digits=digits),
+                     tables.Cell("num", scale * s["sd"], digits=digits),
                      tables.Cell("range", (scale * s["eti"][0], scale * s["eti"][1]), digits=2),
                      tables.Cell("range", (scale * s["hdi"][0], scale * s["hdi"][1]), digits=2)))
     cols = (tables.Column("var", "", numeric=False), tables.Column("mean", "mean"),
@@ -683,6 +685,34 @@ def _posterior_table(post, level: float) -> tables.Table:
         # a posterior by quadrature has no draws to take an HDI from: no column of dashes
         cols, rows = cols[:-1], [r[:-1] for r in rows]
     return tables.Table("posterior", f"Posterior ({post.method})", cols, tuple(rows))
+
+
+#: ``PairPosterior.method`` of compare's NUTS fit (:func:`bayeserr.bayes.pairs.pair_posterior`)
+LATENT_METHOD = "bivariate latent model"
+LATENT_ESTIMAND = ("delta is the latent model's estimand: the difference in mean accuracy on a new question "
+                   "(from a new cluster, with clusters), not on these questions, so its mean can differ from "
+                   "the observed difference; rho_question and rho_cluster are how alike the two models' "
+                   "question and cluster effects are (docs/methods.md §5.3).")
+
+
+def diagnostics_text(d: dict) -> str:
+    """The NUTS fit's diagnostics in one sentence: how it was run (``d['sampler']``), the
+    worst values, and whether they pass the thresholds of ``docs/methods.md`` §5.6."""
+    from bayeserr.models.diagnostics import ESS_MIN, RHAT_MAX, problems
+    s = d.get("sampler") or {}
+    run = []
+    if s.get("chains") and s.get("draws"):
+        run.append(f"{int(s['chains'])} chains × {int(s['draws']):,} draws")
+        if s.get("tune") is not None:
+            run[-1] += f" after {int(s['tune']):,} tuning steps"
+    if s.get("target_accept") is not None:
+        run.append(f"target acceptance {float(s['target_accept']):g}")
+    verdict = ("fails the thresholds (warning mcmc_diagnostics): the posterior may not be trustworthy"
+               if problems(d) else f"within the thresholds (R-hat ≤ {RHAT_MAX}, ESS ≥ {ESS_MIN}, no divergence)")
+    how = f" ({', '.join(run)})" if run else ""
+    return (f"Diagnostics{how}: max R-hat {d['r_hat']:.3f}, "
+            f"min ESS bulk {d['ess_bulk']:.0f}, tail {d['ess_tail']:.0f}, divergences {d['divergences']}; "
+            f"{verdict}.")
 
 
 def report_verdict_text(v, level: float) -> str:
@@ -750,10 +780,10 @@ def comparison_blocks(rep) -> list:
         out += [Heading(f"Posterior ({post.method})"), _posterior_table(post, rep.level),
                 Para(f"P(A > B) = {post.prob_a_better:.3f}; P(|A − B| < {100 * post.rope:g} pt) = "
                      f"{post.prob_tie:.3f}")]
+        if post.method.startswith(LATENT_METHOD):
+            out.append(Para(LATENT_ESTIMAND))
         if post.diagnostics:
-            d = post.diagnostics
-            out.append(Para(f"Diagnostics: max R-hat {d['r_hat']:.3f}, min ESS bulk {d['ess_bulk']:.0f}, "
-                            f"tail {d['ess_tail']:.0f}, divergences {d['divergences']}"))
+            out.append(Para(diagnostics_text(post.diagnostics)))
     out += [Heading("Warnings"), *warnings_blocks(rep.warnings), Heading("Rows"),
             Para(rows_text(rep.rows), "rows", user_text=True)]
     settings = settings_text(getattr(rep, "settings", None) or {})
