@@ -527,6 +527,10 @@ def heatmap(rep):
                 ms=float(np.clip(0.45 * cell, 1.5, 5)), ls="none")
     title = ("Colour: posterior probability that the row model is better (no adjustment for the pairs "
              "made)\n" + ("*" if n <= 15 else "dot") + ": declared different by the report's family of pairs")
+    blank = int((~np.isfinite(mat[~np.eye(n, dtype=bool)])).sum()) // 2
+    if blank:  # else a white row reads as P = 0.5 (white is the colour map's middle)
+        title += (f"\nwhite off the diagonal: no P(A > B) ({blank:,} "
+                  f"pair{'' if blank == 1 else 's'}, e.g. common questions in one cluster)")
     if n <= 30:
         fig.colorbar(im, ax=ax, label="P(row > column), posterior", shrink=0.6)
         ax.set_title(title, fontsize=9)

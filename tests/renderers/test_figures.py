@@ -289,3 +289,16 @@ def test_mcmc_fit_with_clusters_is_left_out_with_the_fix():
     nuts = dataclasses.replace(rep, sections={**rep.sections, "models": models})
     with pytest.raises(InputError, match=r"--bayes mcmc fit with clusters.*Fix: run with --bayes fast"):
         plots.posterior(nuts)
+
+
+def test_heatmap_says_what_a_white_cell_off_the_diagonal_is():
+    """A pair without P(A > B) (here a model whose questions lie in one cluster) is a white
+    cell, the colour map's P = 0.5: the title says what white means and how many pairs
+    (LiveBench: 175 pairs, a white row and column with no word on them before)."""
+    frame = binary_frame(4)
+    frame = frame[~((frame["model"] == "model-03") & (frame["cluster_id"] != "c0"))]
+    rep = bayeserr.report(bayeserr.load(frame), on_unpaired="drop")
+    assert sum(not np.isfinite(c.prob_a_better) for c in rep.comparisons) == 3
+    assert "white off the diagonal: no P(A > B) (3 pairs" in _texts(plots.heatmap(rep))
+    full = bayeserr.report(bayeserr.load(binary_frame(4)))
+    assert "white off the diagonal" not in _texts(plots.heatmap(full))
