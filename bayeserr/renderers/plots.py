@@ -47,7 +47,12 @@ FOREST_MAX_LINES = 64
 FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK KR",
                   "Source Han Sans", "Source Han Sans SC", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei",
                   "Droid Sans Fallback", "Microsoft YaHei", "SimHei", "PingFang SC", "Hiragino Sans",
-                  "Arial Unicode MS", "Noto Sans")
+                  "Arial Unicode MS", "Noto Sans", "Noto Emoji", "Symbola")
+#: Chinese, Japanese and Korean characters (for the advice of :func:`missing_note`): CJK
+#: radicals to the unified ideographs (kana, bopomofo, Hangul letters among them), Hangul
+#: syllables and jamo, compatibility ideographs, full-width forms, the supplementary ideographs
+_CJK = ((0x1100, 0x11FF), (0x2E80, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF),
+        (0xFF00, 0xFFEF), (0x20000, 0x3FFFF))
 _MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from font")
 
 
@@ -99,10 +104,14 @@ def missing_note(missing) -> str | None:
         return None
     chars = sorted(missing)
     shown = " ".join(chars[:12]) + (" …" if len(chars) > 12 else "")
+    cjk = [any(lo <= ord(c) <= hi for lo, hi in _CJK) for c in chars]
+    fonts = (["for Chinese, Japanese or Korean: Noto Sans CJK"] if any(cjk) else []) + (
+        # matplotlib draws no colour (bitmap) emoji font: Noto Color Emoji would not do
+        ["for emoji and other symbols: Noto Emoji or Symbola, black and white"] if not all(cjk) else [])
     return (f"{len(chars)} character{'s' if len(chars) > 1 else ''} of the names ({shown}) "
             f"{'are' if len(chars) > 1 else 'is'} drawn as boxes in the figure: no installed font has "
-            f"{'them' if len(chars) > 1 else 'it'}. Install a font that does (for Chinese, Japanese or "
-            f"Korean: Noto Sans CJK) and draw it again; the tables show the names as they are.")
+            f"{'them' if len(chars) > 1 else 'it'}. Install a font that does ({'; '.join(fonts)}) and "
+            f"draw it again; the tables show the names as they are.")
 
 
 def _figure(width: float, height: float):

@@ -229,3 +229,18 @@ def test_an_installed_fallback_font_draws_what_the_default_font_lacks(monkeypatc
     assert "drawn as boxes" not in plots.svg(plots.figure(rep, "forest"))
     monkeypatch.setattr(plots, "FALLBACK_FONTS", ())
     assert "1 character of the names (ℊ) is drawn as boxes" in plots.svg(plots.figure(rep, "forest"))
+
+
+def test_the_note_on_missing_characters_names_a_font_for_them():
+    """The advice fits the characters: Noto Sans CJK for Chinese, Japanese or Korean, a black
+    and white emoji font for emoji (matplotlib draws no colour emoji, and a font it is not
+    told to try is never used: both are in FALLBACK_FONTS); before, an emoji-only note
+    advised Noto Sans CJK."""
+    assert {"Noto Emoji", "Symbola"} <= set(plots.FALLBACK_FONTS)
+    emoji = plots.missing_note({"🚀", "🤖"})
+    assert "Noto Emoji or Symbola" in emoji and "CJK" not in emoji
+    cjk = plots.missing_note({"模", "한", "カ"})
+    assert "Noto Sans CJK" in cjk and "Emoji" not in cjk
+    both = plots.missing_note({"模", "🔥"})
+    assert "Noto Sans CJK" in both and "Noto Emoji" in both
+    assert plots.missing_note(set()) is None
