@@ -181,11 +181,13 @@ def _latent_fit(k, n, codes, settings, names):
             return idata, diag, ()
         again = paired_latent.rerun_settings(kw, diag["divergences"] > 0)
         idata = paired_latent.fit_mcmc(k, n, codes, **again)
+    # "ESS 337 < 400 (too few effective draws): raise …" -> "ESS 337 < 400, too few effective draws"
+    why = "; ".join(p.split(":")[0].replace(" (", ", ").rstrip(")") for p in failed)
     note = Caveat("mcmc_rerun", None, (
-        f"the paired model's first NUTS run ({kw['draws']} draws per chain, target acceptance "
-        f"{diag['sampler']['target_accept']:g}) failed its diagnostics ({'; '.join(p.split(':')[0] for p in failed)}); "
-        f"it was run once more with {again['draws']} draws and target acceptance {again['target_accept']:g}, "
-        "and the posterior shown is that run's"))
+        f"the paired model's first NUTS run ({kw['draws']:,} draws per chain, target acceptance "
+        f"{diag['sampler']['target_accept']:g}) failed its diagnostics ({why}); it was run once more "
+        f"with {again['draws']:,} draws per chain and target acceptance {again['target_accept']:g}, "
+        "and the posterior and diagnostics shown are that run's."))
     return idata, diagnostics.diagnose(idata, names), (note,)
 
 

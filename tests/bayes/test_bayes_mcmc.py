@@ -283,6 +283,9 @@ def test_paired_latent_fit_that_fails_its_diagnostics_is_rerun_once(monkeypatch,
     assert idata == 2 and diag is good
     (note,) = notes
     assert note.code == "mcmc_rerun" and "ESS 283 < 400" in note.message and f"{target:g}" in note.message
+    # one level of parentheses, thousands separated, a full stop (the warnings join sentences)
+    assert "(ESS 283 < 400, too few effective draws" in note.message and "2,400 draws" in note.message
+    assert note.message.endswith(".")
     runs.clear()
     monkeypatch.setattr(diagnostics, "diagnose", lambda idata, names: good)
     assert pairs._latent_fit(None, None, None, BayesSettings(mode="mcmc"), ["beta"]) == (1, good, ())
