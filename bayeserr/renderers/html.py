@@ -544,6 +544,7 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
     if source is None and rep is not None:
         source = getattr(rep, "source", None)
     parts, tables, counts, rules = [], [], {}, []
+    glyph_notes: set = set()  # the note on characters drawn as boxes, once per page
     blocks = list(blocks)
     long_names = _long_names(doc.flatten(blocks))
     queue = list(blocks)
@@ -575,7 +576,7 @@ def render_blocks(blocks, rep=None, title: str = "bayeserr report", source=None,
             parts.append(_figure_html(b.kind, b.svg))
         elif isinstance(b, doc.Figure) and rep is not None:
             from bayeserr.renderers import plots
-            parts.append(_figure_html(b.kind, plots.svg(plots.figure(rep, b.kind))))
+            parts.append(_figure_html(b.kind, plots.svg(plots.figure(rep, b.kind), glyph_notes)))
     glossary = _glossary(tables)
     if glossary:
         parts.append(glossary)

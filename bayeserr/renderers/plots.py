@@ -290,7 +290,22 @@ def _shown_pairs(rep):
             if len(rep.scores) - 1 <= MAX_PAIRS else []
         others.append("every pair is in the JSON (--format json) and in the pairs table with --pairs all")
     hint = "; ".join(others)
-    return shown, f"Drawn: {what}, of {total:,} pairs. {hint[0].upper()}{hint[1:]}."
+    return shown, f"Drawn: {what}, of {total:,} pairs{_uncompared_neighbours(rep, words)}. {hint[0].upper()}{hint[1:]}."
+
+
+def _uncompared_neighbours(rep, words: str) -> str:
+    """A clause on the neighbours in the ranking that are no pair of the report (fewer than
+    two common questions: warning ``pair_not_comparable``), so that "the 89 neighbours" of 93
+    models is not read as a silent cut; "" when there are none or other pairs are drawn."""
+    if words != "neighbours in the ranking":
+        return ""
+    order = {s.model: i for i, s in enumerate(rep.scores)}
+    skipped = sum(1 for a, b, *_ in getattr(rep.comparisons, "skipped", ())
+                  if a in order and b in order and abs(order[a] - order[b]) == 1)
+    if not skipped:
+        return ""
+    return (f" ({skipped} neighbouring pair{'s share' if skipped > 1 else ' shares'} fewer than two "
+            f"questions: not compared)")
 
 
 #: colours of the report's decision: declared different / not
@@ -785,10 +800,11 @@ def _metadata(suffix: str) -> dict:
     return {}
 
 
-def svg(fig) -> str:
+def svg(fig, shown: set | None = None) -> str:
     """The figure as inline SVG markup (no XML prolog), for self-contained HTML,
-    followed by the note on characters drawn as boxes, if any (:func:`missing_note`);
-    for a :class:`Blank`, a one-line note saying why there is no figure."""
+    followed by the note on characters drawn as boxes, if any (:func:`missing_note`)
+    and not in ``shown`` (the notes of the page's earlier figures: a page says it
+    once); for a :class:`Blank`, a one-line note saying why there is no figure."""
     import html
     if isinstance(fig, Blank):
         return f'<p class="note">No figure: {html.escape(fig.error.problem)}.</p>'
@@ -797,4 +813,6 @@ def svg(fig) -> str:
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buf.getvalue()
     note = missing_note(missing)
+    if note is not None and shown is not None:
+        note, _ = (None if note in shown else note), shown.add(note)
     return text[text.index("<svg"):] + (f'<p class="note">{html.escape(note)}</p>' if note else "")

@@ -244,3 +244,10 @@ def test_the_note_on_missing_characters_names_a_font_for_them():
     both = plots.missing_note({"模", "🔥"})
     assert "Noto Sans CJK" in both and "Noto Emoji" in both
     assert plots.missing_note(set()) is None
+
+
+def test_an_html_page_gives_the_note_on_missing_characters_once(monkeypatch):
+    """Five figures draw the same names: the page says once which characters are boxes."""
+    monkeypatch.setattr(plots, "FALLBACK_FONTS", ())
+    page = bayeserr.report(bayeserr.load(frame(CJK))).to_html()
+    assert page.count("drawn as boxes in the figure") == 1
