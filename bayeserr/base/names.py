@@ -4,8 +4,11 @@ characters or Unicode normalisation are shown identically in every report.
 :func:`look_alike` groups names by what a reader sees — NFKC-normalised, with
 control characters (:data:`~bayeserr.base.errors.CONTROL`, which reports show
 as spaces), invisible format characters (zero-width joiners and spaces, soft
-hyphens: Unicode category Cf) and repeated spaces removed — and
-:func:`codepoints` writes a name so that such names read differently.
+hyphens: Unicode category Cf) and repeated spaces removed, then letters of
+other scripts that are drawn like Latin ones (Cyrillic ``о``, Greek ``Ο``) and
+hyphen-like dashes mapped to them (:data:`LOOK_ALIKE`, a small part of Unicode's
+confusables, UTS #39: the ones model names meet) — and :func:`codepoints` writes
+a name so that such names read differently.
 """
 
 from __future__ import annotations
@@ -15,11 +18,21 @@ import unicodedata
 from bayeserr.base.errors import CONTROL
 
 
+#: characters drawn like a Latin letter or an ASCII sign, and that letter or sign: Cyrillic and
+#: Greek letters, dashes and minus signs like the hyphen, curly quotes (after NFKC, which
+#: already folds full-width forms).  Not 0/O or l/I/1: distinct in the reports' fonts
+LOOK_ALIKE = str.maketrans({**dict(zip("аеорсухіјѕԁӏһԛԝүАВЕКМНОРСТХІЈЅҮԚԜ",
+                                       "aeopcyxijsdlhqwyABEKMHOPCTXIJSYQW")),
+                            **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧον", "ABEZHIKMNOPTYXov")),
+                            **dict.fromkeys("\u2010\u2011\u2012\u2013\u2043\u2212", "-"),
+                            **dict.fromkeys("\u2018\u2019\u02bc", "'"), **dict.fromkeys("\u201c\u201d", '"')})
+
+
 def seen(name: str) -> str:
     """What a reader sees of ``name`` (see the module docstring)."""
     text = CONTROL.sub(" ", name)
     text = "".join(c for c in text if unicodedata.category(c) != "Cf")
-    return " ".join(unicodedata.normalize("NFKC", text).split())
+    return " ".join(unicodedata.normalize("NFKC", text).translate(LOOK_ALIKE).split())
 
 
 def look_alike(names) -> list[tuple[str, ...]]:

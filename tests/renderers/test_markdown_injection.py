@@ -194,3 +194,14 @@ def test_a_very_long_name_is_cut_in_the_html_page_and_whole_one_click_away():
     assert tips and set(tips) == {long[:60] + "…"}
     assert len(whole) == len(opened) + len(tips)  # every full occurrence is folded or a tooltip
     assert "<td>gpt-4o</td>" in page and "gpt-4o" in page
+
+
+def test_letters_of_other_scripts_drawn_like_latin_ones_are_look_alikes():
+    """A Cyrillic о, a Greek Ο and a non-breaking hyphen (U+2011) draw like o, O and '-':
+    such names are grouped with their Latin twin (a part of UTS #39's confusables), while
+    names in another script that look different (модель, 通义千问) and 0/O are not."""
+    from bayeserr.base.names import codepoints, look_alike
+    names = ["gpt-4o", "gpt-4\u043e", "gpt\u20114o", "\u039fpus", "Opus", "\u043c\u043e\u0434\u0435\u043b\u044c",
+             "model", "\u901a\u4e49\u5343\u95ee", "Qwen", "Qwen-0", "Qwen-O", "a\u2014b", "a-b"]
+    assert look_alike(names) == [("gpt-4o", "gpt-4\u043e", "gpt\u20114o"), ("\u039fpus", "Opus")]
+    assert [codepoints(n) for n in look_alike(names)[0]] == ["gpt-4o", "gpt-4{U+043E}", "gpt{U+2011}4o"]
