@@ -283,16 +283,22 @@ def math_text(text: str) -> str:
 
 
 def width_em(text: str) -> float:
-    """Estimated width of plain ``text`` in em (Computer Modern)."""
-    w = 0.0
-    for ch in str(text):
-        if ch in _EM:
-            w += _EM[ch]
-        elif ch.isupper():
-            w += 0.74
-        else:
-            w += 0.52
-    return w
+    """Estimated width of plain ``text`` in em (Computer Modern), as :func:`esc` writes it:
+    a character beyond Latin-1 that it writes as ``[U+XXXX]`` counts as those eight
+    characters (a CJK name is about eight times wider in LaTeX than it has characters)."""
+    return sum(_char_em(ch) for ch in str(text))
+
+
+def _char_em(ch: str) -> float:
+    if ch in _EM:
+        return _EM[ch]
+    if ord(ch) >= 256:
+        shown = _beyond_latin1(ch)
+        if shown.startswith("{[}"):
+            return width_em(f"[U+{ord(ch):04X}]")
+        if not shown:  # a zero-width joiner or a leftover combining mark
+            return 0.0
+    return 0.74 if ch.isupper() else 0.52
 
 
 def _breakable(text: str, fit: float | None = None) -> str:
@@ -301,7 +307,8 @@ def _breakable(text: str, fit: float | None = None) -> str:
     number or at the hyphen of "GPT-5" — except a word wider than ``fit`` em
     (the column; None: any word over 24 characters), which cannot fit its
     line: it may break after "-", "_" or "/", or, with none of them, wherever
-    its line is full.  Never a break after the last character (what follows,
+    its line is full, or before a character written out as ``[U+XXXX]`` that would
+    overflow it.  Never a break after the last character (what follows,
     the "−" of a pair label, stays on its line)."""
     words = controls_as_spaces(text).split(" ")
     pieces = _chars(text)
@@ -312,8 +319,12 @@ def _breakable(text: str, fit: float | None = None) -> str:
         wide = width_em(word) > fit if fit is not None else len(word) > 24
         line = 0.0
         for i, ch in enumerate(word):
+            em = width_em(ch)
+            if wide and fit is not None and line and em > 1 and line + em > fit:
+                out.append(r"\allowbreak{}")  # before a written-out [U+XXXX] that would not fit
+                line = 0.0
             out.append(next(pieces))
-            line += width_em(ch)
+            line += em
             last = w == len(words) - 1 and i == len(word) - 1
             if wide and not last and (ch in "-_/" or (fit is not None and line > 0.85 * fit)):
                 out.append(r"\allowbreak{}")

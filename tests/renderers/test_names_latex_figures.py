@@ -251,3 +251,19 @@ def test_an_html_page_gives_the_note_on_missing_characters_once(monkeypatch):
     monkeypatch.setattr(plots, "FALLBACK_FONTS", ())
     page = bayeserr.report(bayeserr.load(frame(CJK))).to_html()
     assert page.count("drawn as boxes in the figure") == 1
+
+
+@needs_tex
+def test_chinese_and_japanese_names_break_inside_their_columns(tmp_path):
+    """Characters written out as [U+XXXX] count as the eight characters they become and a
+    line breaks before one that would overflow its column: a review's 25-model file had
+    a table cell 79.6 pt too wide (no break point in 日本語モデル); now no box is overfull."""
+    names = ["通义千问 Qwen-Max 大模型", "文心一言 4.0", "日本語モデル ELYZA-7B", "カナ テスト モデル",
+             "한국어 모델 HyperCLOVA X", "gpt-4o"]
+    tex = latex_of(names)
+    (tmp_path / "doc.tex").write_text(PREAMBLE + "\n" + tex + "\n\\end{document}\n", encoding="utf-8")
+    subprocess.run([PDFLATEX, "-interaction=nonstopmode", "doc.tex"], cwd=tmp_path, capture_output=True,
+                   timeout=300, check=False)
+    log = (tmp_path / "doc.log").read_text(encoding="utf-8", errors="replace")
+    assert "Output written" in log and "Overfull \\hbox" not in log, [
+        line for line in log.splitlines() if "Overfull" in line]
