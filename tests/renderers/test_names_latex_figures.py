@@ -216,19 +216,27 @@ def test_characters_no_font_has_give_one_note_not_a_warning_per_glyph(monkeypatc
 
 
 def test_an_installed_fallback_font_draws_what_the_default_font_lacks(monkeypatch):
-    """The fallback chain works glyph by glyph: 'ℊ' (U+210A), which DejaVu Sans lacks and
-    matplotlib's own STIXGeneral has, is drawn with no note once STIXGeneral is in
-    FALLBACK_FONTS, and is reported missing without it; the user's ``font.family`` comes
-    first."""
+    """The fallback chain works glyph by glyph: a character the default font lacks and
+    matplotlib's own STIXGeneral has (ℊ, U+210A, with matplotlib's DejaVu Sans; found by
+    search where the system's default font differs) is drawn with no note once STIXGeneral
+    is in FALLBACK_FONTS, and is reported missing without it; the user's ``font.family``
+    comes first."""
     from matplotlib import font_manager, ft2font
-    default = ft2font.FT2Font(font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans")))
-    assert default.get_char_index(0x210A) == 0  # the premise: the default font lacks it
-    rep = bayeserr.report(bayeserr.load(frame(["model ℊ", "other"])), bayes="off")
+
+    def font(family):
+        return ft2font.FT2Font(font_manager.findfont(font_manager.FontProperties(family=[family])))
+
+    default, stix = font("sans-serif"), font("STIXGeneral")
+    lacking = next((chr(cp) for cp in range(0x2100, 0x2C00)
+                    if stix.get_char_index(cp) and not default.get_char_index(cp)), None)
+    if lacking is None:
+        pytest.skip("the default font has every character STIXGeneral has here")
+    rep = bayeserr.report(bayeserr.load(frame([f"model {lacking}", "other"])), bayes="off")
     monkeypatch.setattr(plots, "FALLBACK_FONTS", ("STIXGeneral",))
     assert plots._font_family()[-1] == "STIXGeneral"
     assert "drawn as boxes" not in plots.svg(plots.figure(rep, "forest"))
     monkeypatch.setattr(plots, "FALLBACK_FONTS", ())
-    assert "1 character of the names (ℊ) is drawn as boxes" in plots.svg(plots.figure(rep, "forest"))
+    assert f"1 character of the names ({lacking}) is drawn as boxes" in plots.svg(plots.figure(rep, "forest"))
 
 
 def test_the_note_on_missing_characters_names_a_font_for_them():
