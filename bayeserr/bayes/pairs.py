@@ -227,10 +227,9 @@ def pair_posterior(view, c, settings, level: float = 0.95) -> PairPosterior:
         post = dirichlet_paired(mc.n_a_only, mc.n_b_only, mc.n_both + mc.n_neither, rope=settings.rope)
         delta = post.sample(20000, settings.seed)
         idata = _draws_idata(delta, "dirichlet_paired")
-        method = "Dirichlet 2×2 posterior"
-        return PairPosterior(f"{method}, Dirichlet(1,1,1,1) prior", diagnostics.summarize(idata, ["delta"], level),
-                             post.prob_a_better, post.prob_tie, settings.rope, None, idata,
-                             _unsampled(settings, method))
+        return PairPosterior("Dirichlet 2×2 posterior, Dirichlet(1,1,1,1) prior",
+                             diagnostics.summarize(idata, ["delta"], level), post.prob_a_better,
+                             post.prob_tie, settings.rope, None, idata)  # 0/1: under mcmc the latent model ran
     else:
         means, ca, cb, _ = next(_bootstrap_groups(sub, np.array([0]), np.array([1]),
                                                   settings.draws, settings.seed))

@@ -814,5 +814,8 @@ def svg(fig, shown: set | None = None) -> str:
     text = buf.getvalue()
     note = missing_note(missing)
     if note is not None and shown is not None:
-        note, _ = (None if note in shown else note), shown.add(note)
+        if note in shown:
+            note = None
+        else:
+            shown.add(note)
     return text[text.index("<svg"):] + (f'<p class="note">{html.escape(note)}</p>' if note else "")
